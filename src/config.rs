@@ -1,0 +1,343 @@
+//! Typed configuration: `config/default.toml` (compiled in), then an
+//! optional `--config` file, then `REDLOCKD__SECTION__KEY` environment
+//! variables; validated before any port is bound, with errors that name the
+//! setting.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::redlock::EngineConfig;
+use crate::redlock::quorum::MAX_NODES;
+use crate::redlock::redis::RedisNodeConfig;
+
+/// The defaults, compiled in so the binary runs without the file.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// The daemon's configuration. Field docs are in `config/default.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The gRPC server.
+    pub server: ServerConfig,
+    /// Logging.
+    pub log: LogConfig,
+    /// The Redis masters.
+    pub redis: RedisConfig,
+    /// Lock limits and timing.
+    pub lock: LockConfig,
+}
+
+/// `[server]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// gRPC listen address.
+    pub listen: SocketAddr,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// For people.
+    Human,
+    /// One JSON object per line, for collectors.
+    Json,
+}
+
+/// `[log]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// `human` or `json`.
+    pub format: LogFormat,
+    /// A tracing filter directive.
+    pub filter: String,
+}
+
+/// `[redis]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisConfig {
+    /// Master URLs, in token-index order.
+    pub nodes: Vec<String>,
+    /// Key namespace.
+    pub key_prefix: String,
+    /// Per-node bound within a round.
+    #[serde(with = "humantime_serde")]
+    pub node_timeout: Duration,
+    /// Connection establishment bound.
+    #[serde(with = "humantime_serde")]
+    pub connect_timeout: Duration,
+    /// Single-command bound.
+    #[serde(with = "humantime_serde")]
+    pub command_timeout: Duration,
+    /// Reconnect backoff start.
+    #[serde(with = "humantime_serde")]
+    pub reconnect_min_delay: Duration,
+    /// Reconnect backoff cap.
+    #[serde(with = "humantime_serde")]
+    pub reconnect_max_delay: Duration,
+}
+
+/// `[lock]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockConfig {
+    /// TTL when a request leaves it unset.
+    #[serde(with = "humantime_serde")]
+    pub default_ttl: Duration,
+    /// Smallest TTL a request may ask for.
+    #[serde(with = "humantime_serde")]
+    pub min_ttl: Duration,
+    /// Largest TTL a request may ask for.
+    #[serde(with = "humantime_serde")]
+    pub max_ttl: Duration,
+    /// Longest wait a request may ask for.
+    #[serde(with = "humantime_serde")]
+    pub max_wait: Duration,
+    /// Drift per unit of TTL.
+    pub drift_factor: f64,
+    /// Smallest validity worth granting.
+    #[serde(with = "humantime_serde")]
+    pub min_validity: Duration,
+    /// Retry delay lower bound.
+    #[serde(with = "humantime_serde")]
+    pub retry_delay_min: Duration,
+    /// Retry delay upper bound.
+    #[serde(with = "humantime_serde")]
+    pub retry_delay_max: Duration,
+}
+
+/// A configuration that cannot be used; the message names the setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// The longest wait anyone may configure.
+const MAX_WAIT_LIMIT: Duration = Duration::from_secs(3600);
+/// The longest TTL anyone may configure.
+const MAX_TTL_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
+impl Config {
+    /// Loads defaults, then `file` (if any), then the environment: the
+    /// process's, or `env` when given (tests pass a map, never `set_var`).
+    ///
+    /// # Errors
+    /// When a source cannot be read or parsed, or the result is invalid.
+    pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
+        let mut builder =
+            config::Config::builder().add_source(config::File::from_str(DEFAULT_TOML, config::FileFormat::Toml));
+        if let Some(path) = file {
+            builder = builder.add_source(config::File::from(path).required(true));
+        }
+        let environment = config::Environment::with_prefix("REDLOCKD")
+            .prefix_separator("__")
+            .separator("__")
+            .list_separator(",")
+            .with_list_parse_key("redis.nodes")
+            .try_parsing(true)
+            .source(env);
+        let config: Config = builder
+            .add_source(environment)
+            .build()
+            .and_then(config::Config::try_deserialize)
+            .map_err(|e| ConfigError(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks every cross-field rule.
+    ///
+    /// # Errors
+    /// The first rule broken, naming the setting and the allowed range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let fail = |msg: String| Err(ConfigError(msg));
+        let (redis, lock) = (&self.redis, &self.lock);
+        let n = redis.nodes.len();
+        if n < 3 || n % 2 == 0 || n > MAX_NODES {
+            return fail(format!(
+                "redis.nodes lists {n} masters: list an odd number from 3 to {} of independent masters",
+                MAX_NODES - 1
+            ));
+        }
+        for (i, url) in redis.nodes.iter().enumerate() {
+            if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+                return fail(format!("redis.nodes[{i}] must start with redis:// or rediss://"));
+            }
+            if let Err(e) = fred::types::config::Config::from_url(url) {
+                return fail(format!("redis.nodes[{i}] is not a valid Redis URL: {}", e.details()));
+            }
+        }
+        if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return fail("redis.key_prefix must be non-empty, without spaces or control characters".into());
+        }
+        if redis.node_timeout.is_zero() {
+            return fail("redis.node_timeout must be above 0".into());
+        }
+        if redis.node_timeout * 5 > lock.min_ttl {
+            return fail(format!(
+                "redis.node_timeout ({}) must be at most a fifth of lock.min_ttl ({})",
+                show(redis.node_timeout),
+                show(lock.min_ttl)
+            ));
+        }
+        for (name, d) in [
+            ("redis.connect_timeout", redis.connect_timeout),
+            ("redis.command_timeout", redis.command_timeout),
+            ("redis.reconnect_min_delay", redis.reconnect_min_delay),
+        ] {
+            if d.is_zero() {
+                return fail(format!("{name} must be above 0"));
+            }
+        }
+        if redis.reconnect_max_delay < redis.reconnect_min_delay {
+            return fail("redis.reconnect_max_delay must be at least redis.reconnect_min_delay".into());
+        }
+        if lock.min_ttl.is_zero() || lock.min_ttl > lock.max_ttl || lock.max_ttl > MAX_TTL_LIMIT {
+            return fail(format!(
+                "lock.min_ttl ({}) and lock.max_ttl ({}) must satisfy 0 < min_ttl <= max_ttl <= 24h",
+                show(lock.min_ttl),
+                show(lock.max_ttl)
+            ));
+        }
+        if lock.default_ttl < lock.min_ttl || lock.default_ttl > lock.max_ttl {
+            return fail(format!(
+                "lock.default_ttl ({}) must lie within [lock.min_ttl, lock.max_ttl] = [{}, {}]",
+                show(lock.default_ttl),
+                show(lock.min_ttl),
+                show(lock.max_ttl)
+            ));
+        }
+        if lock.max_wait > MAX_WAIT_LIMIT {
+            return fail(format!("lock.max_wait ({}) must be at most 1h", show(lock.max_wait)));
+        }
+        if !(0.0..0.5).contains(&lock.drift_factor) {
+            return fail(format!("lock.drift_factor ({}) must be in [0, 0.5)", lock.drift_factor));
+        }
+        if lock.min_validity >= lock.min_ttl {
+            return fail("lock.min_validity must be below lock.min_ttl".into());
+        }
+        if lock.retry_delay_min.is_zero()
+            || lock.retry_delay_max < lock.retry_delay_min
+            || lock.retry_delay_max > Duration::from_secs(10)
+        {
+            return fail(format!(
+                "lock.retry_delay_min ({}) and lock.retry_delay_max ({}) must satisfy 0 < min <= max <= 10s",
+                show(lock.retry_delay_min),
+                show(lock.retry_delay_max)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The engine's part of the configuration.
+    pub fn engine(&self) -> EngineConfig {
+        EngineConfig {
+            key_prefix: self.redis.key_prefix.clone(),
+            node_timeout: self.redis.node_timeout,
+            drift_factor: self.lock.drift_factor,
+            min_validity: self.lock.min_validity,
+            retry_delay_min: self.lock.retry_delay_min,
+            retry_delay_max: self.lock.retry_delay_max,
+            publish_round: true,
+        }
+    }
+
+    /// The connection settings of master `url`.
+    pub fn node(&self, url: &str) -> RedisNodeConfig {
+        RedisNodeConfig {
+            url: url.to_owned(),
+            key_prefix: self.redis.key_prefix.clone(),
+            connect_timeout: self.redis.connect_timeout,
+            command_timeout: self.redis.command_timeout,
+            reconnect_min_delay: self.redis.reconnect_min_delay,
+            reconnect_max_delay: self.redis.reconnect_max_delay,
+        }
+    }
+}
+
+/// A duration the way the config file writes it.
+pub fn show(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIVE: &str =
+        "redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:3,redis://127.0.0.1:4,redis://127.0.0.1:5";
+
+    fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let mut env: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        env.entry("REDLOCKD__REDIS__NODES".into())
+            .or_insert_with(|| FIVE.into());
+        Config::load(None, Some(env))
+    }
+
+    #[test]
+    fn the_defaults_with_five_nodes_are_valid() {
+        let config = load(&[]).unwrap();
+        assert_eq!(config.redis.nodes.len(), 5);
+        assert_eq!(config.redis.node_timeout, Duration::from_millis(50));
+        assert_eq!(config.lock.drift_factor, 0.01);
+    }
+
+    #[test]
+    fn the_defaults_alone_refuse_to_start_without_nodes() {
+        let err = Config::load(None, Some(HashMap::new())).unwrap_err();
+        assert!(err.0.contains("redis.nodes"), "{err}");
+    }
+
+    #[test]
+    fn environment_variables_override_the_defaults() {
+        let config = load(&[("REDLOCKD__LOCK__MAX_TTL", "2m"), ("REDLOCKD__LOG__FORMAT", "json")]).unwrap();
+        assert_eq!(config.lock.max_ttl, Duration::from_secs(120));
+        assert_eq!(config.log.format, LogFormat::Json);
+    }
+
+    #[test]
+    fn a_file_overrides_the_defaults_and_the_environment_overrides_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("redlockd.toml");
+        std::fs::write(&path, "[lock]\nmax_wait = \"5s\"\ndefault_ttl = \"3s\"\n").unwrap();
+        let env = HashMap::from([
+            ("REDLOCKD__REDIS__NODES".to_string(), FIVE.to_string()),
+            ("REDLOCKD__LOCK__DEFAULT_TTL".to_string(), "4s".to_string()),
+        ]);
+        let config = Config::load(Some(&path), Some(env)).unwrap();
+        assert_eq!(config.lock.max_wait, Duration::from_secs(5));
+        assert_eq!(config.lock.default_ttl, Duration::from_secs(4));
+    }
+
+    #[test]
+    fn each_broken_rule_names_its_setting() {
+        let cases = [
+            ("REDLOCKD__REDIS__NODES", "redis://a:1,redis://b:2", "redis.nodes"),
+            (
+                "REDLOCKD__REDIS__NODES",
+                "redis://a:1,http://b:2,redis://c:3",
+                "redis.nodes[1]",
+            ),
+            ("REDLOCKD__REDIS__NODE_TIMEOUT", "200ms", "redis.node_timeout"),
+            ("REDLOCKD__REDIS__KEY_PREFIX", "a b", "redis.key_prefix"),
+            ("REDLOCKD__LOCK__MIN_TTL", "2m", "lock.min_ttl"),
+            ("REDLOCKD__LOCK__DEFAULT_TTL", "2h", "lock.default_ttl"),
+            ("REDLOCKD__LOCK__MAX_WAIT", "2h", "lock.max_wait"),
+            ("REDLOCKD__LOCK__DRIFT_FACTOR", "0.9", "lock.drift_factor"),
+            ("REDLOCKD__LOCK__RETRY_DELAY_MAX", "1ms", "lock.retry_delay_max"),
+            ("REDLOCKD__LOCK__MIN_VALIDITY", "1s", "lock.min_validity"),
+            ("REDLOCKD__LOG__FORMAT", "xml", "format"),
+            ("REDLOCKD__LOCK__MAX_TTL", "soon", "max_ttl"),
+        ];
+        for (key, value, named) in cases {
+            let err = load(&[(key, value)]).expect_err(key);
+            assert!(err.0.contains(named), "{key}={value}: {err} does not name {named}");
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Local `redis-server` processes on free loopback ports: the masters of
+//! `redlockd dev`, and the building block of the integration tests. Each
+//! process lives in its own temporary directory and is killed on drop.
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a fresh `redis-server` may take to answer `PING`.
+const START_LIMIT: Duration = Duration::from_secs(10);
+
+/// Finds `redis-server` on `PATH` or in Debian's usual places.
+///
+/// # Errors
+/// A message saying how to install it, when it is nowhere.
+pub fn find_redis_server() -> Result<PathBuf, String> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("redis-server"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain([
+            PathBuf::from("/usr/bin/redis-server"),
+            PathBuf::from("/usr/sbin/redis-server"),
+        ])
+        .find(|p| p.is_file())
+        .ok_or_else(|| "redis-server not found: install it (`apt-get install redis-server`) or run scripts/dev".into())
+}
+
+/// A port on 127.0.0.1 that was free a moment ago (never 6379).
+///
+/// # Errors
+/// When no socket can be bound.
+pub fn free_port() -> io::Result<u16> {
+    loop {
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port();
+        if port != 6379 {
+            return Ok(port);
+        }
+    }
+}
+
+/// One `redis-server` child process.
+pub struct RedisProcess {
+    binary: PathBuf,
+    port: u16,
+    dir: tempfile::TempDir,
+    extra: Vec<String>,
+    child: Option<Child>,
+}
+
+impl RedisProcess {
+    /// Starts a master on a free port, without persistence, and waits until
+    /// it answers `PING`. `extra` are more `--flag value` arguments.
+    ///
+    /// # Errors
+    /// When the process cannot be started or does not answer in time.
+    pub fn start(binary: &Path, extra: &[&str]) -> io::Result<RedisProcess> {
+        let mut process = RedisProcess {
+            binary: binary.to_owned(),
+            port: free_port()?,
+            dir: tempfile::Builder::new().prefix("redlockd-redis-").tempdir()?,
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            child: None,
+        };
+        process.spawn()?;
+        Ok(process)
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Its data directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `kill -9`, and waits for the process to be gone.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port with the data it has on disk (none,
+    /// unless persistence was switched on with `extra`).
+    ///
+    /// # Errors
+    /// As for `start`.
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// Starts it again on the same port with nothing: a master that lost
+    /// its data.
+    ///
+    /// # Errors
+    /// As for `start`.
+    pub fn restart_empty(&mut self) -> io::Result<()> {
+        self.kill();
+        for entry in std::fs::read_dir(self.dir.path())? {
+            let path = entry?.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(path)?;
+            } else if path.extension().is_none_or(|e| e != "log") {
+                std::fs::remove_file(path)?;
+            }
+        }
+        self.spawn()
+    }
+
+    fn spawn(&mut self) -> io::Result<()> {
+        let port = self.port.to_string();
+        let dir = self.dir.path().to_string_lossy().into_owned();
+        let log = self.dir.path().join("redis.log").to_string_lossy().into_owned();
+        let mut args: Vec<&str> = vec![
+            "--port",
+            &port,
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            &dir,
+            "--logfile",
+            &log,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "no",
+            "--daemonize",
+            "no",
+            "--enable-debug-command",
+            "local",
+        ];
+        args.extend(self.extra.iter().map(String::as_str));
+        let child = Command::new(&self.binary)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        self.child = Some(child);
+        self.wait_ready()
+    }
+
+    fn wait_ready(&mut self) -> io::Result<()> {
+        let start = Instant::now();
+        while start.elapsed() < START_LIMIT {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                let log = std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default();
+                return Err(io::Error::other(format!("redis-server exited with {status}: {log}")));
+            }
+            if ping(self.port).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Err(io::Error::other(format!(
+            "redis-server on port {} did not answer PING",
+            self.port
+        )))
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Sends `PING` and expects `+PONG`.
+fn ping(port: u16) -> io::Result<()> {
+    let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
+    stream.set_read_timeout(Some(Duration::from_millis(500)))?;
+    stream.write_all(b"PING\r\n")?;
+    let mut reply = [0u8; 7];
+    stream.read_exact(&mut reply)?;
+    if &reply == b"+PONG\r\n" {
+        Ok(())
+    } else {
+        Err(io::Error::other("unexpected PING reply"))
+    }
+}
+
+/// Starts `n` independent masters.
+///
+/// # Errors
+/// When any of them fails to start (those started are stopped again).
+pub fn start_masters(n: usize) -> Result<Vec<RedisProcess>, String> {
+    let binary = find_redis_server()?;
+    (0..n)
+        .map(|_| RedisProcess::start(&binary, &[]).map_err(|e| format!("starting redis-server: {e}")))
+        .collect()
+}

@@ -1,0 +1,57 @@
+//! The daemon's one error enum and its mapping to gRPC status codes (the
+//! only place that mapping is written). Contention is not an error.
+
+use tonic::{Code, Status};
+
+/// Everything a request can fail with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A request field is out of range.
+    #[error("invalid {field}: {reason}")]
+    InvalidArgument {
+        /// The field's name as in the `.proto`.
+        field: &'static str,
+        /// What was wrong and what is allowed.
+        reason: String,
+    },
+    /// Fewer than a quorum of nodes answered.
+    #[error("only {reached} of the Redis masters answered; {needed} are needed for a quorum")]
+    Unavailable {
+        /// How many nodes answered.
+        reached: usize,
+        /// The quorum.
+        needed: usize,
+    },
+    /// The client's gRPC deadline passed first.
+    #[error("the request's deadline passed before the lock could be taken")]
+    DeadlineExceeded,
+    /// The caller went away; nothing is left held.
+    #[error("the request was cancelled")]
+    Cancelled,
+}
+
+impl Error {
+    /// Shorthand for an `InvalidArgument` error.
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// The gRPC code for this error.
+    pub fn code(&self) -> Code {
+        match self {
+            Error::InvalidArgument { .. } => Code::InvalidArgument,
+            Error::Unavailable { .. } => Code::Unavailable,
+            Error::DeadlineExceeded => Code::DeadlineExceeded,
+            Error::Cancelled => Code::Cancelled,
+        }
+    }
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Status {
+        Status::new(error.code(), error.to_string())
+    }
+}

@@ -1,0 +1,104 @@
+//! The `redlockd` binary: parse arguments, load and validate the config
+//! before binding any port, install logging, serve until SIGTERM/SIGINT.
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use redlockd::config::Config;
+
+/// Exit code for a configuration that cannot be used (EX_USAGE).
+const EXIT_CONFIG: u8 = 64;
+
+/// A distributed-lock daemon: Redlock over independent Redis masters, with
+/// fencing tokens, over gRPC.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    /// A TOML file whose settings override config/default.toml (the
+    /// environment, REDLOCKD__SECTION__KEY, overrides both).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve against the configured masters (the default).
+    Serve,
+    /// Start local redis-server masters on free ports and serve against them.
+    Dev {
+        /// How many masters to start (odd, 3 to 15).
+        #[arg(long, default_value_t = 5)]
+        nodes: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // `dev` starts its masters first: their ports are part of the config.
+    let (masters, node_urls) = match cli.command {
+        Some(Command::Dev { nodes }) => match redlockd::dev::start_masters(nodes) {
+            Ok(masters) => {
+                let urls: Vec<String> = masters.iter().map(|m| m.url()).collect();
+                (masters, Some(urls.join(",")))
+            }
+            Err(e) => {
+                eprintln!("redlockd dev: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => (Vec::new(), None),
+    };
+    let mut env: HashMap<String, String> = std::env::vars().collect();
+    if let Some(urls) = node_urls {
+        env.insert("REDLOCKD__REDIS__NODES".into(), urls);
+    }
+    let config = match Config::load(cli.config.as_deref(), Some(env)) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("redlockd: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    if let Err(e) = redlockd::logging::init(&config.log) {
+        eprintln!("redlockd: invalid configuration: {e}");
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    if !masters.is_empty() {
+        tracing::info!(nodes = ?config.redis.nodes, "dev: started local redis-server masters");
+    }
+    let result = serve(config);
+    drop(masters);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("redlockd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.server.listen)
+        .await
+        .with_context(|| format!("binding server.listen = {}", config.server.listen))?;
+    redlockd::run(config, listener, shutdown_signal()).await?;
+    Ok(())
+}
+
+/// Resolves on SIGTERM (Kubernetes) or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("installing the SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+    }
+}

@@ -1,0 +1,339 @@
+//! The Redlock rounds over N `Node`s (DESIGN §2–3): acquire with the
+//! two-round fencing protocol, retry with jitter, extend, release. Every
+//! round goes to all nodes at once, each bounded by the per-node timeout.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::future::join_all;
+use tokio::time::{Instant, timeout};
+
+use super::node::Node;
+use super::quorum::{self, Minted};
+use super::{Lease, LockValue};
+use crate::error::Error;
+
+/// The engine's knobs (a subset of the daemon config).
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Keys are `<key_prefix>:lock:<resource>`.
+    pub key_prefix: String,
+    /// Bound on each node's answer in a round, far below the TTL, so a slow
+    /// or dead node costs at most this.
+    pub node_timeout: Duration,
+    /// Clock drift allowed per unit of TTL (step 5).
+    pub drift_factor: f64,
+    /// A grant with less validity than this counts as failed.
+    pub min_validity: Duration,
+    /// Retry delay after a failed attempt is uniform in `[min, max]`.
+    pub retry_delay_min: Duration,
+    /// See `retry_delay_min`.
+    pub retry_delay_max: Duration,
+    /// Round 2 of the fencing protocol. Only tests switch it off, to show
+    /// that tokens then go backwards.
+    #[doc(hidden)]
+    pub publish_round: bool,
+}
+
+/// What one node said in round 1 of an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeVote {
+    /// Locked; the node's fence counter.
+    Granted(u64),
+    /// Another value holds the key there.
+    Taken,
+    /// No answer within the per-node timeout.
+    TimedOut,
+    /// The node answered with an error (or refused the connection).
+    Errored(String),
+}
+
+impl NodeVote {
+    /// Whether the node answered at all (grant or refusal).
+    fn reached(&self) -> bool {
+        matches!(self, NodeVote::Granted(_) | NodeVote::Taken)
+    }
+}
+
+/// Why an acquisition ended without a lock, when that is not an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureReason {
+    /// Enough nodes answered, but the lock is held elsewhere.
+    Taken,
+    /// A quorum granted, but the rounds used up the validity.
+    ValidityUsedUp,
+}
+
+/// The result of `Engine::acquire`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// The lock is held.
+    Granted(Lease),
+    /// The wait ran out without a lock.
+    NotGranted {
+        /// Why the last attempt failed.
+        reason: FailureReason,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+}
+
+/// How a single attempt failed.
+enum Attempt {
+    Failed(FailureReason),
+    Unreachable { reached: usize },
+}
+
+/// The quorum engine over a fixed list of nodes.
+pub struct Engine<N> {
+    nodes: Vec<N>,
+    config: EngineConfig,
+}
+
+impl<N: Node> Engine<N> {
+    /// An engine over `nodes` (odd count, at most 16; config validation
+    /// guarantees it for the daemon).
+    pub fn new(nodes: Vec<N>, config: EngineConfig) -> Engine<N> {
+        assert!(!nodes.is_empty() && nodes.len() <= quorum::MAX_NODES);
+        Engine { nodes, config }
+    }
+
+    /// The nodes, in index order (the index is the token's low bits).
+    pub fn nodes(&self) -> &[N] {
+        &self.nodes
+    }
+
+    /// How many nodes make a majority.
+    pub fn quorum(&self) -> usize {
+        quorum::quorum(self.nodes.len())
+    }
+
+    /// The Redis key of a resource's lock.
+    pub fn lock_key(&self, resource: &str) -> String {
+        format!("{}:lock:{resource}", self.config.key_prefix)
+    }
+
+    /// Takes the lock on `resource`, retrying with jitter until `wait` has
+    /// passed or `give_up` resolves (checked between attempts only, so an
+    /// attempt is never abandoned half-way with keys left behind).
+    ///
+    /// # Errors
+    /// `Error::Unavailable` when the last attempt reached fewer than a quorum
+    /// of nodes. Contention is `Ok(Acquired::NotGranted)`.
+    pub async fn acquire(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        wait: Duration,
+        give_up: impl Future<Output = ()>,
+    ) -> Result<Acquired, Error> {
+        let key = self.lock_key(resource);
+        let deadline = Instant::now() + wait;
+        let mut give_up = std::pin::pin!(give_up);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let value = LockValue::random();
+            let failure = match self.attempt(&key, &value, ttl).await {
+                Ok((fencing_token, validity)) => {
+                    let lease = Lease {
+                        resource: resource.to_owned(),
+                        value,
+                        fencing_token,
+                        validity,
+                    };
+                    return Ok(Acquired::Granted(lease));
+                }
+                Err(failure) => failure,
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                return match failure {
+                    Attempt::Failed(reason) => Ok(Acquired::NotGranted { reason, attempts }),
+                    Attempt::Unreachable { reached } => Err(Error::Unavailable {
+                        reached,
+                        needed: self.quorum(),
+                    }),
+                };
+            }
+            let delay = self.retry_delay().min(deadline - now);
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = &mut give_up => return Err(Error::Cancelled),
+            }
+        }
+    }
+
+    /// One attempt (steps 1–6). On failure the lock is released on all N
+    /// nodes before returning: a reply can be lost after the write happened.
+    async fn attempt(&self, key: &str, value: &LockValue, ttl: Duration) -> Result<(u64, Duration), Attempt> {
+        let t0 = Instant::now();
+        let result = self.rounds(key, value, ttl, t0).await;
+        if result.is_err() {
+            self.unlock_all(key, value).await;
+        }
+        result
+    }
+
+    async fn rounds(
+        &self,
+        key: &str,
+        value: &LockValue,
+        ttl: Duration,
+        t0: Instant,
+    ) -> Result<(u64, Duration), Attempt> {
+        // Round 1: lock and bump the fence counter everywhere.
+        let votes = self.round_one(key, value, ttl).await;
+        let counters: Vec<Option<u64>> = votes
+            .iter()
+            .map(|v| match v {
+                NodeVote::Granted(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        let granted = counters.iter().flatten().count();
+        let reached = votes.iter().filter(|v| v.reached()).count();
+        if granted < self.quorum() {
+            return Err(if reached < self.quorum() {
+                Attempt::Unreachable { reached }
+            } else {
+                Attempt::Failed(FailureReason::Taken)
+            });
+        }
+        let minted = Minted::from_counters(&counters).expect("a quorum granted");
+
+        // Round 2: publish T until a majority of the holders store it.
+        if self.config.publish_round && !minted.is_published(self.nodes.len()) {
+            self.round_two(key, value, &votes, &minted).await?;
+        }
+
+        match quorum::validity(ttl, t0.elapsed(), self.config.drift_factor) {
+            Some(validity) if validity >= self.config.min_validity => Ok((minted.token(), validity)),
+            _ => Err(Attempt::Failed(FailureReason::ValidityUsedUp)),
+        }
+    }
+
+    /// Sends the acquire script to every node; one vote per node, in order.
+    pub async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration) -> Vec<NodeVote> {
+        let calls = self.nodes.iter().map(|node| async move {
+            match timeout(self.config.node_timeout, node.try_lock(key, value.expose(), ttl)).await {
+                Ok(Ok(Some(counter))) => NodeVote::Granted(counter),
+                Ok(Ok(None)) => NodeVote::Taken,
+                Ok(Err(e)) => NodeVote::Errored(e.0),
+                Err(_) => NodeVote::TimedOut,
+            }
+        });
+        join_all(calls).await
+    }
+}
+
+impl<N: Node> Engine<N> {
+    /// Round 2: tell the holders that returned less than `T` to store `T`,
+    /// guarded by the lock value. `W = S ∪ {nodes that stored it}` must be a
+    /// majority, or the token might not outrank a later grant.
+    async fn round_two(
+        &self,
+        key: &str,
+        value: &LockValue,
+        votes: &[NodeVote],
+        minted: &Minted,
+    ) -> Result<(), Attempt> {
+        let behind = votes
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| matches!(v, NodeVote::Granted(c) if *c < minted.max))
+            .map(|(i, _)| &self.nodes[i]);
+        let calls = behind.map(|node| {
+            timeout(
+                self.config.node_timeout,
+                node.publish_fence(key, value.expose(), minted.max),
+            )
+        });
+        let answers = join_all(calls).await;
+        let stored = answers.iter().filter(|a| matches!(a, Ok(Ok(true)))).count();
+        if minted.at_max.len() + stored >= self.quorum() {
+            return Ok(());
+        }
+        // Nodes that said "not held" were reached; the rest were not.
+        let refused = answers.iter().filter(|a| matches!(a, Ok(Ok(false)))).count();
+        let taken = votes.iter().filter(|v| **v == NodeVote::Taken).count();
+        let reached = minted.at_max.len() + stored + refused + taken;
+        Err(if reached < self.quorum() {
+            Attempt::Unreachable { reached }
+        } else {
+            Attempt::Failed(FailureReason::Taken)
+        })
+    }
+
+    /// Compare-and-delete on every node, errors ignored (step 6).
+    async fn unlock_all(&self, key: &str, value: &LockValue) -> Vec<Option<bool>> {
+        let calls = self.nodes.iter().map(|node| async move {
+            match timeout(self.config.node_timeout, node.unlock(key, value.expose())).await {
+                Ok(Ok(held)) => Some(held),
+                _ => None,
+            }
+        });
+        join_all(calls).await
+    }
+
+    /// Resets the TTL of a held lock on every node (DESIGN §3). Returns the
+    /// new validity, or `None` when a majority no longer holds `value`.
+    ///
+    /// # Errors
+    /// `Error::Unavailable` when fewer than a quorum of nodes answered.
+    pub async fn extend(&self, resource: &str, value: &LockValue, ttl: Duration) -> Result<Option<Duration>, Error> {
+        let key = self.lock_key(resource);
+        let t0 = Instant::now();
+        let calls = self
+            .nodes
+            .iter()
+            .map(|node| timeout(self.config.node_timeout, node.extend(&key, value.expose(), ttl)));
+        let answers: Vec<Option<bool>> = join_all(calls)
+            .await
+            .into_iter()
+            .map(|a| a.ok().and_then(Result::ok))
+            .collect();
+        let held = self.tally(&answers)?;
+        if held < self.quorum() {
+            return Ok(None);
+        }
+        Ok(quorum::validity(ttl, t0.elapsed(), self.config.drift_factor).filter(|v| *v >= self.config.min_validity))
+    }
+
+    /// Deletes the lock on every node (DESIGN §3). Returns whether a majority
+    /// still held `value` when it was deleted: whether the critical section
+    /// stayed protected to the end.
+    ///
+    /// # Errors
+    /// `Error::Unavailable` when fewer than a quorum of nodes answered (the
+    /// deletes were still sent to all).
+    pub async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
+        let key = self.lock_key(resource);
+        let answers = self.unlock_all(&key, value).await;
+        Ok(self.tally(&answers)? >= self.quorum())
+    }
+
+    /// Counts the nodes that said yes; fails when too few answered at all.
+    fn tally(&self, answers: &[Option<bool>]) -> Result<usize, Error> {
+        let reached = answers.iter().flatten().count();
+        if reached < self.quorum() {
+            return Err(Error::Unavailable {
+                reached,
+                needed: self.quorum(),
+            });
+        }
+        Ok(answers.iter().filter(|a| **a == Some(true)).count())
+    }
+
+    /// A uniform random delay in `[retry_delay_min, retry_delay_max]`, so
+    /// contending clients do not retry in lock-step.
+    fn retry_delay(&self) -> Duration {
+        let (lo, hi) = (self.config.retry_delay_min, self.config.retry_delay_max);
+        let span = hi.saturating_sub(lo).as_micros() as u64;
+        lo + Duration::from_micros(fastrand::u64(0..=span))
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

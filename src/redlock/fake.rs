@@ -1,0 +1,164 @@
+//! An in-memory `Node` for engine tests: keys with TTLs on Tokio's clock (so
+//! tests run with paused time), one fence counter, and scripted faults
+//! (down, slow, replies lost after the write happened). Not for production.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::node::{Node, NodeError};
+
+/// A scripted fault on a fake node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fault {
+    /// Answers at once.
+    #[default]
+    None,
+    /// Refuses every command at once, like a dead node.
+    Down,
+    /// Answers after this delay.
+    Slow(Duration),
+    /// Applies every command, then never answers: the reply is lost.
+    LoseReplies,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    keys: HashMap<String, (String, Instant)>,
+    counter: Option<u64>,
+    fault: Fault,
+    unlocks: usize,
+}
+
+/// An in-memory lock store. Clones share state, so a test keeps a handle to
+/// a node it gave the engine.
+#[derive(Debug, Clone)]
+pub struct FakeNode {
+    name: String,
+    state: Arc<Mutex<State>>,
+}
+
+impl FakeNode {
+    /// A node whose fence counter starts at `counter` (as if seeded).
+    pub fn new(name: &str, counter: u64) -> FakeNode {
+        let state = State {
+            counter: Some(counter),
+            ..State::default()
+        };
+        FakeNode {
+            name: name.to_owned(),
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    /// Sets the fault this node shows from now on.
+    pub fn set_fault(&self, fault: Fault) {
+        self.state().fault = fault;
+    }
+
+    /// The node's fence counter.
+    pub fn counter(&self) -> Option<u64> {
+        self.state().counter
+    }
+
+    /// The value holding `key`, if it has not expired.
+    pub fn holder(&self, key: &str) -> Option<String> {
+        let now = Instant::now();
+        let state = self.state();
+        state
+            .keys
+            .get(key)
+            .filter(|(_, expires)| *expires > now)
+            .map(|(v, _)| v.clone())
+    }
+
+    /// How many unlock commands reached this node.
+    pub fn unlocks(&self) -> usize {
+        self.state().unlocks
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `op` on the state under the node's current fault.
+    async fn call<T>(&self, op: impl FnOnce(&mut State, Instant) -> T) -> Result<T, NodeError> {
+        let fault = self.state().fault;
+        match fault {
+            Fault::Down => return Err(NodeError("connection refused".into())),
+            Fault::Slow(delay) => tokio::time::sleep(delay).await,
+            Fault::None | Fault::LoseReplies => {}
+        }
+        let now = Instant::now();
+        let result = {
+            let mut state = self.state();
+            state.keys.retain(|_, (_, expires)| *expires > now);
+            op(&mut state, now)
+        };
+        if fault == Fault::LoseReplies {
+            std::future::pending::<()>().await;
+        }
+        Ok(result)
+    }
+}
+
+fn holds(state: &State, key: &str, value: &str) -> bool {
+    state.keys.get(key).is_some_and(|(v, _)| v == value)
+}
+
+impl Node for FakeNode {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
+        self.call(|state, now| {
+            if !holds(state, key, value) {
+                if state.keys.contains_key(key) {
+                    return None;
+                }
+                state.keys.insert(key.to_owned(), (value.to_owned(), now + ttl));
+            }
+            let next = state.counter.map_or(1, |c| c + 1);
+            state.counter = Some(next);
+            Some(next)
+        })
+        .await
+    }
+
+    async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
+        self.call(|state, _| {
+            let held = holds(state, key, value);
+            if held {
+                state.counter = Some(state.counter.unwrap_or(0).max(counter));
+            }
+            held
+        })
+        .await
+    }
+
+    async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, NodeError> {
+        self.call(|state, now| {
+            let held = holds(state, key, value);
+            if held {
+                state.keys.insert(key.to_owned(), (value.to_owned(), now + ttl));
+            }
+            held
+        })
+        .await
+    }
+
+    async fn unlock(&self, key: &str, value: &str) -> Result<bool, NodeError> {
+        self.state().unlocks += 1;
+        self.call(|state, _| {
+            let held = holds(state, key, value);
+            if held {
+                state.keys.remove(key);
+            }
+            held
+        })
+        .await
+    }
+}

@@ -1,0 +1,98 @@
+//! The Redlock quorum engine, free of gRPC: `quorum` (pure arithmetic),
+//! `engine` (the rounds), `node` (the seam), `redis` (fred adapter and Lua
+//! scripts), `fake` (in-memory node for tests).
+
+pub mod engine;
+pub mod fake;
+pub mod node;
+pub mod quorum;
+pub mod redis;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use engine::{Acquired, Engine, EngineConfig, FailureReason, NodeVote};
+pub use node::{Node, NodeError};
+
+/// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).
+const VALUE_BYTES: usize = 20;
+
+/// The secret that proves ownership of one acquisition: 40 lowercase hex
+/// characters. `Debug` and `Display` hide it, so it cannot reach a log line.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LockValue(String);
+
+impl LockValue {
+    /// A fresh value from the operating system's CSPRNG.
+    ///
+    /// # Panics
+    /// When the OS has no randomness to give (no lock can be safe then).
+    pub fn random() -> LockValue {
+        let mut bytes = [0u8; VALUE_BYTES];
+        getrandom::fill(&mut bytes).expect("the OS random number generator failed");
+        LockValue(hex::encode(bytes))
+    }
+
+    /// Accepts a value in the format this daemon issues.
+    ///
+    /// # Errors
+    /// A message saying what the format is, when `s` is not in it.
+    pub fn parse(s: &str) -> Result<LockValue, String> {
+        let well_formed =
+            s.len() == 2 * VALUE_BYTES && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if well_formed {
+            Ok(LockValue(s.to_owned()))
+        } else {
+            Err(format!(
+                "must be the {} lowercase hex characters Acquire returned (got {} bytes)",
+                2 * VALUE_BYTES,
+                s.len()
+            ))
+        }
+    }
+
+    /// The value itself, for the wire and the scripts.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for LockValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LockValue(<redacted>)")
+    }
+}
+
+/// A granted lock (DESIGN §2, step 7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The resource, as requested.
+    pub resource: String,
+    /// The ownership secret for Extend and Release.
+    pub value: LockValue,
+    /// Strictly increasing per resource; unique per grant.
+    pub fencing_token: u64,
+    /// How long the lock is held, counted from when the request was sent.
+    pub validity: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_unique_well_formed_and_hidden_from_logs() {
+        let a = LockValue::random();
+        let b = LockValue::random();
+        assert_ne!(a, b);
+        assert_eq!(LockValue::parse(a.expose()), Ok(a.clone()));
+        assert!(!format!("{a:?}").contains(a.expose()));
+    }
+
+    #[test]
+    fn values_in_another_format_are_refused() {
+        for bad in ["", "abc", &"A".repeat(40), &"g".repeat(40), &"a".repeat(41)] {
+            assert!(LockValue::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The `Node` trait: the one seam between the quorum engine and a lock store.
+//! `redis.rs` implements it over fred; `fake.rs` in memory for engine tests.
+//! Each method is one atomic step on one master (DESIGN §1).
+
+use std::future::Future;
+use std::time::Duration;
+
+/// Why a node could not answer. Any of these counts as "no vote" in a round;
+/// none of them means "not held" (a node we could not reach may hold it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NodeError(pub String);
+
+/// One lock store. Implementations must make every method atomic on the node
+/// and idempotent under re-sends (a client may send a command twice after a
+/// reconnect).
+pub trait Node: Send + Sync + 'static {
+    /// A short name for logs and reports (`host:port`); never a secret.
+    fn name(&self) -> &str;
+
+    /// Round 1: `SET key value NX PX ttl` and, on success, advance the node's
+    /// fence counter and return it (`INCR`, or seed it from the node's clock
+    /// in microseconds when it is missing). `Ok(None)` when another value
+    /// holds the key. "The key already holds `value`" counts as success, so a
+    /// re-sent command is harmless.
+    fn try_lock(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
+
+    /// Round 2: if `key` still holds `value`, raise the fence counter to at
+    /// least `counter` and return `true`; otherwise `false`.
+    fn publish_fence(
+        &self,
+        key: &str,
+        value: &str,
+        counter: u64,
+    ) -> impl Future<Output = Result<bool, NodeError>> + Send;
+
+    /// Compare-and-`PEXPIRE`: `true` when `key` held `value` and now lives
+    /// for `ttl`.
+    fn extend(&self, key: &str, value: &str, ttl: Duration) -> impl Future<Output = Result<bool, NodeError>> + Send;
+
+    /// Compare-and-delete: `true` when `key` held `value` and is now gone.
+    fn unlock(&self, key: &str, value: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
+}

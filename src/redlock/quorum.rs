@@ -1,0 +1,155 @@
+//! Pure Redlock arithmetic: quorum size, the validity formula, and minting a
+//! fencing token from round-1 counters (DESIGN §2). Everything here is a
+//! function of its arguments, so it is tested exhaustively without IO.
+
+use std::time::Duration;
+
+/// The fixed part of the clock-drift margin (DESIGN §2, step 5).
+const DRIFT_FLOOR: Duration = Duration::from_millis(2);
+
+/// The most nodes a cluster may have: a token's low 4 bits name a node.
+pub const MAX_NODES: usize = 16;
+
+/// The number of nodes that make a majority of `n`.
+pub const fn quorum(n: usize) -> usize {
+    n / 2 + 1
+}
+
+/// The clock-drift margin for a lock of `ttl`: `ttl * drift_factor + 2 ms`.
+pub fn drift(ttl: Duration, drift_factor: f64) -> Duration {
+    ttl.mul_f64(drift_factor) + DRIFT_FLOOR
+}
+
+/// What is left of a lock's life after the rounds took `elapsed`:
+/// `ttl - elapsed - drift` (step 5), or `None` when nothing is left.
+///
+/// This is the only place the formula is written; acquire and extend both
+/// call it.
+pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
+    ttl.checked_sub(elapsed)?
+        .checked_sub(drift(ttl, drift_factor))
+        .filter(|left| !left.is_zero())
+}
+
+/// The outcome of round 1 as far as the token is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Minted {
+    /// `T`: the largest counter any granting node returned.
+    pub max: u64,
+    /// `S`: the indices of the nodes that returned `T`, ascending.
+    pub at_max: Vec<usize>,
+}
+
+impl Minted {
+    /// Looks at the counters of round 1 (`None` for a node that did not grant)
+    /// and finds `T` and `S`; `None` when no node granted.
+    pub fn from_counters(counters: &[Option<u64>]) -> Option<Minted> {
+        let max = counters.iter().flatten().copied().max()?;
+        let at_max = counters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == Some(max))
+            .map(|(i, _)| i)
+            .collect();
+        Some(Minted { max, at_max })
+    }
+
+    /// Whether round 2 can be skipped: a majority of the `n` nodes already
+    /// stores `T` and holds the lock (the common case in a healthy cluster).
+    pub fn is_published(&self, n: usize) -> bool {
+        self.at_max.len() >= quorum(n)
+    }
+
+    /// The fencing token: `T * 16 + lowest index in S`. Two grants with the
+    /// same `T` have disjoint `S` (each node hands out each counter once), so
+    /// their lowest indices, and their tokens, differ.
+    pub fn token(&self) -> u64 {
+        fencing_token(self.max, self.at_max[0])
+    }
+}
+
+/// `counter * 16 + node_index`, the wire form of a fencing token.
+pub fn fencing_token(counter: u64, node_index: usize) -> u64 {
+    debug_assert!(node_index < MAX_NODES);
+    counter * MAX_NODES as u64 + node_index as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quorum_is_a_strict_majority() {
+        for n in 1..=MAX_NODES {
+            let q = quorum(n);
+            assert!(2 * q > n, "{q} of {n} is not a majority");
+            assert!(2 * (q - 1) <= n, "{q} of {n} is more than needed");
+        }
+    }
+
+    #[test]
+    fn two_disjoint_quorums_cannot_exist() {
+        // Every pair of subsets of 5 nodes that are both quorums intersect.
+        let n = 5;
+        for a in 0u32..(1 << n) {
+            for b in 0u32..(1 << n) {
+                let both = a.count_ones() as usize >= quorum(n) && b.count_ones() as usize >= quorum(n);
+                if both {
+                    assert_ne!(a & b, 0, "{a:05b} and {b:05b} are disjoint quorums");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn validity_subtracts_elapsed_and_drift() {
+        let ttl = Duration::from_secs(10);
+        // 10 s - 30 ms - (100 ms + 2 ms)
+        assert_eq!(
+            validity(ttl, Duration::from_millis(30), 0.01),
+            Some(Duration::from_millis(9_868))
+        );
+    }
+
+    #[test]
+    fn validity_is_never_more_than_the_ttl_and_vanishes_when_used_up() {
+        for ttl_ms in [1u64, 5, 100, 1_000, 30_000] {
+            for elapsed_ms in [0u64, 1, 50, 99, 100, 1_000, 40_000] {
+                let ttl = Duration::from_millis(ttl_ms);
+                let elapsed = Duration::from_millis(elapsed_ms);
+                match validity(ttl, elapsed, 0.01) {
+                    Some(v) => {
+                        assert!(v < ttl);
+                        assert!(v + elapsed + drift(ttl, 0.01) == ttl);
+                    }
+                    None => assert!(elapsed + drift(ttl, 0.01) >= ttl),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_token_names_the_largest_counter_and_its_lowest_node() {
+        let m = Minted::from_counters(&[Some(7), None, Some(9), Some(9), Some(8)]).unwrap();
+        assert_eq!(m.max, 9);
+        assert_eq!(m.at_max, vec![2, 3]);
+        assert_eq!(m.token(), 9 * 16 + 2);
+        assert!(!m.is_published(5));
+    }
+
+    #[test]
+    fn round_two_is_skipped_only_when_a_majority_returned_the_max() {
+        let agree = Minted::from_counters(&[Some(4), Some(4), Some(4), None, Some(3)]).unwrap();
+        assert!(agree.is_published(5));
+        let split = Minted::from_counters(&[Some(4), Some(4), Some(3), Some(3), None]).unwrap();
+        assert!(!split.is_published(5));
+        assert_eq!(Minted::from_counters(&[None, None, None]), None);
+    }
+
+    #[test]
+    fn grants_with_the_same_max_on_disjoint_nodes_get_different_tokens() {
+        let a = Minted::from_counters(&[Some(5), Some(5), None, None, None]).unwrap();
+        let b = Minted::from_counters(&[None, None, Some(5), Some(5), Some(5)]).unwrap();
+        assert_ne!(a.token(), b.token());
+    }
+}
