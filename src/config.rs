@@ -37,6 +37,9 @@ pub struct Config {
 pub struct ServerConfig {
     /// gRPC listen address.
     pub listen: SocketAddr,
+    /// How long open connections get to finish after SIGTERM.
+    #[serde(with = "humantime_serde")]
+    pub shutdown_grace: Duration,
 }
 
 /// Log line format.
@@ -175,6 +178,12 @@ impl Config {
         }
         if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return fail("redis.key_prefix must be non-empty, without spaces or control characters".into());
+        }
+        if self.server.shutdown_grace > Duration::from_secs(300) {
+            return fail(format!(
+                "server.shutdown_grace ({}) must be at most 5m",
+                show(self.server.shutdown_grace)
+            ));
         }
         if redis.node_timeout.is_zero() {
             return fail("redis.node_timeout must be above 0".into());

@@ -66,24 +66,41 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
         nodes.push(node);
     }
     let engine = Arc::new(Engine::new(nodes, config.engine()));
-    tokio::spawn(log_connections(engine.clone(), config.redis.connect_timeout));
+    // Serve once the masters are connected, or connect_timeout has passed
+    // (those still down are retried in the background).
+    wait_for_connections(&engine, config.redis.connect_timeout).await;
 
     let service = LockService::new(engine, (&config.lock).into(), config.redis.node_timeout);
     tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");
-    tonic::transport::Server::builder()
+    let stopping = tokio::sync::Notify::new();
+    let server = tonic::transport::Server::builder()
         .add_service(proto::lock_server::LockServer::new(service))
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
-        .await?;
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener), async {
+            shutdown.await;
+            stopping.notify_one();
+        });
+    // Connections get `shutdown_grace` to finish; clients that keep an idle
+    // connection open must not hold the daemon up past the pod's grace.
+    let grace = async {
+        stopping.notified().await;
+        tokio::time::sleep(config.server.shutdown_grace).await;
+    };
+    tokio::select! {
+        served = server => served?,
+        () = grace => tracing::warn!("shutdown grace period over; closing the remaining connections"),
+    }
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Logs, once, whether each master came up within `limit`.
-async fn log_connections(engine: Arc<Engine<RedisNode>>, limit: std::time::Duration) {
-    for node in engine.nodes() {
+/// Waits (at most `limit`) for every master's first connection, logging
+/// each outcome.
+async fn wait_for_connections(engine: &Engine<RedisNode>, limit: std::time::Duration) {
+    let waits = engine.nodes().iter().map(|node| async move {
         match node.wait_connected(limit).await {
             Ok(()) => tracing::info!(node = node.name(), "connected"),
             Err(error) => tracing::warn!(node = node.name(), %error, "not connected yet; retrying in the background"),
         }
-    }
+    });
+    futures::future::join_all(waits).await;
 }

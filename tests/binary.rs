@@ -1,0 +1,122 @@
+//! The real `redlockd` binary: bad config exits 64 naming the setting, and
+//! `redlockd dev` (the quick-start command) serves locks against five local
+//! masters it starts itself, and stops them on SIGTERM.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redlockd::proto::lock_client::LockClient;
+use support::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_redlockd");
+
+#[test]
+fn a_bad_config_exits_64_and_names_the_setting() {
+    let cases = [
+        (vec![], "redis.nodes"),
+        (
+            vec![
+                ("REDLOCKD__REDIS__NODES", "redis://a:1,redis://b:2,redis://c:3"),
+                ("REDLOCKD__LOCK__DRIFT_FACTOR", "2"),
+            ],
+            "lock.drift_factor",
+        ),
+        (
+            vec![
+                ("REDLOCKD__REDIS__NODES", "redis://a:1,redis://b:2,redis://c:3"),
+                ("REDLOCKD__SERVER__LISTEN", "nowhere"),
+            ],
+            "listen",
+        ),
+    ];
+    for (env, setting) in cases {
+        let out = Command::new(BIN)
+            .env_clear()
+            .envs(env)
+            .output()
+            .expect("running redlockd");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{stderr}");
+        assert!(stderr.contains(setting), "{stderr:?} does not name {setting}");
+    }
+}
+
+#[test]
+fn a_config_file_that_does_not_exist_is_a_config_error() {
+    let out = Command::new(BIN)
+        .args(["--config", "/nonexistent/redlockd.toml"])
+        .output()
+        .expect("running redlockd");
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/redlockd.toml"));
+}
+
+#[tokio::test]
+async fn redlockd_dev_serves_locks_and_stops_its_masters_on_sigterm() {
+    let port = redlockd::dev::free_port().unwrap();
+    let child = Command::new(BIN)
+        .arg("dev")
+        .env("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("REDLOCKD__LOG__FORMAT", "json")
+        // The test keeps its connection open: the grace bounds the exit.
+        .env("REDLOCKD__SERVER__SHUTDOWN_GRACE", "1s")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting redlockd dev");
+
+    let start = Instant::now();
+    let mut client = loop {
+        if let Ok(client) = LockClient::connect(format!("http://127.0.0.1:{port}")).await {
+            break client;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "redlockd dev did not start serving"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let lease = must_acquire(&mut client, "quickstart", 10.0, 5.0).await;
+    let masters = children_of(child.id());
+    assert!(release(&mut client, &lease).await);
+
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "exit status {:?}", out.status);
+    let log = String::from_utf8_lossy(&out.stderr);
+    // JSON lines, and the lock value never among them.
+    assert!(log.lines().all(|l| l.starts_with('{')), "{log}");
+    assert!(!log.contains(&lease.value));
+    // The masters it started are gone.
+    assert_eq!(masters.len(), 5, "redlockd dev did not start five masters");
+    for pid in masters {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "master {pid} survived"
+        );
+    }
+}
+
+/// The pids of the direct children of `parent`, from /proc.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may hold spaces, so split after ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(parent.to_string().as_str()) {
+            children.push(pid);
+        }
+    }
+    children
+}

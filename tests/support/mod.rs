@@ -1,0 +1,145 @@
+//! Test harness: real `redis-server` masters on free loopback ports, the
+//! daemon served in-process on port 0, and gRPC clients.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use fred::prelude::{Client, ClientLike, Config as FredConfig, KeysInterface};
+use redlockd::config::Config;
+use redlockd::dev::{RedisProcess, find_redis_server};
+use redlockd::proto::lock_client::LockClient;
+use redlockd::proto::{AcquireRequest, AcquireResponse, Lease, ReleaseRequest};
+use tokio::sync::oneshot;
+use tonic::transport::Channel;
+
+/// Five (or n) independent masters, killed on drop.
+pub struct Cluster {
+    pub masters: Vec<RedisProcess>,
+}
+
+impl Cluster {
+    pub fn start(n: usize) -> Cluster {
+        let binary = find_redis_server().expect("redis-server is needed: run scripts/test, which installs it");
+        let masters = (0..n)
+            .map(|_| RedisProcess::start(&binary, &[]).expect("starting redis-server"))
+            .collect();
+        Cluster { masters }
+    }
+
+    pub fn urls(&self) -> String {
+        self.masters.iter().map(RedisProcess::url).collect::<Vec<_>>().join(",")
+    }
+
+    /// A plain client to master `i`, for looking at keys.
+    pub async fn admin(&self, i: usize) -> Client {
+        let client = Client::new(FredConfig::from_url(&self.masters[i].url()).unwrap(), None, None, None);
+        client.init().await.expect("connecting to a master");
+        client
+    }
+
+    /// The raw fence counter stored on master `i`.
+    pub async fn fence(&self, i: usize) -> Option<String> {
+        let client = self.admin(i).await;
+        let value: Option<String> = client.get("redlockd:fence").await.unwrap();
+        let _ = client.quit().await;
+        value
+    }
+}
+
+/// A daemon served in-process on an ephemeral port.
+pub struct Daemon {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Settings that keep tests steady on a loaded 2-core machine: a generous
+/// per-node timeout, short TTLs allowed, quick retries.
+pub fn test_env(cluster: &Cluster) -> HashMap<String, String> {
+    HashMap::from(
+        [
+            ("REDLOCKD__REDIS__NODES", cluster.urls()),
+            ("REDLOCKD__REDIS__NODE_TIMEOUT", "100ms".into()),
+            ("REDLOCKD__LOCK__MIN_TTL", "500ms".into()),
+            ("REDLOCKD__LOCK__RETRY_DELAY_MIN", "20ms".into()),
+            ("REDLOCKD__LOCK__RETRY_DELAY_MAX", "60ms".into()),
+        ]
+        .map(|(k, v)| (k.to_owned(), v)),
+    )
+}
+
+impl Daemon {
+    pub async fn start(cluster: &Cluster) -> Daemon {
+        Daemon::start_with(test_env(cluster)).await
+    }
+
+    pub async fn start_with(env: HashMap<String, String>) -> Daemon {
+        let config = Config::load(None, Some(env)).expect("test config");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            redlockd::run(config, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("daemon failed");
+        });
+        Daemon {
+            addr,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    pub async fn client(&self) -> LockClient<Channel> {
+        LockClient::connect(format!("http://{}", self.addr))
+            .await
+            .expect("connecting to the daemon")
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+pub fn secs(s: f64) -> Option<prost_types::Duration> {
+    Some(Duration::from_secs_f64(s).try_into().unwrap())
+}
+
+pub fn acquire_req(resource: &str, ttl: f64, wait: f64) -> AcquireRequest {
+    AcquireRequest {
+        resource: resource.into(),
+        ttl: secs(ttl),
+        wait: if wait > 0.0 { secs(wait) } else { None },
+        owner: "test".into(),
+    }
+}
+
+/// Acquires and expects a grant.
+pub async fn must_acquire(client: &mut LockClient<Channel>, resource: &str, ttl: f64, wait: f64) -> Lease {
+    let reply = try_acquire(client, resource, ttl, wait).await;
+    assert!(reply.acquired, "expected {resource} to be granted: {reply:?}");
+    reply.lease.expect("a grant carries a lease")
+}
+
+pub async fn try_acquire(client: &mut LockClient<Channel>, resource: &str, ttl: f64, wait: f64) -> AcquireResponse {
+    client
+        .acquire(acquire_req(resource, ttl, wait))
+        .await
+        .expect("acquire failed")
+        .into_inner()
+}
+
+pub async fn release(client: &mut LockClient<Channel>, lease: &Lease) -> bool {
+    let req = ReleaseRequest {
+        resource: lease.resource.clone(),
+        value: lease.value.clone(),
+    };
+    client.release(req).await.expect("release failed").into_inner().released
+}
