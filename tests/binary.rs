@@ -120,3 +120,51 @@ fn children_of(parent: u32) -> Vec<u32> {
     }
     children
 }
+
+/// Runs redlockctl against `daemon`; returns (exit code, stdout, stderr).
+async fn ctl(daemon: &Daemon, args: &[&str]) -> (i32, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockctl"))
+        .arg("--addr")
+        .arg(format!("http://{}", daemon.addr))
+        .args(args)
+        .output()
+        .await
+        .expect("running redlockctl");
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {key} in {stdout:?}"))
+}
+
+#[tokio::test]
+async fn redlockctl_acquires_extends_and_releases_with_documented_exit_codes() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+
+    let (code, out, _) = ctl(&daemon, &["acquire", "jobs/nightly", "--ttl", "10s"]).await;
+    assert_eq!(code, 0, "{out}");
+    let value = field(&out, "value").to_owned();
+    let token: u64 = field(&out, "fencing_token").parse().unwrap();
+    assert!(token > 0);
+
+    let (code, out, _) = ctl(&daemon, &["acquire", "jobs/nightly", "--ttl", "10s"]).await;
+    assert_eq!(code, 1, "a held lock must exit 1: {out}");
+    assert!(out.contains("Taken"), "{out}");
+
+    let (code, out, _) = ctl(&daemon, &["extend", "jobs/nightly", &value, "--ttl", "20s"]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, _, err) = ctl(&daemon, &["acquire", "jobs/other", "--ttl", "1ms"]).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("ttl"), "{err}");
+
+    let (code, out, _) = ctl(&daemon, &["release", "jobs/nightly", &value]).await;
+    assert_eq!((code, out.trim()), (0, "released=true"));
+    let (code, out, _) = ctl(&daemon, &["release", "jobs/nightly", &value]).await;
+    assert_eq!((code, out.trim()), (1, "released=false"));
+    daemon.stop().await;
+}

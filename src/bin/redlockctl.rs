@@ -1,0 +1,136 @@
+//! `redlockctl`: a command-line client for redlockd's gRPC API.
+//!
+//! Prints `key=value` lines on success. Exit codes: 0 done; 1 not acquired,
+//! not extended or not released; 2 a gRPC error (message on stderr).
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use redlockd::proto::lock_client::LockClient;
+use redlockd::proto::{AcquireRequest, ExtendRequest, ReleaseRequest};
+
+/// Take, extend and release locks through a redlockd daemon.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    /// The daemon's gRPC address.
+    #[arg(long, env = "REDLOCKD_ADDR", default_value = "http://127.0.0.1:7420")]
+    addr: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Acquire a lock; prints resource, value, fencing_token, validity_ms.
+    Acquire {
+        /// The resource to lock.
+        resource: String,
+        /// Time to live (e.g. 10s, 500ms).
+        #[arg(long, value_parser = humantime::parse_duration)]
+        ttl: Option<Duration>,
+        /// How long to wait for a held lock (0 = one attempt).
+        #[arg(long, value_parser = humantime::parse_duration, default_value = "0s")]
+        wait: Duration,
+        /// A label for logs (pod name, job id).
+        #[arg(long, default_value = "")]
+        owner: String,
+    },
+    /// Reset the TTL of a held lock; prints validity_ms.
+    Extend {
+        /// The locked resource.
+        resource: String,
+        /// The value Acquire printed.
+        value: String,
+        /// The new time to live.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        ttl: Option<Duration>,
+    },
+    /// Release a lock.
+    Release {
+        /// The locked resource.
+        resource: String,
+        /// The value Acquire printed.
+        value: String,
+    },
+}
+
+fn wire(d: Duration) -> prost_types::Duration {
+    prost_types::Duration::try_from(d).unwrap_or_default()
+}
+
+fn millis(d: Option<prost_types::Duration>) -> u128 {
+    d.and_then(|d| Duration::try_from(d).ok())
+        .unwrap_or_default()
+        .as_millis()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(status) => {
+            eprintln!("redlockctl: {status}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<bool, String> {
+    let mut client = LockClient::connect(cli.addr.clone())
+        .await
+        .map_err(|e| format!("connecting to {}: {e}", cli.addr))?;
+    let status = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
+    match cli.command {
+        Command::Acquire {
+            resource,
+            ttl,
+            wait,
+            owner,
+        } => {
+            let request = AcquireRequest {
+                resource,
+                ttl: ttl.map(wire),
+                wait: Some(wire(wait)),
+                owner,
+            };
+            let reply = client.acquire(request).await.map_err(status)?.into_inner();
+            match reply.lease {
+                Some(lease) if reply.acquired => {
+                    println!("resource={}", lease.resource);
+                    println!("value={}", lease.value);
+                    println!("fencing_token={}", lease.fencing_token);
+                    println!("validity_ms={}", millis(lease.validity));
+                    Ok(true)
+                }
+                _ => {
+                    println!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
+                    Ok(false)
+                }
+            }
+        }
+        Command::Extend { resource, value, ttl } => {
+            let request = ExtendRequest {
+                resource,
+                value,
+                ttl: ttl.map(wire),
+            };
+            let reply = client.extend(request).await.map_err(status)?.into_inner();
+            println!("extended={} validity_ms={}", reply.extended, millis(reply.validity));
+            Ok(reply.extended)
+        }
+        Command::Release { resource, value } => {
+            let reply = client
+                .release(ReleaseRequest { resource, value })
+                .await
+                .map_err(status)?
+                .into_inner();
+            println!("released={}", reply.released);
+            Ok(reply.released)
+        }
+    }
+}

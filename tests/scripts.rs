@@ -1,0 +1,149 @@
+//! The Lua scripts and the fred adapter against one real `redis-server`:
+//! idempotence under re-sends, the round-2 guard, NOSCRIPT reload, large
+//! counters, and ACL credentials in the URL.
+
+mod support;
+
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, KeysInterface, LuaInterface};
+use redlockd::dev::{RedisProcess, find_redis_server};
+use redlockd::redlock::redis::{RedisNode, RedisNodeConfig};
+use redlockd::redlock::{LockValue, Node};
+use support::Cluster;
+
+const TTL: Duration = Duration::from_secs(10);
+const KEY: &str = "redlockd:lock:r";
+
+async fn node(url: String) -> RedisNode {
+    let node = RedisNode::connect(&RedisNodeConfig {
+        url,
+        key_prefix: "redlockd".into(),
+        connect_timeout: Duration::from_secs(2),
+        command_timeout: Duration::from_secs(1),
+        reconnect_min_delay: Duration::from_millis(20),
+        reconnect_max_delay: Duration::from_millis(200),
+    })
+    .unwrap();
+    node.wait_connected(Duration::from_secs(5)).await.unwrap();
+    node
+}
+
+#[tokio::test]
+async fn a_resent_lock_command_succeeds_again_with_a_fresh_counter() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let value = LockValue::random();
+    let first = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    let again = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    assert!(again > first, "a re-send must not hand out a counter twice");
+    let other = LockValue::random();
+    assert_eq!(node.try_lock(KEY, other.expose(), TTL).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_fence_is_published_only_by_the_holder_and_only_upwards() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let value = LockValue::random();
+    let counter = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    let stranger = LockValue::random();
+    assert!(!node.publish_fence(KEY, stranger.expose(), counter + 100).await.unwrap());
+    assert_eq!(cluster.fence(0).await, Some(counter.to_string()));
+    assert!(node.publish_fence(KEY, value.expose(), counter + 100).await.unwrap());
+    assert_eq!(cluster.fence(0).await, Some((counter + 100).to_string()));
+    assert!(node.publish_fence(KEY, value.expose(), counter).await.unwrap());
+    assert_eq!(
+        cluster.fence(0).await,
+        Some((counter + 100).to_string()),
+        "the fence went down"
+    );
+}
+
+#[tokio::test]
+async fn counters_near_two_to_the_53_keep_every_digit() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    let big: u64 = (1 << 53) - 10;
+    let _: () = admin.set("redlockd:fence", big, None, None, false).await.unwrap();
+    let value = LockValue::random();
+    assert_eq!(node.try_lock(KEY, value.expose(), TTL).await.unwrap(), Some(big + 1));
+    assert!(node.publish_fence(KEY, value.expose(), big + 5).await.unwrap());
+    assert_eq!(cluster.fence(0).await, Some((big + 5).to_string()));
+}
+
+#[tokio::test]
+async fn extend_and_unlock_only_touch_the_holders_key() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    let (mine, theirs) = (LockValue::random(), LockValue::random());
+    node.try_lock(KEY, mine.expose(), Duration::from_secs(5))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !node
+            .extend(KEY, theirs.expose(), Duration::from_secs(60))
+            .await
+            .unwrap()
+    );
+    assert!(!node.unlock(KEY, theirs.expose()).await.unwrap());
+    assert!(node.extend(KEY, mine.expose(), Duration::from_secs(60)).await.unwrap());
+    let pttl: i64 = admin.pttl(KEY).await.unwrap();
+    assert!(pttl > 5_000, "PEXPIRE did not happen: {pttl}");
+    assert!(node.unlock(KEY, mine.expose()).await.unwrap());
+    let exists: i64 = admin.exists(KEY).await.unwrap();
+    assert_eq!(exists, 0);
+}
+
+#[tokio::test]
+async fn scripts_are_reloaded_after_the_node_forgets_them() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    let value = LockValue::random();
+    node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    let _: () = admin.script_flush(false).await.unwrap();
+    assert!(node.unlock(KEY, value.expose()).await.unwrap());
+}
+
+#[tokio::test]
+async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
+    let binary = find_redis_server().unwrap();
+    let master = RedisProcess::start(
+        &binary,
+        &[
+            "--user",
+            "default",
+            "off",
+            "--user",
+            "locker",
+            "on",
+            ">s3cret",
+            "~redlockd:*",
+            "+@all",
+        ],
+    )
+    .unwrap();
+    let port = master.port();
+    let good = node(format!("redis://locker:s3cret@127.0.0.1:{port}")).await;
+    let value = LockValue::random();
+    assert!(good.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+
+    let bad = RedisNode::connect(&RedisNodeConfig {
+        url: format!("redis://locker:wrong@127.0.0.1:{port}"),
+        key_prefix: "redlockd".into(),
+        connect_timeout: Duration::from_secs(1),
+        command_timeout: Duration::from_millis(500),
+        reconnect_min_delay: Duration::from_millis(20),
+        reconnect_max_delay: Duration::from_millis(100),
+    })
+    .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), bad.unlock(KEY, value.expose())).await;
+    // An error, never "not held": the lock is still there.
+    assert!(matches!(outcome, Ok(Err(_)) | Err(_)), "{outcome:?}");
+    assert!(good.unlock(KEY, value.expose()).await.unwrap());
+    let _ = good.client().quit().await;
+}
