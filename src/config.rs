@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::redlock::EngineConfig;
 use crate::redlock::quorum::MAX_NODES;
 use crate::redlock::redis::RedisNodeConfig;
+use fred::types::config::TlsConnector;
 
 /// The defaults, compiled in so the binary runs without the file.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
@@ -85,6 +86,15 @@ pub struct RedisConfig {
     /// Reconnect backoff cap.
     #[serde(with = "humantime_serde")]
     pub reconnect_max_delay: Duration,
+    /// CA bundle (PEM) trusted for `rediss://` masters; unset = system roots.
+    #[serde(default)]
+    pub tls_ca_file: Option<PathBuf>,
+    /// Client certificate chain (PEM) for masters that verify clients.
+    #[serde(default)]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[serde(default)]
+    pub tls_key_file: Option<PathBuf>,
 }
 
 /// `[lock]`
@@ -204,6 +214,20 @@ impl Config {
                 return fail(format!("{name} must be above 0"));
             }
         }
+        if redis.tls_cert_file.is_some() != redis.tls_key_file.is_some() {
+            return fail("redis.tls_cert_file and redis.tls_key_file must be set together".into());
+        }
+        for (name, path) in [
+            ("redis.tls_ca_file", &redis.tls_ca_file),
+            ("redis.tls_cert_file", &redis.tls_cert_file),
+            ("redis.tls_key_file", &redis.tls_key_file),
+        ] {
+            if let Some(path) = path
+                && !path.is_file()
+            {
+                return fail(format!("{name} ({}) is not a readable file", path.display()));
+            }
+        }
         if redis.reconnect_max_delay < redis.reconnect_min_delay {
             return fail("redis.reconnect_max_delay must be at least redis.reconnect_min_delay".into());
         }
@@ -241,6 +265,7 @@ impl Config {
                 show(lock.retry_delay_max)
             ));
         }
+        self.redis_tls()?;
         Ok(())
     }
 
@@ -257,9 +282,24 @@ impl Config {
         }
     }
 
+    /// The TLS connector for `rediss://` masters, if files are configured.
+    ///
+    /// # Errors
+    /// A message naming the file that could not be used.
+    pub fn redis_tls(&self) -> Result<Option<TlsConnector>, ConfigError> {
+        let redis = &self.redis;
+        crate::redlock::tls::connector(
+            redis.tls_ca_file.as_deref(),
+            redis.tls_cert_file.as_deref(),
+            redis.tls_key_file.as_deref(),
+        )
+        .map_err(|e| ConfigError(format!("redis TLS: {e}")))
+    }
+
     /// The connection settings of master `url`.
-    pub fn node(&self, url: &str) -> RedisNodeConfig {
+    pub fn node(&self, url: &str, tls: Option<TlsConnector>) -> RedisNodeConfig {
         RedisNodeConfig {
+            tls,
             url: url.to_owned(),
             key_prefix: self.redis.key_prefix.clone(),
             connect_timeout: self.redis.connect_timeout,

@@ -60,9 +60,14 @@ pub enum RunError {
 /// # Errors
 /// When a node cannot be set up or the server fails.
 pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
+    let tls = config.redis_tls().map_err(|e| RunError::Node {
+        index: 0,
+        reason: e.to_string(),
+    })?;
     let mut nodes = Vec::with_capacity(config.redis.nodes.len());
     for (index, url) in config.redis.nodes.iter().enumerate() {
-        let node = RedisNode::connect(&config.node(url)).map_err(|reason| RunError::Node { index, reason })?;
+        let node =
+            RedisNode::connect(&config.node(url, tls.clone())).map_err(|reason| RunError::Node { index, reason })?;
         nodes.push(node);
     }
     let engine = Arc::new(Engine::new(nodes, config.engine()));

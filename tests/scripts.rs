@@ -15,16 +15,20 @@ use support::Cluster;
 const TTL: Duration = Duration::from_secs(10);
 const KEY: &str = "redlockd:lock:r";
 
-async fn node(url: String) -> RedisNode {
-    let node = RedisNode::connect(&RedisNodeConfig {
+fn node_config(url: String) -> RedisNodeConfig {
+    RedisNodeConfig {
         url,
         key_prefix: "redlockd".into(),
         connect_timeout: Duration::from_secs(2),
         command_timeout: Duration::from_secs(1),
         reconnect_min_delay: Duration::from_millis(20),
         reconnect_max_delay: Duration::from_millis(200),
-    })
-    .unwrap();
+        tls: None,
+    }
+}
+
+async fn node(url: String) -> RedisNode {
+    let node = RedisNode::connect(&node_config(url)).unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     node
 }
@@ -132,18 +136,134 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     let value = LockValue::random();
     assert!(good.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
 
-    let bad = RedisNode::connect(&RedisNodeConfig {
-        url: format!("redis://locker:wrong@127.0.0.1:{port}"),
-        key_prefix: "redlockd".into(),
-        connect_timeout: Duration::from_secs(1),
-        command_timeout: Duration::from_millis(500),
-        reconnect_min_delay: Duration::from_millis(20),
-        reconnect_max_delay: Duration::from_millis(100),
-    })
-    .unwrap();
+    let bad = RedisNode::connect(&node_config(format!("redis://locker:wrong@127.0.0.1:{port}"))).unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(5), bad.unlock(KEY, value.expose())).await;
     // An error, never "not held": the lock is still there.
     assert!(matches!(outcome, Ok(Err(_)) | Err(_)), "{outcome:?}");
     assert!(good.unlock(KEY, value.expose()).await.unwrap());
     let _ = good.client().quit().await;
+}
+
+/// Runs openssl in `dir`.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("openssl is needed for the TLS test");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate.
+fn make_certs(dir: &std::path::Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=test-ca",
+        ],
+    );
+    for (name, ext) in [
+        ("server", "subjectAltName=IP:127.0.0.1"),
+        ("client", "extendedKeyUsage=clientAuth"),
+    ] {
+        openssl(
+            dir,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &format!("/CN={name}"),
+            ],
+        );
+        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &format!("{name}.pem"),
+                "-days",
+                "2",
+                "-extfile",
+                &format!("{name}.ext"),
+            ],
+        );
+    }
+}
+
+#[tokio::test]
+async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    make_certs(dir.path());
+    let file = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let tls_port = redlockd::dev::free_port().unwrap().to_string();
+    let binary = find_redis_server().unwrap();
+    let _master = RedisProcess::start(
+        &binary,
+        &[
+            "--tls-port",
+            &tls_port,
+            "--tls-cert-file",
+            &file("server.pem"),
+            "--tls-key-file",
+            &file("server.key"),
+            "--tls-ca-cert-file",
+            &file("ca.pem"),
+            "--tls-auth-clients",
+            "yes",
+        ],
+    )
+    .unwrap();
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+
+    let ca = dir.path().join("ca.pem");
+    let (cert, key) = (dir.path().join("client.pem"), dir.path().join("client.key"));
+    let tls = redlockd::redlock::tls::connector(Some(&ca), Some(&cert), Some(&key)).unwrap();
+    let node = RedisNode::connect(&RedisNodeConfig {
+        tls,
+        ..node_config(url.clone())
+    })
+    .unwrap();
+    node.wait_connected(Duration::from_secs(5)).await.unwrap();
+    let value = LockValue::random();
+    assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    assert!(node.unlock(KEY, value.expose()).await.unwrap());
+
+    // Without the client certificate the master refuses the handshake.
+    let no_cert = redlockd::redlock::tls::connector(Some(&ca), None, None).unwrap();
+    let refused = RedisNode::connect(&RedisNodeConfig {
+        tls: no_cert,
+        ..node_config(url)
+    })
+    .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(3), refused.unlock(KEY, value.expose())).await;
+    assert!(!matches!(outcome, Ok(Ok(_))), "{outcome:?}");
 }

@@ -7,6 +7,7 @@ pub mod fake;
 pub mod node;
 pub mod quorum;
 pub mod redis;
+pub mod tls;
 
 use std::fmt;
 use std::time::Duration;

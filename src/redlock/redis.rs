@@ -8,6 +8,7 @@ use fred::prelude::{
     Client, ClientLike, Config as FredConfig, EventInterface, LuaInterface, Options, ReconnectPolicy, Value,
 };
 use fred::types::Builder;
+use fred::types::config::TlsConnector;
 
 use super::node::{Node, NodeError};
 
@@ -76,7 +77,7 @@ impl Script {
 }
 
 /// How to reach one master.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RedisNodeConfig {
     /// `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS.
     pub url: String,
@@ -91,6 +92,8 @@ pub struct RedisNodeConfig {
     pub reconnect_min_delay: Duration,
     /// Reconnect backoff: largest delay.
     pub reconnect_max_delay: Duration,
+    /// TLS roots and client certificate for `rediss://`; `None` = system roots.
+    pub tls: Option<TlsConnector>,
 }
 
 /// One Redis master behind a fred client (auto-pipelined: concurrent
@@ -114,6 +117,9 @@ impl RedisNode {
     /// When the URL cannot be parsed.
     pub fn connect(config: &RedisNodeConfig) -> Result<RedisNode, String> {
         let mut fred_config = FredConfig::from_url(&config.url).map_err(|e| format!("{e}"))?;
+        if let (Some(_), Some(connector)) = (&fred_config.tls, &config.tls) {
+            fred_config.tls = Some(connector.clone().into());
+        }
         // Retry the first connection too: the daemon starts with a node down.
         fred_config.fail_fast = false;
         let name = fred_config
