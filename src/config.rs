@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::redlock::EngineConfig;
+use crate::redlock::health::Rules;
 use crate::redlock::quorum::MAX_NODES;
 use crate::redlock::redis::RedisNodeConfig;
 use fred::types::config::TlsConnector;
@@ -30,6 +31,22 @@ pub struct Config {
     pub redis: RedisConfig,
     /// Lock limits and timing.
     pub lock: LockConfig,
+    /// Quarantine, preflight and clock guard.
+    pub safety: SafetyConfig,
+}
+
+/// `[safety]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SafetyConfig {
+    /// Quarantine restarted, failed-over, young or clock-jumped masters.
+    pub quarantine: bool,
+    /// Probe interval.
+    #[serde(with = "humantime_serde")]
+    pub check_interval: Duration,
+    /// Clock-jump threshold.
+    #[serde(with = "humantime_serde")]
+    pub clock_jump_bound: Duration,
 }
 
 /// `[server]`
@@ -265,8 +282,28 @@ impl Config {
                 show(lock.retry_delay_max)
             ));
         }
+        if self.safety.check_interval < Duration::from_millis(10)
+            || self.safety.check_interval > Duration::from_secs(60)
+        {
+            return fail(format!(
+                "safety.check_interval ({}) must lie within [10ms, 1m]",
+                show(self.safety.check_interval)
+            ));
+        }
+        if self.safety.clock_jump_bound.is_zero() {
+            return fail("safety.clock_jump_bound must be above 0".into());
+        }
         self.redis_tls()?;
         Ok(())
+    }
+
+    /// The quarantine rules.
+    pub fn rules(&self) -> Rules {
+        Rules {
+            quarantine: self.safety.quarantine,
+            max_ttl: self.lock.max_ttl,
+            clock_jump_bound: self.safety.clock_jump_bound,
+        }
     }
 
     /// The engine's part of the configuration.

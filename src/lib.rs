@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::Config;
+use crate::redlock::monitor::Monitor;
 use crate::redlock::redis::RedisNode;
 use crate::redlock::{Engine, Node};
 use crate::server::LockService;
@@ -74,6 +75,24 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
     // Serve once the masters are connected, or connect_timeout has passed
     // (those still down are retried in the background).
     wait_for_connections(&engine, config.redis.connect_timeout).await;
+    if !config.safety.quarantine {
+        tracing::warn!(
+            "safety.quarantine is off: a master that restarts without its data can grant a lock twice; \
+             only safe with appendfsync always on every master"
+        );
+    }
+    // Judge every master once before serving, then keep watching.
+    let monitor = Monitor::new(
+        engine.clone(),
+        config.rules(),
+        config.safety.check_interval,
+        config.redis.command_timeout,
+    );
+    monitor.check_all().await;
+    let (monitor_stop, monitor_stopped) = tokio::sync::oneshot::channel::<()>();
+    let monitoring = tokio::spawn(monitor.run(async {
+        let _ = monitor_stopped.await;
+    }));
 
     let service = LockService::new(engine, (&config.lock).into(), config.redis.node_timeout);
     tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");
@@ -94,6 +113,8 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
         served = server => served?,
         () = grace => tracing::warn!("shutdown grace period over; closing the remaining connections"),
     }
+    let _ = monitor_stop.send(());
+    let _ = monitoring.await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -57,6 +57,9 @@ fn main() -> ExitCode {
     let mut env: HashMap<String, String> = std::env::vars().collect();
     if let Some(urls) = node_urls {
         env.insert("REDLOCKD__REDIS__NODES".into(), urls);
+        // Fresh masters would sit in quarantine for lock.max_ttl.
+        env.entry("REDLOCKD__SAFETY__QUARANTINE".into())
+            .or_insert_with(|| "false".into());
     }
     let config = match Config::load(cli.config.as_deref(), Some(env)) {
         Ok(config) => config,

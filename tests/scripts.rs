@@ -30,6 +30,8 @@ fn node_config(url: String) -> RedisNodeConfig {
 async fn node(url: String) -> RedisNode {
     let node = RedisNode::connect(&node_config(url)).unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
+    // What the monitor does once a node passed its checks.
+    node.repair(None).await.unwrap();
     node
 }
 
@@ -126,15 +128,37 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
             "locker",
             "on",
             ">s3cret",
+            // The minimal ACL the README documents.
             "~redlockd:*",
-            "+@all",
+            "+get",
+            "+set",
+            "+del",
+            "+pexpire",
+            "+incr",
+            "+exists",
+            "+time",
+            "+evalsha",
+            "+script|load",
+            "+ping",
+            "+info",
+            "+config|get",
         ],
     )
     .unwrap();
     let port = master.port();
     let good = node(format!("redis://locker:s3cret@127.0.0.1:{port}")).await;
+    let seen = good
+        .probe()
+        .await
+        .expect("the monitor's probe runs under the minimal ACL");
+    assert_eq!(
+        (seen.role.as_str(), seen.maxmemory_policy.as_str()),
+        ("master", "noeviction")
+    );
+    assert_eq!(seen.scripts_loaded, Ok(()));
     let value = LockValue::random();
     assert!(good.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    assert!(good.extend(KEY, value.expose(), TTL).await.unwrap());
 
     let bad = RedisNode::connect(&node_config(format!("redis://locker:wrong@127.0.0.1:{port}"))).unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(5), bad.unlock(KEY, value.expose())).await;
@@ -253,6 +277,7 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     })
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
+    node.repair(None).await.unwrap();
     let value = LockValue::random();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
     assert!(node.unlock(KEY, value.expose()).await.unwrap());

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use tokio::time::{Instant, timeout};
 
-use super::node::Node;
+use super::node::{Node, Standing};
 use super::quorum::{self, Minted};
 use super::{Lease, LockValue};
 use crate::error::Error;
@@ -46,6 +46,10 @@ pub enum NodeVote {
     TimedOut,
     /// The node answered with an error (or refused the connection).
     Errored(String),
+    /// Not asked: the node is quarantined (it may have lost locks).
+    Quarantined,
+    /// Not asked: the node failed preflight or is not verified yet.
+    Unusable(String),
 }
 
 impl NodeVote {
@@ -216,6 +220,12 @@ impl<N: Node> Engine<N> {
     /// Sends the acquire script to every node; one vote per node, in order.
     pub async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration) -> Vec<NodeVote> {
         let calls = self.nodes.iter().map(|node| async move {
+            match node.standing() {
+                Standing::Usable => {}
+                Standing::Quarantined { .. } => return NodeVote::Quarantined,
+                Standing::Unverified => return NodeVote::Unusable("not verified yet".into()),
+                Standing::Failed { reason } => return NodeVote::Unusable(reason),
+            }
             match timeout(self.config.node_timeout, node.try_lock(key, value.expose(), ttl)).await {
                 Ok(Ok(Some(counter))) => NodeVote::Granted(counter),
                 Ok(Ok(None)) => NodeVote::Taken,

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::redlock::fake::{FakeNode, Fault};
+use crate::redlock::node::Standing;
 
 const TTL: Duration = Duration::from_secs(10);
 const NODE_TIMEOUT: Duration = Duration::from_millis(50);
@@ -287,5 +288,50 @@ async fn give_up_stops_the_wait_and_leaves_nothing_held() {
         nodes
             .iter()
             .all(|n| n.holder(&key).as_deref() == Some(first.value.expose()))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn quarantined_nodes_do_not_count_towards_an_acquire_quorum() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let until = Instant::now() + Duration::from_secs(60);
+    for node in &nodes[..2] {
+        node.set_standing(Standing::Quarantined {
+            until,
+            reason: "restarted".into(),
+        });
+    }
+    let lease = lease(once(&engine, "r").await);
+    let key = engine.lock_key("r");
+    // Not even asked: a quarantined node holds nothing.
+    assert!(nodes[..2].iter().all(|n| n.holder(&key).is_none()));
+    // Release still goes to every node.
+    assert!(engine.release("r", &lease.value).await.unwrap());
+    assert!(nodes.iter().all(|n| n.unlocks() == 1));
+
+    nodes[2].set_standing(Standing::Failed {
+        reason: "maxmemory-policy".into(),
+    });
+    assert_eq!(
+        once(&engine, "r").await,
+        Err(Error::Unavailable { reached: 2, needed: 3 })
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn extend_still_reaches_a_quarantined_node() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let lease = lease(once(&engine, "r").await);
+    nodes[0].set_standing(Standing::Quarantined {
+        until: Instant::now() + Duration::from_secs(60),
+        reason: "clock jump".into(),
+    });
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert!(engine.extend("r", &lease.value, TTL).await.unwrap().is_some());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Node 0 was extended too: it still holds the key past the first TTL.
+    assert_eq!(
+        nodes[0].holder(&engine.lock_key("r")).as_deref(),
+        Some(lease.value.expose())
     );
 }

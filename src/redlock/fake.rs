@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::node::{Node, NodeError};
+use super::node::{Node, NodeError, Standing};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,6 +29,7 @@ struct State {
     keys: HashMap<String, (String, Instant)>,
     counter: Option<u64>,
     fault: Fault,
+    standing: Option<Standing>,
     unlocks: usize,
 }
 
@@ -56,6 +57,11 @@ impl FakeNode {
     /// Sets the fault this node shows from now on.
     pub fn set_fault(&self, fault: Fault) {
         self.state().fault = fault;
+    }
+
+    /// Sets the standing the engine sees (quarantine, preflight).
+    pub fn set_standing(&self, standing: Standing) {
+        self.state().standing = Some(standing);
     }
 
     /// The node's fence counter.
@@ -111,6 +117,10 @@ fn holds(state: &State, key: &str, value: &str) -> bool {
 impl Node for FakeNode {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn standing(&self) -> Standing {
+        self.state().standing.clone().unwrap_or(Standing::Usable)
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {

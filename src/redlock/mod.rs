@@ -4,6 +4,8 @@
 
 pub mod engine;
 pub mod fake;
+pub mod health;
+pub mod monitor;
 pub mod node;
 pub mod quorum;
 pub mod redis;

@@ -5,6 +5,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+pub use super::health::Standing;
+
 /// Why a node could not answer. Any of these counts as "no vote" in a round;
 /// none of them means "not held" (a node we could not reach may hold it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,6 +19,12 @@ pub struct NodeError(pub String);
 pub trait Node: Send + Sync + 'static {
     /// A short name for logs and reports (`host:port`); never a secret.
     fn name(&self) -> &str;
+
+    /// Whether the node may count towards an acquire quorum now
+    /// (quarantine, preflight; DESIGN §5). Extend and release ignore it.
+    fn standing(&self) -> Standing {
+        Standing::Usable
+    }
 
     /// Round 1: `SET key value NX PX ttl` and, on success, advance the node's
     /// fence counter and return it (`INCR`, or seed it from the node's clock

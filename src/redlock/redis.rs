@@ -2,14 +2,20 @@
 //! Lua scripts of DESIGN §1. Scripts are called by `EVALSHA`, reloaded on
 //! `NOSCRIPT` (a restarted node has an empty script cache).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use fred::prelude::{
-    Client, ClientLike, Config as FredConfig, EventInterface, LuaInterface, Options, ReconnectPolicy, Value,
-};
-use fred::types::Builder;
-use fred::types::config::TlsConnector;
+use tokio::sync::Notify;
+use tokio::time::Instant;
 
+use fred::prelude::{
+    Client, ClientLike, Config as FredConfig, EventInterface, KeysInterface, LuaInterface, Options, ReconnectPolicy,
+    Value,
+};
+use fred::types::config::TlsConnector;
+use fred::types::{Builder, ClusterHash, CustomCommand};
+
+use super::health::{NodeHealth, Observation, Standing};
 use super::node::{Node, NodeError};
 
 /// Round 1 (DESIGN §1): lock, then advance the fence counter, seeding it from
@@ -18,6 +24,9 @@ use super::node::{Node, NodeError};
 /// every counter value handed out once. `string.format('%d')` keeps all
 /// digits (`tostring` would print 1.7e+15).
 const TRY_LOCK: &str = r"
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return redis.error_reply('UNVERIFIED node not verified since its data was lost or it started')
+end
 local held = redis.call('GET', KEYS[1])
 if held == false then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -42,6 +51,20 @@ local current = tonumber(redis.call('GET', KEYS[2]) or '0')
 if current < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[2], ARGV[2])
 end
+return 1
+";
+
+/// Counter repair before a quarantined node rejoins (DESIGN §5): raise the
+/// counter to at least ARGV[1] (the max read from a quorum of the others;
+/// empty = no raise) and set the marker that says "verified".
+const REPAIR: &str = r"
+if ARGV[1] ~= '' then
+  local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if current < tonumber(ARGV[1]) then
+    redis.call('SET', KEYS[1], ARGV[1])
+  end
+end
+redis.call('SET', KEYS[2], '1')
 return 1
 ";
 
@@ -103,10 +126,14 @@ pub struct RedisNode {
     client: Client,
     options: Options,
     fence_key: String,
+    marker_key: String,
     try_lock: Script,
     publish_fence: Script,
     extend: Script,
     unlock: Script,
+    repair: Script,
+    health: Arc<NodeHealth>,
+    probe_wanted: Arc<Notify>,
 }
 
 impl RedisNode {
@@ -148,6 +175,16 @@ impl RedisNode {
             tracing::warn!(node = %log_name, %error, "redis connection error");
             async { Ok(()) }
         });
+        // A re-made connection may lead to a restarted or promoted process:
+        // keep the node out of acquire quorums until a probe has looked.
+        let health = Arc::new(NodeHealth::default());
+        let probe_wanted = Arc::new(Notify::new());
+        let (h, p) = (health.clone(), probe_wanted.clone());
+        client.on_reconnect(move |_| {
+            h.set(Standing::Unverified);
+            p.notify_one();
+            async { Ok(()) }
+        });
         client.connect();
         Ok(RedisNode {
             name,
@@ -159,10 +196,14 @@ impl RedisNode {
                 ..Options::default()
             },
             fence_key: format!("{}:fence", config.key_prefix),
+            marker_key: format!("{}:verified", config.key_prefix),
             try_lock: Script::new(TRY_LOCK),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
             unlock: Script::new(UNLOCK),
+            repair: Script::new(REPAIR),
+            health,
+            probe_wanted,
         })
     }
 
@@ -183,10 +224,100 @@ impl RedisNode {
         &self.client
     }
 
-    /// Runs a script by SHA, loading it first if the node does not know it.
+    /// The node's standing, as the monitor last decided it.
+    pub fn health(&self) -> &NodeHealth {
+        &self.health
+    }
+
+    /// Resolves when something (a reconnect, an unverified reply) asks for
+    /// a probe sooner than the next tick.
+    pub async fn probe_wanted(&self) {
+        self.probe_wanted.notified().await;
+    }
+
+    /// Looks at the node: role, eviction policy, identity, uptime, clock,
+    /// marker, and (re)loads the scripts.
+    ///
+    /// # Errors
+    /// When the node does not answer.
+    pub async fn probe(&self) -> Result<Observation, NodeError> {
+        let info: String = self.client.info(None).await.map_err(node_error)?;
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+                .map(|v| v.trim().to_owned())
+                .unwrap_or_default()
+        };
+        let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
+        let policy: Vec<String> = self
+            .client
+            .custom(config, vec!["GET", "maxmemory-policy"])
+            .await
+            .map_err(node_error)?;
+        let mut scripts_loaded = Ok(());
+        for script in [
+            &self.try_lock,
+            &self.publish_fence,
+            &self.extend,
+            &self.unlock,
+            &self.repair,
+        ] {
+            if let Err(e) = self.client.script_load::<String, _>(script.lua).await {
+                scripts_loaded = Err(e.to_string());
+            }
+        }
+        let marker_present: i64 = self.client.exists(self.marker_key.as_str()).await.map_err(node_error)?;
+        let before = Instant::now();
+        let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
+        let (secs, micros): (u64, u64) = self
+            .client
+            .custom(time, Vec::<String>::new())
+            .await
+            .map_err(node_error)?;
+        let sampled_at = before + before.elapsed() / 2;
+        Ok(Observation {
+            role: field("role"),
+            maxmemory_policy: policy.get(1).cloned().unwrap_or_default(),
+            run_id: field("run_id"),
+            master_replid: field("master_replid"),
+            uptime: Duration::from_secs(field("uptime_in_seconds").parse().unwrap_or(0)),
+            node_time_us: secs * 1_000_000 + micros,
+            sampled_at,
+            scripts_loaded,
+            marker_present: marker_present == 1,
+        })
+    }
+
+    /// The node's fence counter (`None` when it has none).
+    ///
+    /// # Errors
+    /// When the node does not answer.
+    pub async fn read_fence(&self) -> Result<Option<u64>, NodeError> {
+        self.client.get(self.fence_key.as_str()).await.map_err(node_error)
+    }
+
+    /// Raises the fence counter to at least `floor` and marks the node
+    /// verified (the last step before a quarantined node rejoins).
+    ///
+    /// # Errors
+    /// When the node does not answer.
+    pub async fn repair(&self, floor: Option<u64>) -> Result<(), NodeError> {
+        let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
+        let floor = floor.map(|f| f.to_string()).unwrap_or_default();
+        self.eval_keys(&self.repair, keys, vec![Value::from(floor)])
+            .await
+            .map(drop)
+    }
+
+    /// Runs a script by SHA with the lock key, fence key and marker key.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
+        let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
+        self.eval_keys(script, keys, args).await
+    }
+
+    /// Runs a script by SHA, loading it first if the node does not know it.
+    async fn eval_keys(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
         let client = self.client.with_options(&self.options);
-        let keys = vec![key, self.fence_key.as_str()];
         let first = client.evalsha(script.sha.as_str(), keys.clone(), args.clone()).await;
         let result = match first {
             Err(e) if e.details().starts_with("NOSCRIPT") => {
@@ -224,8 +355,19 @@ impl Node for RedisNode {
         &self.name
     }
 
+    fn standing(&self) -> Standing {
+        self.health.standing()
+    }
+
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let reply = self.eval(&self.try_lock, key, vec![value.into(), ttl_arg(ttl)]).await?;
+        let reply = self.eval(&self.try_lock, key, vec![value.into(), ttl_arg(ttl)]).await;
+        if let Err(NodeError(e)) = &reply
+            && e.contains("UNVERIFIED")
+        {
+            self.health.set(Standing::Unverified);
+            self.probe_wanted.notify_one();
+        }
+        let reply = reply?;
         match reply {
             Value::Null => Ok(None),
             Value::Integer(n) if n > 0 => Ok(Some(n as u64)),

@@ -39,6 +39,14 @@ impl Cluster {
         client
     }
 
+    /// `CONFIG SET key value` on master `i`.
+    pub async fn config_set(&self, i: usize, key: &str, value: &str) {
+        let client = self.admin(i).await;
+        let config = fred::types::CustomCommand::new_static("CONFIG", fred::types::ClusterHash::FirstKey, false);
+        let _: fred::prelude::Value = client.custom(config, vec!["SET", key, value]).await.unwrap();
+        let _ = client.quit().await;
+    }
+
     /// The raw fence counter stored on master `i`.
     pub async fn fence(&self, i: usize) -> Option<String> {
         let client = self.admin(i).await;
@@ -65,6 +73,9 @@ pub fn test_env(cluster: &Cluster) -> HashMap<String, String> {
             ("REDLOCKD__LOCK__MIN_TTL", "500ms".into()),
             ("REDLOCKD__LOCK__RETRY_DELAY_MIN", "20ms".into()),
             ("REDLOCKD__LOCK__RETRY_DELAY_MAX", "60ms".into()),
+            // Fresh masters: quarantine would hold them out for max_ttl.
+            ("REDLOCKD__SAFETY__QUARANTINE", "false".into()),
+            ("REDLOCKD__SAFETY__CHECK_INTERVAL", "200ms".into()),
         ]
         .map(|(k, v)| (k.to_owned(), v)),
     )
@@ -76,6 +87,13 @@ impl Daemon {
     }
 
     pub async fn start_with(env: HashMap<String, String>) -> Daemon {
+        // RUST_LOG=redlockd=debug shows the daemon's log in a failing test.
+        if let Ok(filter) = std::env::var("RUST_LOG") {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_test_writer()
+                .try_init();
+        }
         let config = Config::load(None, Some(env)).expect("test config");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

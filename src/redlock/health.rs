@@ -1,0 +1,197 @@
+//! A master's standing (DESIGN §5): usable, quarantined, or failed
+//! preflight; and the pure rules that decide it from what a probe saw
+//! (role, eviction policy, identity, uptime, clock).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Whether a node may count towards an acquire quorum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Not probed yet since start or since its connection was re-made.
+    Unverified,
+    /// Counts towards acquire quorums.
+    Usable,
+    /// May have lost locks; not counted until `until` (then its fence
+    /// counter is repaired before it rejoins).
+    Quarantined {
+        /// When it may rejoin.
+        until: Instant,
+        /// Why it was quarantined.
+        reason: String,
+    },
+    /// Failed preflight; not used until a later probe passes.
+    Failed {
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// What one probe of a master saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// `role` from `INFO replication`.
+    pub role: String,
+    /// `maxmemory-policy` from `CONFIG GET`.
+    pub maxmemory_policy: String,
+    /// `run_id`: changes when the process restarts.
+    pub run_id: String,
+    /// `master_replid`: changes on failover to a replica.
+    pub master_replid: String,
+    /// `uptime_in_seconds`.
+    pub uptime: Duration,
+    /// The node's `TIME`, in microseconds since the epoch.
+    pub node_time_us: u64,
+    /// Our monotonic clock halfway through the `TIME` round trip.
+    pub sampled_at: Instant,
+    /// Whether the scripts loaded.
+    pub scripts_loaded: Result<(), String>,
+    /// Whether the node still has the marker a daemon sets when it verifies
+    /// the node: gone means its data is gone (restarted empty, flushed).
+    pub marker_present: bool,
+}
+
+/// The quarantine and clock-guard knobs.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    /// Quarantine on (off: only with `appendfsync always`, or in tests).
+    pub quarantine: bool,
+    /// A node must have been up this long (the largest TTL) to be trusted.
+    pub max_ttl: Duration,
+    /// A clock that moved this much against ours between probes has jumped.
+    pub clock_jump_bound: Duration,
+}
+
+/// What the probes remember of one node, and its current standing.
+#[derive(Debug)]
+pub struct NodeHealth {
+    state: Mutex<Memory>,
+}
+
+#[derive(Debug)]
+struct Memory {
+    standing: Standing,
+    identity: Option<(String, String)>,
+    /// node clock (µs) minus our clock (µs since `base`), from the last probe.
+    clock_offset_us: Option<i128>,
+    base: Instant,
+    /// The latest possible start of the current process, by our clock: the
+    /// smallest `now - uptime` seen (uptime is whole seconds, so each probe
+    /// gives an upper bound of the true start).
+    started_by: Option<Instant>,
+    /// Held out until then for an event (restart, failover, jump, lost data).
+    held_until: Option<(Instant, String)>,
+}
+
+/// What a probe decided: the new standing, and whether the node needs its
+/// fence counter repaired before it can be usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Use it as it is.
+    Usable,
+    /// Repair the counter first (it was quarantined and may rejoin now).
+    RepairThenUsable,
+    /// Keep out until the standing's `until`.
+    Quarantine(Standing),
+    /// Preflight failed.
+    Fail(String),
+}
+
+impl Default for NodeHealth {
+    fn default() -> NodeHealth {
+        NodeHealth {
+            state: Mutex::new(Memory {
+                standing: Standing::Unverified,
+                identity: None,
+                clock_offset_us: None,
+                base: Instant::now(),
+                started_by: None,
+                held_until: None,
+            }),
+        }
+    }
+}
+
+impl NodeHealth {
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current standing.
+    pub fn standing(&self) -> Standing {
+        self.memory().standing.clone()
+    }
+
+    /// Sets the standing (after a repair, or when a connection is re-made).
+    pub fn set(&self, standing: Standing) {
+        self.memory().standing = standing;
+    }
+
+    /// Applies the rules to a probe and remembers what it saw.
+    pub fn assess(&self, obs: &Observation, rules: &Rules, now: Instant) -> Verdict {
+        let mut memory = self.memory();
+        if obs.role != "master" {
+            return Verdict::Fail(format!("role is {}, not master", obs.role));
+        }
+        if obs.maxmemory_policy != "noeviction" {
+            return Verdict::Fail(format!(
+                "maxmemory-policy is {}; only noeviction is safe (any other policy can evict lock keys)",
+                obs.maxmemory_policy
+            ));
+        }
+        if let Err(e) = &obs.scripts_loaded {
+            return Verdict::Fail(format!("scripts do not load: {e}"));
+        }
+
+        let identity = (obs.run_id.clone(), obs.master_replid.clone());
+        let changed = memory.identity.as_ref().is_some_and(|known| *known != identity);
+        memory.identity = Some(identity);
+        let offset = i128::from(obs.node_time_us) - obs.sampled_at.duration_since(memory.base).as_micros() as i128;
+        let jump = memory.clock_offset_us.map(|before| (offset - before).unsigned_abs());
+        memory.clock_offset_us = Some(offset);
+        if changed {
+            memory.started_by = None;
+        }
+        if obs.uptime < rules.max_ttl {
+            let started = now.checked_sub(obs.uptime).unwrap_or(now);
+            memory.started_by = Some(memory.started_by.map_or(started, |s| s.min(started)));
+        }
+        if !rules.quarantine {
+            return Verdict::Usable;
+        }
+
+        let event = if changed {
+            Some("run_id or master_replid changed (restart or failover)".to_owned())
+        } else if !obs.marker_present && memory.standing == Standing::Usable {
+            Some("its keys are gone (restarted empty or flushed)".to_owned())
+        } else {
+            jump.filter(|j| *j > rules.clock_jump_bound.as_micros())
+                .map(|j| format!("clock jumped by {} ms", j / 1000))
+        };
+        if let Some(reason) = event {
+            let until = now + rules.max_ttl;
+            // A new event never shortens a hold already running.
+            let until = memory.held_until.as_ref().map_or(until, |(held, _)| until.max(*held));
+            memory.held_until = Some((until, reason));
+        }
+        let young = memory
+            .started_by
+            .map(|s| (s + rules.max_ttl, "up for less than max_ttl".to_owned()));
+        let hold = [memory.held_until.clone(), young]
+            .into_iter()
+            .flatten()
+            .filter(|(until, _)| *until > now)
+            .max_by_key(|(until, _)| *until);
+        match hold {
+            Some((until, reason)) => Verdict::Quarantine(Standing::Quarantined { until, reason }),
+            None if memory.standing == Standing::Usable => Verdict::Usable,
+            None => Verdict::RepairThenUsable,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "health_tests.rs"]
+mod tests;

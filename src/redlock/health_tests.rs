@@ -1,0 +1,200 @@
+//! The quarantine and preflight rules on synthetic probes.
+
+use super::*;
+
+const MAX_TTL: Duration = Duration::from_secs(60);
+
+fn rules() -> Rules {
+    Rules {
+        quarantine: true,
+        max_ttl: MAX_TTL,
+        clock_jump_bound: Duration::from_millis(500),
+    }
+}
+
+fn healthy(now: Instant) -> Observation {
+    Observation {
+        role: "master".into(),
+        maxmemory_policy: "noeviction".into(),
+        run_id: "run-1".into(),
+        master_replid: "repl-1".into(),
+        uptime: Duration::from_secs(3600),
+        node_time_us: 1_700_000_000_000_000,
+        sampled_at: now,
+        scripts_loaded: Ok(()),
+        marker_present: true,
+    }
+}
+
+/// Probes `obs` and applies the verdict the way the monitor does.
+fn probe(health: &NodeHealth, obs: &Observation, rules: &Rules, now: Instant) -> Verdict {
+    let verdict = health.assess(obs, rules, now);
+    match &verdict {
+        Verdict::Usable | Verdict::RepairThenUsable => health.set(Standing::Usable),
+        Verdict::Quarantine(standing) => health.set(standing.clone()),
+        Verdict::Fail(reason) => health.set(Standing::Failed { reason: reason.clone() }),
+    }
+    verdict
+}
+
+fn quarantined_until(verdict: &Verdict) -> Instant {
+    match verdict {
+        Verdict::Quarantine(Standing::Quarantined { until, .. }) => *until,
+        other => panic!("expected a quarantine, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_running_master_is_repaired_once_then_usable() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    assert_eq!(probe(&health, &healthy(now), &rules(), now), Verdict::RepairThenUsable);
+    assert_eq!(probe(&health, &healthy(now), &rules(), now), Verdict::Usable);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_young_master_waits_until_it_has_been_up_for_max_ttl() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    let young = Observation {
+        uptime: Duration::from_secs(20),
+        ..healthy(now)
+    };
+    let verdict = probe(&health, &young, &rules(), now);
+    assert_eq!(quarantined_until(&verdict), now + Duration::from_secs(40));
+    let later = now + Duration::from_secs(41);
+    let grown = Observation {
+        uptime: Duration::from_secs(61),
+        node_time_us: young.node_time_us + 41_000_000,
+        sampled_at: later,
+        ..young
+    };
+    assert_eq!(probe(&health, &grown, &rules(), later), Verdict::RepairThenUsable);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_or_failover_quarantines_for_max_ttl() {
+    for (run_id, replid) in [("run-2", "repl-1"), ("run-1", "repl-2")] {
+        let health = NodeHealth::default();
+        let now = Instant::now();
+        probe(&health, &healthy(now), &rules(), now);
+        let moved = Observation {
+            run_id: run_id.into(),
+            master_replid: replid.into(),
+            ..healthy(now)
+        };
+        assert_eq!(quarantined_until(&probe(&health, &moved, &rules(), now)), now + MAX_TTL);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_marker_quarantines_a_usable_master() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &rules(), now);
+    let flushed = Observation {
+        marker_present: false,
+        ..healthy(now)
+    };
+    assert_eq!(
+        quarantined_until(&probe(&health, &flushed, &rules(), now)),
+        now + MAX_TTL
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clock_jump_beyond_the_bound_quarantines_and_drift_within_it_does_not() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &rules(), now);
+    // One second later by our clock; the node's clock moved 1.3 s.
+    let later = now + Duration::from_secs(1);
+    let small = Observation {
+        node_time_us: healthy(now).node_time_us + 1_300_000,
+        sampled_at: later,
+        ..healthy(now)
+    };
+    assert_eq!(probe(&health, &small, &rules(), later), Verdict::Usable);
+    let even_later = later + Duration::from_secs(1);
+    let jumped = Observation {
+        node_time_us: small.node_time_us + 1_000_000 + 5_000_000,
+        sampled_at: even_later,
+        ..small
+    };
+    assert_eq!(
+        quarantined_until(&probe(&health, &jumped, &rules(), even_later)),
+        even_later + MAX_TTL
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn preflight_refuses_replicas_evicting_policies_and_broken_scripts() {
+    let now = Instant::now();
+    let cases = [
+        (
+            Observation {
+                role: "slave".into(),
+                ..healthy(now)
+            },
+            "role",
+        ),
+        (
+            Observation {
+                maxmemory_policy: "allkeys-lru".into(),
+                ..healthy(now)
+            },
+            "noeviction",
+        ),
+        (
+            Observation {
+                scripts_loaded: Err("NOPERM".into()),
+                ..healthy(now)
+            },
+            "scripts",
+        ),
+    ];
+    for (obs, named) in cases {
+        match NodeHealth::default().assess(&obs, &rules(), now) {
+            Verdict::Fail(reason) => assert!(reason.contains(named), "{reason}"),
+            other => panic!("expected a failed preflight, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_quarantine_off_a_restarted_master_is_used_at_once() {
+    let rules = Rules {
+        quarantine: false,
+        ..rules()
+    };
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &rules, now);
+    let restarted = Observation {
+        run_id: "run-2".into(),
+        uptime: Duration::from_secs(1),
+        marker_present: false,
+        ..healthy(now)
+    };
+    assert_eq!(probe(&health, &restarted, &rules, now), Verdict::Usable);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_reason_never_shortens_a_running_quarantine() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &rules(), now);
+    let restarted = Observation {
+        run_id: "run-2".into(),
+        ..healthy(now)
+    };
+    let first = quarantined_until(&probe(&health, &restarted, &rules(), now));
+    let soon = now + Duration::from_secs(10);
+    let young = Observation {
+        uptime: Duration::from_secs(55),
+        sampled_at: soon,
+        node_time_us: restarted.node_time_us + 10_000_000,
+        ..restarted
+    };
+    assert_eq!(quarantined_until(&probe(&health, &young, &rules(), soon)), first);
+}
