@@ -1,7 +1,5 @@
 //! The fault-injecting proxy of tests/support/proxy.rs, against a real `redis-server`, spoken to in raw RESP.
 
-#[path = "support/proxy.rs"]
-mod proxy;
 mod support;
 
 use std::io;
@@ -9,8 +7,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use fred::prelude::{Client, ClientLike, Config as FredConfig, KeysInterface};
-use proxy::{Mode, Proxy};
 use support::Cluster;
+use support::proxy::{Mode, Proxy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, sleep, timeout_at};

@@ -2,6 +2,9 @@
 //! daemon served in-process on port 0, and gRPC clients.
 #![allow(dead_code)]
 
+pub mod history;
+pub mod proxy;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;

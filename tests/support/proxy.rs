@@ -36,6 +36,7 @@ pub enum Mode {
 pub struct Proxy {
     addr: SocketAddr,
     mode: watch::Sender<Mode>,
+    upstream: watch::Sender<SocketAddr>,
     open: Arc<AtomicUsize>,
     accept: JoinHandle<()>,
 }
@@ -46,11 +47,13 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding the proxy");
         let addr = listener.local_addr().expect("the proxy's address");
         let (mode, watching) = watch::channel(Mode::Pass);
+        let (upstream, target) = watch::channel(upstream);
         let open = Arc::new(AtomicUsize::new(0));
-        let accept = tokio::spawn(accept_loop(listener, upstream, watching, open.clone()));
+        let accept = tokio::spawn(accept_loop(listener, target, watching, open.clone()));
         Proxy {
             addr,
             mode,
+            upstream,
             open,
             accept,
         }
@@ -68,6 +71,12 @@ impl Proxy {
     /// Applies to existing and new connections from now on (even to chunks already waiting out a delay).
     pub fn set_mode(&self, mode: Mode) {
         self.mode.send_replace(mode);
+    }
+
+    /// Points new connections at another server (a failover: the same address now leads to a promoted replica).
+    /// Existing connections keep their server; `set_mode(Mode::Reset)` then `Pass` moves them too.
+    pub fn set_upstream(&self, upstream: SocketAddr) {
+        self.upstream.send_replace(upstream);
     }
 
     pub fn mode(&self) -> Mode {
@@ -104,14 +113,20 @@ impl Drop for Open {
     }
 }
 
-async fn accept_loop(listener: TcpListener, upstream: SocketAddr, mode: watch::Receiver<Mode>, open: Arc<AtomicUsize>) {
+async fn accept_loop(
+    listener: TcpListener,
+    upstream: watch::Receiver<SocketAddr>,
+    mode: watch::Receiver<Mode>,
+    open: Arc<AtomicUsize>,
+) {
     // Owned here so that aborting this task also aborts every connection (a JoinSet aborts its tasks on drop).
     let mut connections = JoinSet::new();
     loop {
         match listener.accept().await {
             Ok((client, _)) => {
                 let counted = Open::new(&open);
-                connections.spawn(serve(client, upstream, mode.clone(), counted));
+                let target = *upstream.borrow();
+                connections.spawn(serve(client, target, mode.clone(), counted));
             }
             // E.g. out of file descriptors: back off instead of spinning.
             Err(_) => sleep(Duration::from_millis(10)).await,
