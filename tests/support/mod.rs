@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod proxy;
+pub mod rig;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -119,6 +120,11 @@ impl Daemon {
         LockClient::connect(format!("http://{}", self.addr))
             .await
             .expect("connecting to the daemon")
+    }
+
+    /// Ends the daemon abruptly, like `kill -9`: no drain, nothing released.
+    pub fn kill(&self) {
+        self.task.abort();
     }
 
     pub async fn stop(mut self) {

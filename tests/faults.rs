@@ -1,0 +1,242 @@
+//! The fault suite (DESIGN §6): real masters, two daemons each behind its
+//! own fault proxy per master, contending clients, and the history checker.
+//! Safe scenarios must pass the checker; the unsafe controls must be caught
+//! by it — a checker that cannot fail proves nothing.
+
+mod support;
+
+use std::time::Duration;
+
+use support::history::ViolationKind;
+use support::proxy::Mode;
+use support::rig::{Rig, TTL};
+use tokio::time::{Instant, sleep};
+
+const CLIENTS: usize = 4;
+
+/// Runs the workload on "r"; `fault` at 1 s, `heal` 2.5 s later, then 4 s
+/// more. Returns the checked report (liveness counted from the heal).
+async fn scenario(rig: &mut Rig, fault: impl AsyncFnOnce(&mut Rig), heal: impl AsyncFnOnce(&mut Rig)) {
+    let work = rig.workload(CLIENTS, "r", Duration::from_millis(7500)).await;
+    sleep(Duration::from_secs(1)).await;
+    fault(rig).await;
+    sleep(Duration::from_millis(2500)).await;
+    heal(rig).await;
+    let healed = Instant::now();
+    work.await.unwrap();
+    let report = rig.check("r", Some(healed));
+    report.assert_safe();
+    assert!(
+        report.stats.grants >= 5,
+        "too few grants to mean anything: {}",
+        report.stats
+    );
+}
+
+async fn nothing(_: &mut Rig) {}
+
+#[tokio::test]
+async fn kill_9_of_one_and_then_two_masters_is_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            rig.cluster.masters[0].kill();
+            sleep(Duration::from_millis(500)).await;
+            rig.cluster.masters[3].kill();
+        },
+        // They come back empty: quarantine keeps them out for max_ttl.
+        async |rig| {
+            rig.cluster.masters[0].restart_empty().unwrap();
+            rig.cluster.masters[3].restart_empty().unwrap();
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn kill_9_of_three_masters_stops_grants_until_they_return() {
+    let mut rig = Rig::start(2, &[]).await;
+    let work = rig.workload(CLIENTS, "r", Duration::from_millis(7500)).await;
+    sleep(Duration::from_secs(1)).await;
+    for i in 0..3 {
+        rig.cluster.masters[i].kill();
+    }
+    let killed = Instant::now();
+    sleep(Duration::from_millis(2500)).await;
+    let restarted = Instant::now();
+    for i in 0..3 {
+        rig.cluster.masters[i].restart_empty().unwrap();
+    }
+    work.await.unwrap();
+    let report = rig.check("r", Some(restarted));
+    report.assert_safe();
+    // No acquire sent after the kill was granted while the masters were down.
+    let during = rig.history.ops().into_iter().filter(|op| {
+        op.invoke > killed + Duration::from_millis(100)
+            && op.complete.is_some_and(|c| c < restarted)
+            && matches!(op.reply, support::history::Reply::Granted(_))
+    });
+    assert_eq!(during.count(), 0, "granted with a majority of masters dead");
+}
+
+#[tokio::test]
+async fn sigstop_of_two_masters_beyond_the_ttl_is_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    let pids: Vec<String> = [1, 2]
+        .iter()
+        .map(|i| rig.cluster.masters[*i].pid().unwrap().to_string())
+        .collect();
+    let signal = |sig: &str, pids: &[String]| {
+        for pid in pids {
+            assert!(
+                std::process::Command::new("kill")
+                    .args([sig, pid])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+    };
+    let (stop, cont) = (pids.clone(), pids);
+    scenario(
+        &mut rig,
+        async move |_| signal("-STOP", &stop),
+        async move |_| signal("-CONT", &cont),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn debug_sleep_beyond_the_ttl_is_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            let admin = rig.cluster.admin(2).await;
+            tokio::spawn(async move {
+                let cmd = fred::types::CustomCommand::new_static("DEBUG", fred::types::ClusterHash::FirstKey, false);
+                let _: Result<fred::prelude::Value, _> =
+                    fred::prelude::ClientLike::custom(&admin, cmd, vec!["SLEEP", "2.5"]).await;
+            });
+        },
+        nothing,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn delay_below_the_per_node_timeout_is_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    let delay = Mode::Delay {
+        base: Duration::from_millis(20),
+        jitter: Duration::from_millis(40),
+    };
+    scenario(
+        &mut rig,
+        async move |rig| (0..5).for_each(|n| rig.link(n, delay)),
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn reply_delay_beyond_the_ttl_is_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    let delay = Mode::Delay {
+        base: TTL + Duration::from_millis(500),
+        jitter: Duration::from_millis(200),
+    };
+    scenario(
+        &mut rig,
+        async move |rig| {
+            rig.link(0, delay);
+            rig.link(4, delay);
+        },
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn lost_replies_are_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            rig.links(0, &[3, 4], Mode::DropReplies);
+            rig.links(1, &[0], Mode::DropReplies);
+        },
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_blackholed_minority_is_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            rig.link(1, Mode::Blackhole);
+            rig.link(3, Mode::Blackhole);
+        },
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_blackholed_majority_is_safe_and_recovers() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| (0..3).for_each(|n| rig.link(n, Mode::Blackhole)),
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_asymmetric_partition_is_safe() {
+    // Daemon 0 sees A, B, C; daemon 1 sees C, D, E.
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            rig.links(0, &[3, 4], Mode::Blackhole);
+            rig.links(1, &[0, 1], Mode::Blackhole);
+        },
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn masters_restarted_empty_with_quarantine_are_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            rig.cluster.masters[0].restart_empty().unwrap();
+            sleep(Duration::from_millis(700)).await;
+            rig.cluster.masters[1].restart_empty().unwrap();
+        },
+        nothing,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn connection_resets_are_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    scenario(
+        &mut rig,
+        async |rig| {
+            rig.link(2, Mode::Reset);
+            rig.links(0, &[4], Mode::Reset);
+        },
+        async |rig| rig.heal_links(),
+    )
+    .await;
+}
