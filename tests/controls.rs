@@ -201,3 +201,122 @@ async fn control_a_stalled_client_loses_an_update_on_an_unfenced_store_and_the_f
         "{report}"
     );
 }
+
+/// A real master behind a switch: closed, it refuses at once like a dead
+/// node, so a test can pick each acquisition's quorum exactly.
+struct Gate {
+    node: redlockd::redlock::redis::RedisNode,
+    open: std::sync::atomic::AtomicBool,
+}
+
+impl redlockd::redlock::Node for Gate {
+    fn name(&self) -> &str {
+        self.node.name()
+    }
+
+    async fn try_lock(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<Option<u64>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.try_lock(key, value, ttl).await
+    }
+
+    async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.publish_fence(key, value, counter).await
+    }
+
+    async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.extend(key, value, ttl).await
+    }
+
+    async fn unlock(&self, key: &str, value: &str) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.unlock(key, value).await
+    }
+}
+
+impl Gate {
+    fn check(&self) -> Result<(), redlockd::redlock::NodeError> {
+        if self.open.load(std::sync::atomic::Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(redlockd::redlock::NodeError("gate closed".into()))
+        }
+    }
+}
+
+/// Runs DESIGN §2's adversarial schedule of quorums on five real masters
+/// whose counters start at 0, recording each grant, and checks the history.
+async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
+    use redlockd::redlock::{Acquired, Engine, EngineConfig};
+    use support::history::{Grant, History, Kind, Options, Reply, check};
+
+    let cluster = support::Cluster::start(5);
+    let mut gates = Vec::new();
+    for (i, master) in cluster.masters.iter().enumerate() {
+        let config = support::test_config(&cluster).node(&master.url(), None);
+        let node = redlockd::redlock::redis::RedisNode::connect(&config).unwrap();
+        node.wait_connected(Duration::from_secs(5)).await.unwrap();
+        node.repair(None).await.unwrap();
+        node.health().set(redlockd::redlock::node::Standing::Usable);
+        let admin = cluster.admin(i).await;
+        let _: () = admin.set("redlockd:fence", 0, None, None, false).await.unwrap();
+        gates.push(Gate {
+            node,
+            open: true.into(),
+        });
+    }
+    let engine = Engine::new(
+        gates,
+        EngineConfig {
+            publish_round,
+            ..support::test_config(&cluster).engine()
+        },
+    );
+    let history = History::new();
+    let (a, b, c, d, e) = (0, 1, 2, 3, 4);
+    for quorum in [[a, b, c], [c, d, e], [a, b, c], [c, d, e], [a, b, d]] {
+        for (i, gate) in engine.nodes().iter().enumerate() {
+            gate.open
+                .store(quorum.contains(&i), std::sync::atomic::Ordering::SeqCst);
+        }
+        let op = history.invoke("client", "r", Kind::Acquire);
+        let outcome = engine
+            .acquire("r", Duration::from_secs(5), Duration::ZERO, std::future::pending())
+            .await;
+        let Ok(Acquired::Granted(lease)) = outcome else {
+            panic!("the quorum {quorum:?} did not grant: {outcome:?}");
+        };
+        let grant = Grant {
+            token: lease.fencing_token,
+            validity: lease.validity,
+            value: lease.value.expose().to_owned(),
+        };
+        history.complete(op, Reply::Granted(grant));
+        let op = history.invoke("client", "r", Kind::Release(lease.value.expose().to_owned()));
+        let released = engine.release("r", &lease.value).await.unwrap();
+        history.complete(op, if released { Reply::Released } else { Reply::Fail });
+    }
+    let report = check(&history, &[], Options::default());
+    println!("round 2 {}: {}", if publish_round { "on" } else { "off" }, report.stats);
+    report
+}
+
+#[tokio::test]
+async fn control_without_round_two_the_adversarial_schedule_makes_a_token_go_down() {
+    let report = adversarial_schedule_on_real_masters(false).await;
+    assert!(
+        report.has(ViolationKind::TokenOrder),
+        "the checker missed the decrease:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn twin_with_round_two_the_adversarial_schedule_keeps_tokens_rising() {
+    adversarial_schedule_on_real_masters(true).await.assert_safe();
+}

@@ -85,6 +85,11 @@ pub fn test_env(cluster: &Cluster) -> HashMap<String, String> {
     )
 }
 
+/// The daemon config `test_env` describes.
+pub fn test_config(cluster: &Cluster) -> Config {
+    Config::load(None, Some(test_env(cluster))).expect("test config")
+}
+
 impl Daemon {
     pub async fn start(cluster: &Cluster) -> Daemon {
         Daemon::start_with(test_env(cluster)).await
