@@ -240,3 +240,103 @@ async fn connection_resets_are_safe() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_daemon_killed_with_kill_9_while_its_clients_hold_locks_is_safe() {
+    let mut rig = Rig::start(1, &[]).await;
+    let env = support::rig::rig_env(&rig.cluster, &rig.proxies[0], &[]);
+    let mut doomed = support::rig::BinaryDaemon::start(env).await;
+    let mut holder = rig.client_at(doomed.addr, "doomed-client").await;
+    let work = rig.workload(CLIENTS, "r", Duration::from_secs(6)).await;
+    // Its client takes the lock; the daemon dies under it.
+    let held = holder
+        .acquire("r", Duration::from_secs(3))
+        .await
+        .expect("the doomed daemon's client got the lock");
+    holder.write_fenced(&held, "doomed");
+    doomed.kill();
+    let killed = Instant::now();
+    holder.release("r", &held).await;
+    work.await.unwrap();
+    let report = rig.check("r", Some(killed));
+    report.assert_safe();
+}
+
+#[tokio::test]
+async fn a_client_that_vanishes_holding_or_waiting_is_safe() {
+    let rig = Rig::start(2, &[]).await;
+    let work = rig.workload(CLIENTS, "r", Duration::from_secs(6)).await;
+    sleep(Duration::from_millis(500)).await;
+    // One vanishes while holding (no release: the lock expires) ...
+    let mut gone = rig.client(0, "vanished-holder").await;
+    if let Some(held) = gone.acquire("r", Duration::from_secs(3)).await {
+        gone.write_fenced(&held, "vanished");
+    }
+    drop(gone);
+    let vanished = Instant::now();
+    // ... and one while waiting (its request is cancelled mid-wait).
+    let mut waiter = rig.client(1, "vanished-waiter").await;
+    let _ = tokio::time::timeout(Duration::from_millis(300), waiter.acquire("r", Duration::from_secs(5))).await;
+    drop(waiter);
+    work.await.unwrap();
+    rig.check("r", Some(vanished)).assert_safe();
+}
+
+/// A daemon whose URLs for `wrong` carry a wrong password (those masters
+/// require one).
+async fn daemon_with_wrong_passwords(rig: &Rig, wrong: &[usize]) -> support::Daemon {
+    for i in wrong {
+        rig.cluster.config_set(*i, "requirepass", "right").await;
+    }
+    let mut env = support::rig::rig_env(&rig.cluster, &rig.proxies[0], &[]);
+    let urls: Vec<String> = rig.proxies[0]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if wrong.contains(&i) {
+                format!("redis://:wrong@{}", p.addr())
+            } else {
+                p.url()
+            }
+        })
+        .collect();
+    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    support::Daemon::start_with(env).await
+}
+
+#[tokio::test]
+async fn a_wrong_redis_password_counts_as_a_node_failure_never_as_not_held() {
+    let rig = Rig::start(1, &[]).await;
+    let daemon = daemon_with_wrong_passwords(&rig, &[4]).await;
+    let mut client = rig.client_at(daemon.addr, "wrong-password").await;
+    for _ in 0..10 {
+        let held = client
+            .acquire("r", Duration::from_secs(2))
+            .await
+            .expect("four masters still grant");
+        client.release("r", &held).await;
+    }
+    let report = rig.check("r", None);
+    report.assert_safe();
+    let releases = rig
+        .history
+        .ops()
+        .into_iter()
+        .filter(|op| matches!(op.kind, support::history::Kind::Release(_)));
+    for op in releases {
+        assert_eq!(
+            op.reply,
+            support::history::Reply::Released,
+            "a release was reported as not held"
+        );
+    }
+}
+
+#[tokio::test]
+async fn three_wrong_redis_passwords_make_the_cluster_unavailable_not_taken() {
+    let rig = Rig::start(1, &[]).await;
+    let daemon = daemon_with_wrong_passwords(&rig, &[2, 3, 4]).await;
+    let mut client = daemon.client().await;
+    let status = client.acquire(support::acquire_req("r", 1.0, 0.0)).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+}

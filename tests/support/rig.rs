@@ -274,3 +274,58 @@ async fn release(rpc: &mut LockClient<Channel>, resource: &str, value: &str) -> 
     request.set_timeout(Duration::from_secs(2));
     Ok(rpc.release(request).await?.into_inner().released)
 }
+
+impl Rig {
+    /// A recording client of any daemon at `addr`.
+    pub async fn client_at(&self, addr: std::net::SocketAddr, name: &str) -> Client {
+        let rpc = LockClient::connect(format!("http://{addr}"))
+            .await
+            .expect("connecting to a daemon");
+        Client {
+            name: name.to_owned(),
+            rpc,
+            history: self.history.clone(),
+            fenced: self.fenced.clone(),
+        }
+    }
+}
+
+/// The real `redlockd` binary as a child process, for kill -9.
+pub struct BinaryDaemon {
+    pub addr: std::net::SocketAddr,
+    child: std::process::Child,
+}
+
+impl BinaryDaemon {
+    /// Starts it with `env` (and a free port) and waits until it serves.
+    pub async fn start(mut env: HashMap<String, String>) -> BinaryDaemon {
+        let port = redlockd::dev::free_port().unwrap();
+        env.insert("REDLOCKD__SERVER__LISTEN".into(), format!("127.0.0.1:{port}"));
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_redlockd"))
+            .env_clear()
+            .envs(env)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting redlockd");
+        let addr = ([127, 0, 0, 1], port).into();
+        let start = Instant::now();
+        while LockClient::connect(format!("http://{addr}")).await.is_err() {
+            assert!(start.elapsed() < Duration::from_secs(20), "redlockd did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        BinaryDaemon { addr, child }
+    }
+
+    /// SIGKILL: nothing is released, nothing drains.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for BinaryDaemon {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
