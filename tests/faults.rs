@@ -7,7 +7,6 @@ mod support;
 
 use std::time::Duration;
 
-use support::history::ViolationKind;
 use support::proxy::Mode;
 use support::rig::{Rig, TTL};
 use tokio::time::{Instant, sleep};
