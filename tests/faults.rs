@@ -242,7 +242,7 @@ async fn connection_resets_are_safe() {
 
 #[tokio::test]
 async fn a_daemon_killed_with_kill_9_while_its_clients_hold_locks_is_safe() {
-    let mut rig = Rig::start(1, &[]).await;
+    let rig = Rig::start(1, &[]).await;
     let env = support::rig::rig_env(&rig.cluster, &rig.proxies[0], &[]);
     let mut doomed = support::rig::BinaryDaemon::start(env).await;
     let mut holder = rig.client_at(doomed.addr, "doomed-client").await;
