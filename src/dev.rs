@@ -101,6 +101,22 @@ impl RedisProcess {
         }
     }
 
+    /// `SIGSTOP`: the process freezes (a long GC-like pause), connections stay open.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// `SIGCONT` after `pause`.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, sig: &str) {
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+        }
+    }
+
     /// Starts it again on the same port with the data it has on disk (none,
     /// unless persistence was switched on with `extra`).
     ///

@@ -82,26 +82,10 @@ async fn kill_9_of_three_masters_stops_grants_until_they_return() {
 #[tokio::test]
 async fn sigstop_of_two_masters_beyond_the_ttl_is_safe() {
     let mut rig = Rig::start(2, &[]).await;
-    let pids: Vec<String> = [1, 2]
-        .iter()
-        .map(|i| rig.cluster.masters[*i].pid().unwrap().to_string())
-        .collect();
-    let signal = |sig: &str, pids: &[String]| {
-        for pid in pids {
-            assert!(
-                std::process::Command::new("kill")
-                    .args([sig, pid])
-                    .status()
-                    .unwrap()
-                    .success()
-            );
-        }
-    };
-    let (stop, cont) = (pids.clone(), pids);
     scenario(
         &mut rig,
-        async move |_| signal("-STOP", &stop),
-        async move |_| signal("-CONT", &cont),
+        async |rig| [1, 2].iter().for_each(|i| rig.cluster.masters[*i].pause()),
+        async |rig| [1, 2].iter().for_each(|i| rig.cluster.masters[*i].resume()),
     )
     .await;
 }

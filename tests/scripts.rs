@@ -292,3 +292,41 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     let outcome = tokio::time::timeout(Duration::from_secs(3), refused.unlock(KEY, value.expose())).await;
     assert!(!matches!(outcome, Ok(Ok(_))), "{outcome:?}");
 }
+
+#[tokio::test]
+async fn a_master_with_appendonly_restarted_keeps_its_lock_and_counter_and_one_restarted_empty_does_not() {
+    let binary = find_redis_server().unwrap();
+    let mut master = RedisProcess::start(&binary, &["--appendonly", "yes", "--appendfsync", "always"]).unwrap();
+    let node = node(master.url()).await;
+    let value = LockValue::random();
+    let counter = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    master.restart().unwrap();
+    let admin = fred::prelude::Client::new(
+        fred::prelude::Config::from_url(&master.url()).unwrap(),
+        None,
+        None,
+        None,
+    );
+    admin.init().await.unwrap();
+    let held: Option<String> = admin.get(KEY).await.unwrap();
+    assert_eq!(
+        held.as_deref(),
+        Some(value.expose()),
+        "the lock did not survive a restart with AOF"
+    );
+    let fence: Option<u64> = admin.get("redlockd:fence").await.unwrap();
+    assert_eq!(fence, Some(counter));
+    let _ = admin.quit().await;
+
+    master.restart_empty().unwrap();
+    let admin = fred::prelude::Client::new(
+        fred::prelude::Config::from_url(&master.url()).unwrap(),
+        None,
+        None,
+        None,
+    );
+    admin.init().await.unwrap();
+    let held: Option<String> = admin.get(KEY).await.unwrap();
+    assert_eq!(held, None, "restart_empty kept data");
+    let _ = admin.quit().await;
+}

@@ -31,7 +31,7 @@ fn signal(sig: &str, pid: u32) {
 async fn inject(rig: &mut Rig, node: usize, fault: Fault) {
     match fault {
         Fault::Killed => rig.cluster.masters[node].kill(),
-        Fault::Stopped => signal("-STOP", rig.cluster.masters[node].pid().unwrap()),
+        Fault::Stopped => rig.cluster.masters[node].pause(),
         Fault::Link(mode) => {
             // Sometimes for one daemon only: an asymmetric partition.
             if fastrand::bool() {
@@ -47,7 +47,7 @@ async fn heal(rig: &mut Rig, node: usize, fault: Fault) {
     match fault {
         // Back without its data: quarantine must keep it out.
         Fault::Killed => rig.cluster.masters[node].restart_empty().unwrap(),
-        Fault::Stopped => signal("-CONT", rig.cluster.masters[node].pid().unwrap()),
+        Fault::Stopped => rig.cluster.masters[node].resume(),
         Fault::Link(_) => rig.link(node, Mode::Pass),
     }
 }
