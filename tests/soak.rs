@@ -22,12 +22,6 @@ enum Fault {
     Link(Mode),
 }
 
-fn signal(sig: &str, pid: u32) {
-    let _ = std::process::Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status();
-}
-
 async fn inject(rig: &mut Rig, node: usize, fault: Fault) {
     match fault {
         Fault::Killed => rig.cluster.masters[node].kill(),
