@@ -33,6 +33,16 @@ pub struct Config {
     pub lock: LockConfig,
     /// Quarantine, preflight and clock guard.
     pub safety: SafetyConfig,
+    /// The Prometheus endpoint.
+    pub metrics: MetricsConfig,
+}
+
+/// `[metrics]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Where `/metrics` is served.
+    pub listen: SocketAddr,
 }
 
 /// `[safety]`

@@ -7,13 +7,14 @@
 //! - [`validate`]: request-field checks; [`error`]: errors and status codes.
 //! - [`config`]: typed, validated configuration.
 //! - [`dev`]: local `redis-server` processes for `redlockd dev` and tests.
-//! - [`logging`]: human or JSON log lines.
+//! - [`logging`]: human or JSON log lines; [`metrics`]: Prometheus.
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod dev;
 pub mod error;
 pub mod logging;
+pub mod metrics;
 pub mod redlock;
 pub mod server;
 pub mod validate;
@@ -25,6 +26,7 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::redlock::monitor::Monitor;
 use crate::redlock::redis::RedisNode;
 use crate::redlock::{Engine, Node};
@@ -55,12 +57,26 @@ pub enum RunError {
     Transport(#[from] tonic::transport::Error),
 }
 
-/// Serves the lock API on `listener` against the masters of `config` until
-/// `shutdown` resolves. Tests bind `127.0.0.1:0` and pass a channel.
+/// The sockets the daemon serves on, bound by the caller (tests bind
+/// `127.0.0.1:0`).
+pub struct Listeners {
+    /// The gRPC API.
+    pub grpc: TcpListener,
+    /// `/metrics` for Prometheus.
+    pub metrics: TcpListener,
+}
+
+/// Serves the lock API and metrics on `listeners` against the masters of
+/// `config` until `shutdown` resolves.
 ///
 /// # Errors
 /// When a node cannot be set up or the server fails.
-pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
+pub async fn run(
+    config: Config,
+    listeners: Listeners,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), RunError> {
     let tls = config.redis_tls().map_err(|e| RunError::Node {
         index: 0,
         reason: e.to_string(),
@@ -84,17 +100,24 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
     // Judge every master once before serving, then keep watching.
     let monitor = Monitor::new(
         engine.clone(),
+        metrics.clone(),
         config.rules(),
         config.safety.check_interval,
         config.redis.command_timeout,
     );
     monitor.check_all().await;
-    let (monitor_stop, monitor_stopped) = tokio::sync::oneshot::channel::<()>();
-    let monitoring = tokio::spawn(monitor.run(async {
-        let _ = monitor_stopped.await;
-    }));
+    let (stop_background, background_stopped) = tokio::sync::watch::channel(());
+    let stopped = move || {
+        let mut rx = background_stopped.clone();
+        async move {
+            let _ = rx.changed().await;
+        }
+    };
+    let monitoring = tokio::spawn(monitor.run(stopped()));
+    let exporting = tokio::spawn(metrics::serve(listeners.metrics, metrics, stopped()));
 
     let service = LockService::new(engine, (&config.lock).into(), config.redis.node_timeout);
+    let listener = listeners.grpc;
     tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");
     let stopping = tokio::sync::Notify::new();
     let server = tonic::transport::Server::builder()
@@ -113,8 +136,9 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
         served = server => served?,
         () = grace => tracing::warn!("shutdown grace period over; closing the remaining connections"),
     }
-    let _ = monitor_stop.send(());
+    drop(stop_background);
     let _ = monitoring.await;
+    let _ = exporting.await;
     tracing::info!("stopped");
     Ok(())
 }

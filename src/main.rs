@@ -89,10 +89,17 @@ fn main() -> ExitCode {
 
 #[tokio::main]
 async fn serve(config: Config) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(config.server.listen)
-        .await
-        .with_context(|| format!("binding server.listen = {}", config.server.listen))?;
-    redlockd::run(config, listener, shutdown_signal()).await?;
+    let bind = |addr, setting: &'static str| async move {
+        tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {setting} = {addr}"))
+    };
+    let listeners = redlockd::Listeners {
+        grpc: bind(config.server.listen, "server.listen").await?,
+        metrics: bind(config.metrics.listen, "metrics.listen").await?,
+    };
+    let metrics = std::sync::Arc::new(redlockd::metrics::Metrics::new());
+    redlockd::run(config, listeners, metrics, shutdown_signal()).await?;
     Ok(())
 }
 

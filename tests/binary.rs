@@ -59,6 +59,7 @@ async fn redlockd_dev_serves_locks_and_stops_its_masters_on_sigterm() {
     let child = Command::new(BIN)
         .arg("dev")
         .env("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("REDLOCKD__METRICS__LISTEN", "127.0.0.1:0")
         .env("REDLOCKD__LOG__FORMAT", "json")
         // The test keeps its connection open: the grace bounds the exit.
         .env("REDLOCKD__SERVER__SHUTDOWN_GRACE", "1s")

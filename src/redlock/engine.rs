@@ -224,7 +224,7 @@ impl<N: Node> Engine<N> {
                 Standing::Usable => {}
                 Standing::Quarantined { .. } => return NodeVote::Quarantined,
                 Standing::Unverified => return NodeVote::Unusable("not verified yet".into()),
-                Standing::Failed { reason } => return NodeVote::Unusable(reason),
+                Standing::Failed { reason, .. } => return NodeVote::Unusable(reason),
             }
             match timeout(self.config.node_timeout, node.try_lock(key, value.expose(), ttl)).await {
                 Ok(Ok(Some(counter))) => NodeVote::Granted(counter),

@@ -24,9 +24,36 @@ pub enum Standing {
     },
     /// Failed preflight; not used until a later probe passes.
     Failed {
+        /// Which check failed.
+        check: Check,
         /// What was wrong.
         reason: String,
     },
+}
+
+/// The preflight checks, as metric label values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// `role` must be `master`.
+    Role,
+    /// `maxmemory-policy` must be `noeviction`.
+    EvictionPolicy,
+    /// The scripts must load.
+    Scripts,
+}
+
+impl Check {
+    /// Every check, for exporting zeroes.
+    pub const ALL: [Check; 3] = [Check::Role, Check::EvictionPolicy, Check::Scripts];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Role => "role",
+            Check::EvictionPolicy => "maxmemory_policy",
+            Check::Scripts => "scripts",
+        }
+    }
 }
 
 /// What one probe of a master saw.
@@ -96,7 +123,7 @@ pub enum Verdict {
     /// Keep out until the standing's `until`.
     Quarantine(Standing),
     /// Preflight failed.
-    Fail(String),
+    Fail(Check, String),
 }
 
 impl Default for NodeHealth {
@@ -133,16 +160,19 @@ impl NodeHealth {
     pub fn assess(&self, obs: &Observation, rules: &Rules, now: Instant) -> Verdict {
         let mut memory = self.memory();
         if obs.role != "master" {
-            return Verdict::Fail(format!("role is {}, not master", obs.role));
+            return Verdict::Fail(Check::Role, format!("role is {}, not master", obs.role));
         }
         if obs.maxmemory_policy != "noeviction" {
-            return Verdict::Fail(format!(
-                "maxmemory-policy is {}; only noeviction is safe (any other policy can evict lock keys)",
-                obs.maxmemory_policy
-            ));
+            return Verdict::Fail(
+                Check::EvictionPolicy,
+                format!(
+                    "maxmemory-policy is {}; only noeviction is safe (any other policy can evict lock keys)",
+                    obs.maxmemory_policy
+                ),
+            );
         }
         if let Err(e) = &obs.scripts_loaded {
-            return Verdict::Fail(format!("scripts do not load: {e}"));
+            return Verdict::Fail(Check::Scripts, format!("scripts do not load: {e}"));
         }
 
         let identity = (obs.run_id.clone(), obs.master_replid.clone());

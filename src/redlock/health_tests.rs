@@ -32,7 +32,10 @@ fn probe(health: &NodeHealth, obs: &Observation, rules: &Rules, now: Instant) ->
     match &verdict {
         Verdict::Usable | Verdict::RepairThenUsable => health.set(Standing::Usable),
         Verdict::Quarantine(standing) => health.set(standing.clone()),
-        Verdict::Fail(reason) => health.set(Standing::Failed { reason: reason.clone() }),
+        Verdict::Fail(check, reason) => health.set(Standing::Failed {
+            check: *check,
+            reason: reason.clone(),
+        }),
     }
     verdict
 }
@@ -155,7 +158,7 @@ async fn preflight_refuses_replicas_evicting_policies_and_broken_scripts() {
     ];
     for (obs, named) in cases {
         match NodeHealth::default().assess(&obs, &rules(), now) {
-            Verdict::Fail(reason) => assert!(reason.contains(named), "{reason}"),
+            Verdict::Fail(_, reason) => assert!(reason.contains(named), "{reason}"),
             other => panic!("expected a failed preflight, got {other:?}"),
         }
     }

@@ -15,10 +15,12 @@ use super::health::{Rules, Standing, Verdict};
 use super::node::Node;
 use super::quorum;
 use super::redis::RedisNode;
+use crate::metrics::Metrics;
 
 /// Probes and judges the masters of one engine.
 pub struct Monitor {
     engine: Arc<Engine<RedisNode>>,
+    metrics: Arc<Metrics>,
     rules: Rules,
     interval: Duration,
     probe_timeout: Duration,
@@ -27,9 +29,16 @@ pub struct Monitor {
 impl Monitor {
     /// A monitor over `engine`'s nodes, probing every `interval`; each probe
     /// may take up to `probe_timeout`.
-    pub fn new(engine: Arc<Engine<RedisNode>>, rules: Rules, interval: Duration, probe_timeout: Duration) -> Monitor {
+    pub fn new(
+        engine: Arc<Engine<RedisNode>>,
+        metrics: Arc<Metrics>,
+        rules: Rules,
+        interval: Duration,
+        probe_timeout: Duration,
+    ) -> Monitor {
         Monitor {
             engine,
+            metrics,
             rules,
             interval,
             probe_timeout,
@@ -80,11 +89,12 @@ impl Monitor {
                 }
             },
             Verdict::Quarantine(standing) => standing,
-            Verdict::Fail(reason) => Standing::Failed { reason },
+            Verdict::Fail(check, reason) => Standing::Failed { check, reason },
         };
         if !same_kind(&before, &after) {
             log_change(node.name(), &after);
         }
+        self.metrics.node_standing(index, &after);
         node.health().set(after);
     }
 
@@ -124,6 +134,8 @@ fn log_change(node: &str, standing: &Standing) {
             let left = until.saturating_duration_since(Instant::now());
             tracing::warn!(node, %reason, rejoins_in = ?left, "quarantined: not counted towards acquire quorums");
         }
-        Standing::Failed { reason } => tracing::error!(node, %reason, "preflight failed: node not used"),
+        Standing::Failed { check, reason } => {
+            tracing::error!(node, check = check.as_str(), %reason, "preflight failed: node not used");
+        }
     }
 }

@@ -63,6 +63,7 @@ impl Cluster {
 /// A daemon served in-process on an ephemeral port.
 pub struct Daemon {
     pub addr: SocketAddr,
+    pub metrics_addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -104,11 +105,16 @@ impl Daemon {
                 .try_init();
         }
         let config = Config::load(None, Some(env)).expect("test config");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        let listeners = redlockd::Listeners {
+            grpc: tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+            metrics: tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        };
+        let addr = listeners.grpc.local_addr().unwrap();
+        let metrics_addr = listeners.metrics.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
+        let metrics = std::sync::Arc::new(redlockd::metrics::Metrics::new());
         let task = tokio::spawn(async move {
-            redlockd::run(config, listener, async {
+            redlockd::run(config, listeners, metrics, async {
                 let _ = stopped.await;
             })
             .await
@@ -116,6 +122,7 @@ impl Daemon {
         });
         Daemon {
             addr,
+            metrics_addr,
             stop: Some(stop),
             task,
         }
@@ -130,6 +137,20 @@ impl Daemon {
     /// Ends the daemon abruptly, like `kill -9`: no drain, nothing released.
     pub fn kill(&self) {
         self.task.abort();
+    }
+
+    /// The text of `GET /metrics`.
+    pub async fn scrape(&self) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(self.metrics_addr).await.unwrap();
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        response
     }
 
     pub async fn stop(mut self) {

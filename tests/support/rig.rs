@@ -301,6 +301,7 @@ impl BinaryDaemon {
     pub async fn start(mut env: HashMap<String, String>) -> BinaryDaemon {
         let port = redlockd::dev::free_port().unwrap();
         env.insert("REDLOCKD__SERVER__LISTEN".into(), format!("127.0.0.1:{port}"));
+        env.insert("REDLOCKD__METRICS__LISTEN".into(), "127.0.0.1:0".into());
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_redlockd"))
             .env_clear()
             .envs(env)
