@@ -73,6 +73,8 @@ pub struct Observation {
     pub node_time_us: u64,
     /// Our monotonic clock halfway through the `TIME` round trip.
     pub sampled_at: Instant,
+    /// Half that round trip: how far off `sampled_at` can be.
+    pub time_uncertainty: Duration,
     /// Whether the scripts loaded.
     pub scripts_loaded: Result<(), String>,
     /// Whether the node still has the marker a daemon sets when it verifies
@@ -101,8 +103,9 @@ pub struct NodeHealth {
 struct Memory {
     standing: Standing,
     identity: Option<(String, String)>,
-    /// node clock (µs) minus our clock (µs since `base`), from the last probe.
-    clock_offset_us: Option<i128>,
+    /// node clock (µs) minus our clock (µs since `base`), from the last
+    /// probe, and how uncertain that sample was (µs).
+    clock_offset_us: Option<(i128, u128)>,
     base: Instant,
     /// The latest possible start of the current process, by our clock: the
     /// smallest `now - uptime` seen (uptime is whole seconds, so each probe
@@ -179,8 +182,12 @@ impl NodeHealth {
         let changed = memory.identity.as_ref().is_some_and(|known| *known != identity);
         memory.identity = Some(identity);
         let offset = i128::from(obs.node_time_us) - obs.sampled_at.duration_since(memory.base).as_micros() as i128;
-        let jump = memory.clock_offset_us.map(|before| (offset - before).unsigned_abs());
-        memory.clock_offset_us = Some(offset);
+        let uncertainty = obs.time_uncertainty.as_micros();
+        // A slow round trip is not a jump: allow both samples' uncertainty.
+        let jump = memory
+            .clock_offset_us
+            .map(|(before, slack)| (offset - before).unsigned_abs().saturating_sub(slack + uncertainty));
+        memory.clock_offset_us = Some((offset, uncertainty));
         if changed {
             memory.started_by = None;
         }
@@ -198,7 +205,7 @@ impl NodeHealth {
             Some("its keys are gone (restarted empty or flushed)".to_owned())
         } else {
             jump.filter(|j| *j > rules.clock_jump_bound.as_micros())
-                .map(|j| format!("clock jumped by {} ms", j / 1000))
+                .map(|j| format!("clock jumped by at least {} ms", j / 1000))
         };
         if let Some(reason) = event {
             let until = now + rules.max_ttl;

@@ -21,6 +21,7 @@ fn healthy(now: Instant) -> Observation {
         uptime: Duration::from_secs(3600),
         node_time_us: 1_700_000_000_000_000,
         sampled_at: now,
+        time_uncertainty: Duration::from_micros(100),
         scripts_loaded: Ok(()),
         marker_present: true,
     }
@@ -200,4 +201,20 @@ async fn a_new_reason_never_shortens_a_running_quarantine() {
         ..restarted
     };
     assert_eq!(quarantined_until(&probe(&health, &young, &rules(), soon)), first);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_time_round_trip_is_not_taken_for_a_clock_jump() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &rules(), now);
+    // The TIME reply took 3 s: the sample's midpoint may be 1.5 s off.
+    let later = now + Duration::from_secs(5);
+    let slow = Observation {
+        node_time_us: healthy(now).node_time_us + 5_000_000 - 1_400_000,
+        sampled_at: later,
+        time_uncertainty: Duration::from_millis(1500),
+        ..healthy(now)
+    };
+    assert_eq!(probe(&health, &slow, &rules(), later), Verdict::Usable);
 }

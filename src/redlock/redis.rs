@@ -274,7 +274,8 @@ impl RedisNode {
             .custom(time, Vec::<String>::new())
             .await
             .map_err(node_error)?;
-        let sampled_at = before + before.elapsed() / 2;
+        let half_trip = before.elapsed() / 2;
+        let sampled_at = before + half_trip;
         Ok(Observation {
             role: field("role"),
             maxmemory_policy: policy.get(1).cloned().unwrap_or_default(),
@@ -283,6 +284,7 @@ impl RedisNode {
             uptime: Duration::from_secs(field("uptime_in_seconds").parse().unwrap_or(0)),
             node_time_us: secs * 1_000_000 + micros,
             sampled_at,
+            time_uncertainty: half_trip,
             scripts_loaded,
             marker_present: marker_present == 1,
         })
