@@ -205,12 +205,24 @@ impl Config {
                 MAX_NODES - 1
             ));
         }
+        let mut seen = Vec::new();
         for (i, url) in redis.nodes.iter().enumerate() {
             if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
                 return fail(format!("redis.nodes[{i}] must start with redis:// or rediss://"));
             }
-            if let Err(e) = fred::types::config::Config::from_url(url) {
-                return fail(format!("redis.nodes[{i}] is not a valid Redis URL: {}", e.details()));
+            let parsed = match fred::types::config::Config::from_url(url) {
+                Ok(parsed) => parsed,
+                Err(e) => return fail(format!("redis.nodes[{i}] is not a valid Redis URL: {}", e.details())),
+            };
+            // One master listed twice would vote twice.
+            for server in parsed.server.hosts() {
+                let address = (server.host.to_string(), server.port);
+                if let Some(j) = seen.iter().position(|a| *a == address) {
+                    return fail(format!(
+                        "redis.nodes[{i}] is the same master as redis.nodes[{j}]: list independent masters"
+                    ));
+                }
+                seen.push(address);
             }
         }
         if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
@@ -353,6 +365,7 @@ impl Config {
             command_timeout: self.redis.command_timeout,
             reconnect_min_delay: self.redis.reconnect_min_delay,
             reconnect_max_delay: self.redis.reconnect_max_delay,
+            node_timeout: self.redis.node_timeout,
         }
     }
 }

@@ -15,12 +15,14 @@ pub enum Error {
         reason: String,
     },
     /// Fewer than a quorum of nodes answered.
-    #[error("only {reached} of the Redis masters answered; {needed} are needed for a quorum")]
+    #[error("only {reached} of the Redis masters could take part ({detail}); {needed} are needed for a quorum")]
     Unavailable {
         /// How many nodes answered.
         reached: usize,
         /// The quorum.
         needed: usize,
+        /// What the nodes said, by kind.
+        detail: String,
     },
     /// The client's gRPC deadline passed first.
     #[error("the request's deadline passed before the lock could be taken")]
@@ -28,6 +30,9 @@ pub enum Error {
     /// The caller went away; nothing is left held.
     #[error("the request was cancelled")]
     Cancelled,
+    /// A bug: a task the request depended on failed.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {
@@ -46,6 +51,7 @@ impl Error {
             Error::Unavailable { .. } => Code::Unavailable,
             Error::DeadlineExceeded => Code::DeadlineExceeded,
             Error::Cancelled => Code::Cancelled,
+            Error::Internal(_) => Code::Internal,
         }
     }
 }

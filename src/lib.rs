@@ -52,6 +52,9 @@ pub enum RunError {
         /// What went wrong.
         reason: String,
     },
+    /// The TLS files for `rediss://` masters could not be used.
+    #[error("{0}")]
+    Tls(String),
     /// The gRPC server failed.
     #[error("grpc server: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -77,10 +80,7 @@ pub async fn run(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), RunError> {
-    let tls = config.redis_tls().map_err(|e| RunError::Node {
-        index: 0,
-        reason: e.to_string(),
-    })?;
+    let tls = config.redis_tls().map_err(|e| RunError::Tls(e.to_string()))?;
     let mut nodes = Vec::with_capacity(config.redis.nodes.len());
     for (index, url) in config.redis.nodes.iter().enumerate() {
         let node =

@@ -42,12 +42,11 @@ impl<N: Node> LockService<N> {
         let ttl = self.limits.ttl("ttl", req.ttl)?;
         let wait = self.limits.wait(req.wait)?;
         validate::owner(&req.owner)?;
-        // A client deadline shorter than the wait bounds the wait.
-        let cut_by_deadline = deadline.is_some_and(|d| d < wait + self.deadline_slack);
-        let wait = match deadline {
-            Some(d) if cut_by_deadline => d.saturating_sub(self.deadline_slack),
-            _ => wait,
-        };
+        // A client deadline shorter than the wait (plus time to answer)
+        // bounds the wait.
+        let budget = deadline.map(|d| d.saturating_sub(self.deadline_slack));
+        let cut_by_deadline = budget.is_some_and(|b| b < wait);
+        let wait = budget.map_or(wait, |b| b.min(wait));
 
         // The attempt runs in its own task: if the client goes away, the
         // wait stops and a lock granted meanwhile is released, never leaked.
@@ -65,7 +64,9 @@ impl<N: Node> LockService<N> {
                 let _ = engine.release(&lease.resource, &lease.value).await;
             }
         });
-        let outcome = rx.await.map_err(|_| Error::Cancelled)??;
+        let outcome = rx
+            .await
+            .map_err(|_| Error::Internal("the acquire task failed".into()))??;
         Ok(match outcome {
             Acquired::Granted(lease) => AcquireResponse {
                 acquired: true,

@@ -262,7 +262,8 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
         let config = support::test_config(&cluster).node(&master.url(), None);
         let node = redlockd::redlock::redis::RedisNode::connect(&config).unwrap();
         node.wait_connected(Duration::from_secs(5)).await.unwrap();
-        node.repair(None).await.unwrap();
+        let seen = node.probe().await.unwrap();
+        node.repair(None, &seen.identity()).await.unwrap();
         node.health().set(redlockd::redlock::node::Standing::Usable);
         let admin = cluster.admin(i).await;
         let _: () = admin.set("redlockd:fence", 0, None, None, false).await.unwrap();

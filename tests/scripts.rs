@@ -23,6 +23,7 @@ fn node_config(url: String) -> RedisNodeConfig {
         command_timeout: Duration::from_secs(1),
         reconnect_min_delay: Duration::from_millis(20),
         reconnect_max_delay: Duration::from_millis(200),
+        node_timeout: Duration::from_millis(100),
         tls: None,
     }
 }
@@ -31,7 +32,8 @@ async fn node(url: String) -> RedisNode {
     let node = RedisNode::connect(&node_config(url)).unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     // What the monitor does once a node passed its checks.
-    node.repair(None).await.unwrap();
+    let seen = node.probe().await.unwrap();
+    node.repair(None, &seen.identity()).await.unwrap();
     node
 }
 
@@ -277,7 +279,8 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     })
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
-    node.repair(None).await.unwrap();
+    let seen = node.probe().await.unwrap();
+    node.repair(None, &seen.identity()).await.unwrap();
     let value = LockValue::random();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
     assert!(node.unlock(KEY, value.expose()).await.unwrap());

@@ -85,7 +85,7 @@ pub enum Acquired {
 /// How a single attempt failed.
 enum Attempt {
     Failed(FailureReason),
-    Unreachable { reached: usize },
+    Unreachable { reached: usize, detail: String },
 }
 
 /// The quorum engine over a fixed list of nodes.
@@ -154,9 +154,10 @@ impl<N: Node> Engine<N> {
             if now >= deadline {
                 return match failure {
                     Attempt::Failed(reason) => Ok(Acquired::NotGranted { reason, attempts }),
-                    Attempt::Unreachable { reached } => Err(Error::Unavailable {
+                    Attempt::Unreachable { reached, detail } => Err(Error::Unavailable {
                         reached,
                         needed: self.quorum(),
+                        detail,
                     }),
                 };
             }
@@ -199,7 +200,10 @@ impl<N: Node> Engine<N> {
         let reached = votes.iter().filter(|v| v.reached()).count();
         if granted < self.quorum() {
             return Err(if reached < self.quorum() {
-                Attempt::Unreachable { reached }
+                Attempt::Unreachable {
+                    reached,
+                    detail: summarize(&votes),
+                }
             } else {
                 Attempt::Failed(FailureReason::Taken)
             });
@@ -218,7 +222,7 @@ impl<N: Node> Engine<N> {
     }
 
     /// Sends the acquire script to every node; one vote per node, in order.
-    pub async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration) -> Vec<NodeVote> {
+    async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration) -> Vec<NodeVote> {
         let calls = self.nodes.iter().map(|node| async move {
             match node.standing() {
                 Standing::Usable => {}
@@ -235,9 +239,7 @@ impl<N: Node> Engine<N> {
         });
         join_all(calls).await
     }
-}
 
-impl<N: Node> Engine<N> {
     /// Round 2: tell the holders that returned less than `T` to store `T`,
     /// guarded by the lock value. `W = S ∪ {nodes that stored it}` must be a
     /// majority, or the token might not outrank a later grant.
@@ -269,7 +271,10 @@ impl<N: Node> Engine<N> {
         let taken = votes.iter().filter(|v| **v == NodeVote::Taken).count();
         let reached = minted.at_max.len() + stored + refused + taken;
         Err(if reached < self.quorum() {
-            Attempt::Unreachable { reached }
+            Attempt::Unreachable {
+                reached,
+                detail: format!("round 2: {stored} stored the token, {refused} no longer held the lock"),
+            }
         } else {
             Attempt::Failed(FailureReason::Taken)
         })
@@ -330,6 +335,7 @@ impl<N: Node> Engine<N> {
             return Err(Error::Unavailable {
                 reached,
                 needed: self.quorum(),
+                detail: format!("{} gave no answer", answers.len() - reached),
             });
         }
         Ok(answers.iter().filter(|a| **a == Some(true)).count())
@@ -347,3 +353,24 @@ impl<N: Node> Engine<N> {
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
+
+/// "3 granted, 1 timed out, 1 quarantined": what the nodes said, by kind.
+fn summarize(votes: &[NodeVote]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for vote in votes {
+        let kind = match vote {
+            NodeVote::Granted(_) => "granted",
+            NodeVote::Taken => "held by another owner",
+            NodeVote::TimedOut => "timed out",
+            NodeVote::Errored(_) => "errored",
+            NodeVote::Quarantined => "quarantined",
+            NodeVote::Unusable(_) => "failed preflight or not verified yet",
+        };
+        match counts.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((kind, 1)),
+        }
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    parts.join(", ")
+}

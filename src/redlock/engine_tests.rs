@@ -64,7 +64,17 @@ async fn three_failing_nodes_make_the_cluster_unavailable() {
         node.set_fault(Fault::Down);
     }
     let outcome = once(&engine, "r").await;
-    assert_eq!(outcome, Err(Error::Unavailable { reached: 2, needed: 3 }));
+    match outcome {
+        Err(Error::Unavailable {
+            reached,
+            needed,
+            detail,
+        }) => {
+            assert_eq!((reached, needed), (2, 3));
+            assert_eq!(detail, "3 errored, 2 granted");
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
     let key = engine.lock_key("r");
     assert!(
         nodes.iter().all(|n| n.holder(&key).is_none()),
@@ -313,10 +323,16 @@ async fn quarantined_nodes_do_not_count_towards_an_acquire_quorum() {
         check: crate::redlock::health::Check::EvictionPolicy,
         reason: "maxmemory-policy".into(),
     });
-    assert_eq!(
-        once(&engine, "r").await,
-        Err(Error::Unavailable { reached: 2, needed: 3 })
-    );
+    match once(&engine, "r").await {
+        Err(Error::Unavailable { reached, detail, .. }) => {
+            assert_eq!(reached, 2);
+            assert_eq!(
+                detail,
+                "2 quarantined, 1 failed preflight or not verified yet, 2 granted"
+            );
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -77,9 +77,23 @@ pub struct Observation {
     pub time_uncertainty: Duration,
     /// Whether the scripts loaded.
     pub scripts_loaded: Result<(), String>,
-    /// Whether the node still has the marker a daemon sets when it verifies
-    /// the node: gone means its data is gone (restarted empty, flushed).
-    pub marker_present: bool,
+    /// The marker a daemon writes when it verifies the node: the identity
+    /// (`run_id:master_replid`) of the process whose data it vouches for.
+    /// Missing or naming another process: this process's data was never
+    /// verified (new, restarted, failed over, flushed).
+    pub marker: Option<String>,
+}
+
+impl Observation {
+    /// `run_id:master_replid`, the value the marker must hold.
+    pub fn identity(&self) -> String {
+        format!("{}:{}", self.run_id, self.master_replid)
+    }
+
+    /// Whether the marker vouches for this very process.
+    pub fn verified(&self) -> bool {
+        self.marker.as_deref() == Some(self.identity().as_str())
+    }
 }
 
 /// The quarantine and clock-guard knobs.
@@ -113,6 +127,14 @@ struct Memory {
     started_by: Option<Instant>,
     /// Held out until then for an event (restart, failover, jump, lost data).
     held_until: Option<(Instant, String)>,
+    /// An unverified marker was already counted as an event.
+    unverified_seen: bool,
+    /// The marker vouched for this process at the last probe (or a repair
+    /// wrote it since): its counter can be trusted.
+    verified: bool,
+    /// Bumped whenever the connection is re-made: a probe's verdict is only
+    /// applied if no reconnect happened while it ran.
+    generation: u64,
 }
 
 /// What a probe decided: the new standing, and whether the node needs its
@@ -121,6 +143,9 @@ struct Memory {
 pub enum Verdict {
     /// Use it as it is.
     Usable,
+    /// Quarantine is off and the marker does not vouch for this process:
+    /// write the marker and use it.
+    Adopt,
     /// Repair the counter first (it was quarantined and may rejoin now).
     RepairThenUsable,
     /// Keep out until the standing's `until`.
@@ -139,6 +164,9 @@ impl Default for NodeHealth {
                 base: Instant::now(),
                 started_by: None,
                 held_until: None,
+                unverified_seen: false,
+                verified: false,
+                generation: 0,
             }),
         }
     }
@@ -154,9 +182,43 @@ impl NodeHealth {
         self.memory().standing.clone()
     }
 
-    /// Sets the standing (after a repair, or when a connection is re-made).
+    /// Sets the standing.
     pub fn set(&self, standing: Standing) {
         self.memory().standing = standing;
+    }
+
+    /// The connection was re-made (or the node said it is unverified): keep
+    /// it out until a new probe, and void probes already running.
+    pub fn invalidate(&self) {
+        let mut memory = self.memory();
+        memory.generation += 1;
+        memory.standing = Standing::Unverified;
+    }
+
+    /// Whether the node's data (its counter) is vouched for by its marker.
+    pub fn verified(&self) -> bool {
+        self.memory().verified
+    }
+
+    /// A repair wrote the marker for this process.
+    pub fn mark_verified(&self) {
+        self.memory().verified = true;
+    }
+
+    /// The current generation, read before a probe.
+    pub fn generation(&self) -> u64 {
+        self.memory().generation
+    }
+
+    /// Sets the standing decided by a probe that started at `generation`,
+    /// unless the connection was re-made since. Returns whether it was set.
+    pub fn set_if_current(&self, generation: u64, standing: Standing) -> bool {
+        let mut memory = self.memory();
+        let current = memory.generation == generation;
+        if current {
+            memory.standing = standing;
+        }
+        current
     }
 
     /// Applies the rules to a probe and remembers what it saw.
@@ -195,14 +257,19 @@ impl NodeHealth {
             let started = now.checked_sub(obs.uptime).unwrap_or(now);
             memory.started_by = Some(memory.started_by.map_or(started, |s| s.min(started)));
         }
+        let verified = obs.verified();
+        memory.verified = verified;
         if !rules.quarantine {
-            return Verdict::Usable;
+            return if verified { Verdict::Usable } else { Verdict::Adopt };
         }
 
+        // Each loss of verification is one event, not one per probe.
+        let newly_unverified = !verified && !memory.unverified_seen;
+        memory.unverified_seen = !verified;
         let event = if changed {
             Some("run_id or master_replid changed (restart or failover)".to_owned())
-        } else if !obs.marker_present && memory.standing == Standing::Usable {
-            Some("its keys are gone (restarted empty or flushed)".to_owned())
+        } else if newly_unverified {
+            Some("its data is not verified for this process (new, restarted, failed over or flushed)".to_owned())
         } else {
             jump.filter(|j| *j > rules.clock_jump_bound.as_micros())
                 .map(|j| format!("clock jumped by at least {} ms", j / 1000))
@@ -223,7 +290,9 @@ impl NodeHealth {
             .max_by_key(|(until, _)| *until);
         match hold {
             Some((until, reason)) => Verdict::Quarantine(Standing::Quarantined { until, reason }),
-            None if memory.standing == Standing::Usable => Verdict::Usable,
+            // Verified data (a restart with its data, a clock jump): counters
+            // are intact, no repair needed.
+            None if verified => Verdict::Usable,
             None => Verdict::RepairThenUsable,
         }
     }

@@ -23,7 +23,7 @@ fn healthy(now: Instant) -> Observation {
         sampled_at: now,
         time_uncertainty: Duration::from_micros(100),
         scripts_loaded: Ok(()),
-        marker_present: true,
+        marker: Some("run-1:repl-1".into()),
     }
 }
 
@@ -31,7 +31,7 @@ fn healthy(now: Instant) -> Observation {
 fn probe(health: &NodeHealth, obs: &Observation, rules: &Rules, now: Instant) -> Verdict {
     let verdict = health.assess(obs, rules, now);
     match &verdict {
-        Verdict::Usable | Verdict::RepairThenUsable => health.set(Standing::Usable),
+        Verdict::Usable | Verdict::Adopt | Verdict::RepairThenUsable => health.set(Standing::Usable),
         Verdict::Quarantine(standing) => health.set(standing.clone()),
         Verdict::Fail(check, reason) => health.set(Standing::Failed {
             check: *check,
@@ -49,15 +49,41 @@ fn quarantined_until(verdict: &Verdict) -> Instant {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_long_running_master_is_repaired_once_then_usable() {
+async fn a_long_running_verified_master_is_usable_at_once() {
     let health = NodeHealth::default();
     let now = Instant::now();
-    assert_eq!(probe(&health, &healthy(now), &rules(), now), Verdict::RepairThenUsable);
+    assert_eq!(probe(&health, &healthy(now), &rules(), now), Verdict::Usable);
     assert_eq!(probe(&health, &healthy(now), &rules(), now), Verdict::Usable);
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_young_master_waits_until_it_has_been_up_for_max_ttl() {
+async fn a_new_master_waits_max_ttl_then_is_repaired_once() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    let new = Observation {
+        uptime: Duration::from_secs(3600),
+        marker: None,
+        ..healthy(now)
+    };
+    assert_eq!(quarantined_until(&probe(&health, &new, &rules(), now)), now + MAX_TTL);
+    // Still unmarked later: the same event, not a new one every probe.
+    let later = now + MAX_TTL + Duration::from_millis(1);
+    let still = Observation {
+        node_time_us: new.node_time_us + (MAX_TTL.as_micros() as u64) + 1_000,
+        sampled_at: later,
+        ..new.clone()
+    };
+    assert_eq!(probe(&health, &still, &rules(), later), Verdict::RepairThenUsable);
+    // The repair wrote the marker: from now on it is verified.
+    let marked = Observation {
+        marker: Some("run-1:repl-1".into()),
+        ..still
+    };
+    assert_eq!(probe(&health, &marked, &rules(), later), Verdict::Usable);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_young_master_with_its_data_waits_until_it_has_been_up_for_max_ttl() {
     let health = NodeHealth::default();
     let now = Instant::now();
     let young = Observation {
@@ -73,7 +99,50 @@ async fn a_young_master_waits_until_it_has_been_up_for_max_ttl() {
         sampled_at: later,
         ..young
     };
-    assert_eq!(probe(&health, &grown, &rules(), later), Verdict::RepairThenUsable);
+    // Its marker vouches for its data: no repair needed.
+    assert_eq!(probe(&health, &grown, &rules(), later), Verdict::Usable);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flushed_master_is_quarantined_even_when_a_reply_already_made_it_unverified() {
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &rules(), now);
+    health.invalidate();
+    let flushed = Observation {
+        marker: None,
+        ..healthy(now)
+    };
+    assert_eq!(
+        quarantined_until(&probe(&health, &flushed, &rules(), now)),
+        now + MAX_TTL
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_marker_naming_another_process_quarantines_even_a_daemon_that_never_saw_the_old_one() {
+    // A promoted replica carries its old master's marker.
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    let promoted = Observation {
+        run_id: "replica".into(),
+        master_replid: "repl-2".into(),
+        ..healthy(now)
+    };
+    assert_eq!(
+        quarantined_until(&probe(&health, &promoted, &rules(), now)),
+        now + MAX_TTL
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_that_raced_a_reconnect_is_not_applied() {
+    let health = NodeHealth::default();
+    let generation = health.generation();
+    health.invalidate();
+    assert!(!health.set_if_current(generation, Standing::Usable));
+    assert_eq!(health.standing(), Standing::Unverified);
+    assert!(health.set_if_current(health.generation(), Standing::Usable));
 }
 
 #[tokio::test(start_paused = true)]
@@ -89,21 +158,6 @@ async fn a_restart_or_failover_quarantines_for_max_ttl() {
         };
         assert_eq!(quarantined_until(&probe(&health, &moved, &rules(), now)), now + MAX_TTL);
     }
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_lost_marker_quarantines_a_usable_master() {
-    let health = NodeHealth::default();
-    let now = Instant::now();
-    probe(&health, &healthy(now), &rules(), now);
-    let flushed = Observation {
-        marker_present: false,
-        ..healthy(now)
-    };
-    assert_eq!(
-        quarantined_until(&probe(&health, &flushed, &rules(), now)),
-        now + MAX_TTL
-    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -177,10 +231,10 @@ async fn with_quarantine_off_a_restarted_master_is_used_at_once() {
     let restarted = Observation {
         run_id: "run-2".into(),
         uptime: Duration::from_secs(1),
-        marker_present: false,
+        marker: None,
         ..healthy(now)
     };
-    assert_eq!(probe(&health, &restarted, &rules, now), Verdict::Usable);
+    assert_eq!(probe(&health, &restarted, &rules, now), Verdict::Adopt);
 }
 
 #[tokio::test(start_paused = true)]

@@ -3,6 +3,7 @@
 //! scripts), `fake` (in-memory node for tests).
 
 pub mod engine;
+#[cfg(test)]
 pub mod fake;
 pub mod health;
 pub mod monitor;

@@ -68,20 +68,25 @@ impl Monitor {
     async fn check(&self, index: usize) {
         let node = &self.engine.nodes()[index];
         let before = node.standing();
+        let generation = node.health().generation();
         let observation = match timeout(self.probe_timeout, node.probe()).await {
             Ok(Ok(observation)) => observation,
             // An unreachable node keeps its standing: its commands fail anyway,
             // and the probe after it comes back decides.
             Ok(Err(_)) | Err(_) => return,
         };
+        let identity = observation.identity();
         let after = match node.health().assess(&observation, &self.rules, Instant::now()) {
-            Verdict::Usable if observation.marker_present => Standing::Usable,
-            // Quarantine is off: mark it verified and use it at once.
-            Verdict::Usable => match node.repair(None).await {
-                Ok(()) => Standing::Usable,
+            Verdict::Usable => Standing::Usable,
+            // Quarantine is off: vouch for its data as it is.
+            Verdict::Adopt => match node.repair(None, &identity).await {
+                Ok(()) => {
+                    node.health().mark_verified();
+                    Standing::Usable
+                }
                 Err(_) => return,
             },
-            Verdict::RepairThenUsable => match self.repair(index).await {
+            Verdict::RepairThenUsable => match self.repair(index, &identity).await {
                 Ok(()) => Standing::Usable,
                 Err(reason) => {
                     tracing::warn!(node = node.name(), %reason, "counter repair failed; the node stays out");
@@ -91,30 +96,58 @@ impl Monitor {
             Verdict::Quarantine(standing) => standing,
             Verdict::Fail(check, reason) => Standing::Failed { check, reason },
         };
+        // A reconnect while we probed voids the verdict: it may be about the
+        // process before the reconnect. The next probe decides.
+        if !node.health().set_if_current(generation, after.clone()) {
+            return;
+        }
         if !same_kind(&before, &after) {
             log_change(node.name(), &after);
         }
         self.metrics.node_standing(index, &after);
-        node.health().set(after);
     }
 
-    /// Raises node `index`'s counter to the largest read from a quorum of
-    /// the other nodes: every published token's `W` meets that quorum, so
-    /// the repaired node never hands out a counter below a published one.
-    async fn repair(&self, index: usize) -> Result<(), String> {
+    /// Raises node `index`'s counter before it rejoins. The floor must be
+    /// at least every published token `T`; `T`'s majority `W` stored it, and
+    /// a node still holds it unless it lost its data since. Nodes whose
+    /// marker vouches for their data ("verified") did not. So: the largest
+    /// counter among a quorum of verified nodes; or, when fewer are verified
+    /// but every verified node answered, the largest counter of all that
+    /// answered (a new cluster has no verified node at all).
+    async fn repair(&self, index: usize, identity: &str) -> Result<(), String> {
         let nodes = self.engine.nodes();
-        let others = nodes.iter().enumerate().filter(|(i, _)| *i != index);
-        let reads = join_all(others.map(|(_, n)| timeout(self.probe_timeout, n.read_fence()))).await;
-        let answers: Vec<Option<u64>> = reads.into_iter().filter_map(|r| r.ok().and_then(Result::ok)).collect();
+        let others: Vec<&RedisNode> = nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != index)
+            .map(|(_, n)| n)
+            .collect();
+        let verified: Vec<bool> = others.iter().map(|n| n.health().verified()).collect();
+        let reads = join_all(others.iter().map(|n| timeout(self.probe_timeout, n.read_fence()))).await;
+        let answers: Vec<(bool, Option<Option<u64>>)> = verified
+            .iter()
+            .zip(reads)
+            .map(|(v, read)| (*v, read.ok().and_then(Result::ok)))
+            .collect();
         let needed = quorum::quorum(nodes.len());
-        if answers.len() < needed {
+        let from_verified: Vec<Option<u64>> = answers.iter().filter(|(v, _)| *v).filter_map(|(_, c)| *c).collect();
+        let all_verified_answered = answers.iter().all(|(v, c)| !v || c.is_some());
+        let answered: Vec<Option<u64>> = answers.iter().filter_map(|(_, c)| *c).collect();
+        let floor = if from_verified.len() >= needed {
+            from_verified.into_iter().flatten().max()
+        } else if all_verified_answered && answered.len() >= needed {
+            answered.into_iter().flatten().max()
+        } else {
             return Err(format!(
-                "only {} other nodes answered; {needed} are needed",
-                answers.len()
+                "{} verified and {} nodes in all answered; {needed} verified, or every verified node and {needed} in \
+                 all, are needed to read the counters from",
+                from_verified.len(),
+                answered.len()
             ));
-        }
-        let floor = answers.into_iter().flatten().max();
-        nodes[index].repair(floor).await.map_err(|e| e.0)
+        };
+        nodes[index].repair(floor, identity).await.map_err(|e| e.0)?;
+        nodes[index].health().mark_verified();
+        Ok(())
     }
 }
 

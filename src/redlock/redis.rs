@@ -56,7 +56,8 @@ return 1
 
 /// Counter repair before a quarantined node rejoins (DESIGN §5): raise the
 /// counter to at least ARGV[1] (the max read from a quorum of the others;
-/// empty = no raise) and set the marker that says "verified".
+/// empty = no raise) and set the marker to ARGV[2], the identity
+/// (`run_id:master_replid`) of the process whose data is now vouched for.
 const REPAIR: &str = r"
 if ARGV[1] ~= '' then
   local current = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -64,7 +65,7 @@ if ARGV[1] ~= '' then
     redis.call('SET', KEYS[1], ARGV[1])
   end
 end
-redis.call('SET', KEYS[2], '1')
+redis.call('SET', KEYS[2], ARGV[2])
 return 1
 ";
 
@@ -115,6 +116,8 @@ pub struct RedisNodeConfig {
     pub reconnect_min_delay: Duration,
     /// Reconnect backoff: largest delay.
     pub reconnect_max_delay: Duration,
+    /// The engine's per-node bound in a round.
+    pub node_timeout: Duration,
     /// TLS roots and client certificate for `rediss://`; `None` = system roots.
     pub tls: Option<TlsConnector>,
 }
@@ -125,6 +128,7 @@ pub struct RedisNode {
     name: String,
     client: Client,
     options: Options,
+    round_options: Options,
     fence_key: String,
     marker_key: String,
     try_lock: Script,
@@ -181,7 +185,7 @@ impl RedisNode {
         let probe_wanted = Arc::new(Notify::new());
         let (h, p) = (health.clone(), probe_wanted.clone());
         client.on_reconnect(move |_| {
-            h.set(Standing::Unverified);
+            h.invalidate();
             p.notify_one();
             async { Ok(()) }
         });
@@ -193,6 +197,15 @@ impl RedisNode {
             // instead of queueing: a dead node costs nothing in a round.
             options: Options {
                 fail_fast: true,
+                ..Options::default()
+            },
+            // Round commands are abandoned after node_timeout; fred must not
+            // send them again after a reconnect, when the release-to-all that
+            // followed may already have come and gone.
+            round_options: Options {
+                fail_fast: true,
+                timeout: Some(config.node_timeout),
+                max_attempts: Some(1),
                 ..Options::default()
             },
             fence_key: format!("{}:fence", config.key_prefix),
@@ -266,7 +279,7 @@ impl RedisNode {
                 scripts_loaded = Err(e.to_string());
             }
         }
-        let marker_present: i64 = self.client.exists(self.marker_key.as_str()).await.map_err(node_error)?;
+        let marker: Option<String> = self.client.get(self.marker_key.as_str()).await.map_err(node_error)?;
         let before = Instant::now();
         let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
         let (secs, micros): (u64, u64) = self
@@ -286,7 +299,7 @@ impl RedisNode {
             sampled_at,
             time_uncertainty: half_trip,
             scripts_loaded,
-            marker_present: marker_present == 1,
+            marker,
         })
     }
 
@@ -298,28 +311,33 @@ impl RedisNode {
         self.client.get(self.fence_key.as_str()).await.map_err(node_error)
     }
 
-    /// Raises the fence counter to at least `floor` and marks the node
-    /// verified (the last step before a quarantined node rejoins).
+    /// Raises the fence counter to at least `floor` and marks the data of
+    /// process `identity` verified (the last step before a node rejoins).
     ///
     /// # Errors
     /// When the node does not answer.
-    pub async fn repair(&self, floor: Option<u64>) -> Result<(), NodeError> {
+    pub async fn repair(&self, floor: Option<u64>, identity: &str) -> Result<(), NodeError> {
         let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
         let floor = floor.map(|f| f.to_string()).unwrap_or_default();
-        self.eval_keys(&self.repair, keys, vec![Value::from(floor)])
-            .await
-            .map(drop)
+        let args = vec![Value::from(floor), Value::from(identity)];
+        self.eval_keys(&self.repair, keys, args, &self.options).await.map(drop)
     }
 
     /// Runs a script by SHA with the lock key, fence key and marker key.
-    async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
+    async fn eval(&self, script: &Script, key: &str, args: Vec<Value>, options: &Options) -> Result<Value, NodeError> {
         let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
-        self.eval_keys(script, keys, args).await
+        self.eval_keys(script, keys, args, options).await
     }
 
     /// Runs a script by SHA, loading it first if the node does not know it.
-    async fn eval_keys(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
-        let client = self.client.with_options(&self.options);
+    async fn eval_keys(
+        &self,
+        script: &Script,
+        keys: Vec<&str>,
+        args: Vec<Value>,
+        options: &Options,
+    ) -> Result<Value, NodeError> {
+        let client = self.client.with_options(options);
         let first = client.evalsha(script.sha.as_str(), keys.clone(), args.clone()).await;
         let result = match first {
             Err(e) if e.details().starts_with("NOSCRIPT") => {
@@ -362,11 +380,12 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let reply = self.eval(&self.try_lock, key, vec![value.into(), ttl_arg(ttl)]).await;
+        let args = vec![value.into(), ttl_arg(ttl)];
+        let reply = self.eval(&self.try_lock, key, args, &self.round_options).await;
         if let Err(NodeError(e)) = &reply
             && e.contains("UNVERIFIED")
         {
-            self.health.set(Standing::Unverified);
+            self.health.invalidate();
             self.probe_wanted.notify_one();
         }
         let reply = reply?;
@@ -379,14 +398,17 @@ impl Node for RedisNode {
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
         let args = vec![value.into(), Value::from(counter.to_string())];
-        flag(self.eval(&self.publish_fence, key, args).await?)
+        flag(self.eval(&self.publish_fence, key, args, &self.round_options).await?)
     }
 
     async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, NodeError> {
-        flag(self.eval(&self.extend, key, vec![value.into(), ttl_arg(ttl)]).await?)
+        flag(
+            self.eval(&self.extend, key, vec![value.into(), ttl_arg(ttl)], &self.options)
+                .await?,
+        )
     }
 
     async fn unlock(&self, key: &str, value: &str) -> Result<bool, NodeError> {
-        flag(self.eval(&self.unlock, key, vec![value.into()]).await?)
+        flag(self.eval(&self.unlock, key, vec![value.into()], &self.options).await?)
     }
 }
