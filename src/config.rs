@@ -151,6 +151,15 @@ pub struct LockConfig {
     /// Retry delay upper bound.
     #[serde(with = "humantime_serde")]
     pub retry_delay_max: Duration,
+    /// Longest `max_hold` a session may ask for.
+    #[serde(with = "humantime_serde")]
+    pub max_hold: Duration,
+    /// Most requests waiting for one resource in this daemon.
+    pub max_waiters_per_resource: usize,
+    /// Most requests waiting in this daemon in all.
+    pub max_waiters: usize,
+    /// Most open Hold sessions in this daemon.
+    pub max_sessions: usize,
 }
 
 /// A configuration that cannot be used; the message names the setting.
@@ -303,6 +312,18 @@ impl Config {
                 show(lock.retry_delay_min),
                 show(lock.retry_delay_max)
             ));
+        }
+        if lock.max_hold.is_zero() {
+            return fail("lock.max_hold must be above 0".into());
+        }
+        for (name, n) in [
+            ("lock.max_waiters_per_resource", lock.max_waiters_per_resource),
+            ("lock.max_waiters", lock.max_waiters),
+            ("lock.max_sessions", lock.max_sessions),
+        ] {
+            if n == 0 || n > 1_000_000 {
+                return fail(format!("{name} ({n}) must lie within [1, 1000000]"));
+            }
         }
         if self.safety.check_interval < Duration::from_millis(10)
             || self.safety.check_interval > Duration::from_secs(60)

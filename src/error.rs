@@ -1,7 +1,12 @@
 //! The daemon's one error enum and its mapping to gRPC status codes (the
 //! only place that mapping is written). Contention is not an error.
 
+use std::collections::HashMap;
+
 use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::redlock::NodeVote;
 
 /// Everything a request can fail with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,7 +28,15 @@ pub enum Error {
         needed: usize,
         /// What the nodes said, by kind.
         detail: String,
+        /// What each node said, in index order (acquire only).
+        votes: Vec<NodeVote>,
     },
+    /// The daemon is shutting down and takes no new sessions.
+    #[error("the daemon is shutting down")]
+    ShuttingDown,
+    /// A waiter or session limit was hit.
+    #[error("{0}")]
+    ResourceExhausted(String),
     /// The client's gRPC deadline passed first.
     #[error("the request's deadline passed before the lock could be taken")]
     DeadlineExceeded,
@@ -48,16 +61,30 @@ impl Error {
     pub fn code(&self) -> Code {
         match self {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
-            Error::Unavailable { .. } => Code::Unavailable,
+            Error::Unavailable { .. } | Error::ShuttingDown => Code::Unavailable,
             Error::DeadlineExceeded => Code::DeadlineExceeded,
             Error::Cancelled => Code::Cancelled,
             Error::Internal(_) => Code::Internal,
+            Error::ResourceExhausted(_) => Code::ResourceExhausted,
         }
     }
 }
 
 impl From<Error> for Status {
     fn from(error: Error) -> Status {
-        Status::new(error.code(), error.to_string())
+        match &error {
+            // google.rpc.ErrorInfo: what each master said, for any client.
+            Error::Unavailable { votes, needed, .. } if !votes.is_empty() => {
+                let mut metadata: HashMap<String, String> = votes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("node.{i}"), v.kind().to_owned()))
+                    .collect();
+                metadata.insert("needed".into(), needed.to_string());
+                let details = ErrorDetails::with_error_info("NO_QUORUM", "redlockd", metadata);
+                Status::with_error_details(error.code(), error.to_string(), details)
+            }
+            _ => Status::new(error.code(), error.to_string()),
+        }
     }
 }

@@ -13,11 +13,14 @@
 pub mod config;
 pub mod dev;
 pub mod error;
+pub mod locks;
 pub mod logging;
 pub mod metrics;
 pub mod redlock;
 pub mod server;
+pub mod session;
 pub mod validate;
+pub mod waiters;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -26,11 +29,13 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::Config;
+use crate::locks::Locks;
 use crate::metrics::Metrics;
 use crate::redlock::monitor::Monitor;
 use crate::redlock::redis::RedisNode;
 use crate::redlock::{Engine, Node};
 use crate::server::LockService;
+use crate::waiters::Waiters;
 
 /// The generated `redlockd.v1` messages, client and server.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
@@ -116,7 +121,19 @@ pub async fn run(
     let monitoring = tokio::spawn(monitor.run(stopped()));
     let exporting = tokio::spawn(metrics::serve(listeners.metrics, metrics, stopped()));
 
-    let service = LockService::new(engine, (&config.lock).into(), config.redis.node_timeout);
+    // Releases published on any master wake this daemon's waiters.
+    let waiters = Arc::new(Waiters::new(
+        config.lock.max_waiters_per_resource,
+        config.lock.max_waiters,
+    ));
+    let mut subscribers = Vec::new();
+    for (index, url) in config.redis.nodes.iter().enumerate() {
+        let subscriber = redlock::released::subscribe(&config.node(url, tls.clone()), waiters.clone())
+            .map_err(|reason| RunError::Node { index, reason })?;
+        subscribers.push(subscriber);
+    }
+    let locks = Arc::new(Locks::new(engine, waiters, config.lock.max_sessions));
+    let service = LockService::new(locks.clone(), (&config.lock).into(), config.redis.node_timeout);
     let listener = listeners.grpc;
     tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");
     let stopping = tokio::sync::Notify::new();
@@ -124,6 +141,8 @@ pub async fn run(
         .add_service(proto::lock_server::LockServer::new(service))
         .serve_with_incoming_shutdown(TcpIncoming::from(listener), async {
             shutdown.await;
+            // Sessions release their locks first (and say RELEASED).
+            locks.close_sessions(config.server.shutdown_grace).await;
             stopping.notify_one();
         });
     // Connections get `shutdown_grace` to finish; clients that keep an idle
@@ -137,6 +156,9 @@ pub async fn run(
         () = grace => tracing::warn!("shutdown grace period over; closing the remaining connections"),
     }
     drop(stop_background);
+    for subscriber in subscribers {
+        let _ = fred::prelude::ClientLike::quit(&subscriber).await;
+    }
     let _ = monitoring.await;
     let _ = exporting.await;
     tracing::info!("stopped");

@@ -5,35 +5,43 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::oneshot;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
 use crate::error::Error;
+use crate::locks::Locks;
 use crate::proto::lock_server::Lock;
 use crate::proto::{
-    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, Lease as WireLease,
-    ReleaseRequest, ReleaseResponse,
+    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
+    HoldResponse, InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, ReleaseRequest,
+    ReleaseResponse,
 };
-use crate::redlock::{Acquired, Engine, FailureReason, Lease, Node};
+use crate::redlock::node::Standing;
+use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
+use crate::session;
 use crate::validate::{self, Limits};
 
-/// The `redlockd.v1.Lock` service over an engine.
+/// The `redlockd.v1.Lock` service over the daemon's locks.
 pub struct LockService<N> {
-    engine: Arc<Engine<N>>,
+    locks: Arc<Locks<N>>,
     limits: Limits,
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
     deadline_slack: Duration,
+    /// A session sends LOST this long before its validity would run out.
+    lost_margin: Duration,
 }
 
 impl<N: Node> LockService<N> {
-    /// A service over `engine`, checking requests against `limits`.
-    pub fn new(engine: Arc<Engine<N>>, limits: Limits, node_timeout: Duration) -> LockService<N> {
+    /// A service over `locks`, checking requests against `limits`.
+    pub fn new(locks: Arc<Locks<N>>, limits: Limits, node_timeout: Duration) -> LockService<N> {
         LockService {
-            engine,
+            locks,
             limits,
             deadline_slack: node_timeout * 3,
+            lost_margin: node_timeout * 3,
         }
     }
 
@@ -47,39 +55,32 @@ impl<N: Node> LockService<N> {
         let budget = deadline.map(|d| d.saturating_sub(self.deadline_slack));
         let cut_by_deadline = budget.is_some_and(|b| b < wait);
         let wait = budget.map_or(wait, |b| b.min(wait));
-
-        // The attempt runs in its own task: if the client goes away, the
-        // wait stops and a lock granted meanwhile is released, never leaked.
-        let (mut tx, rx) = oneshot::channel();
-        let engine = self.engine.clone();
-        let resource = req.resource;
-        let owner = req.owner;
-        tokio::spawn(async move {
-            let outcome = engine.acquire(&resource, ttl, wait, tx.closed()).await;
-            if let Ok(Acquired::Granted(lease)) = &outcome {
-                tracing::debug!(%resource, %owner, token = lease.fencing_token, validity = ?lease.validity, "granted");
-            }
-            if let Err(Ok(Acquired::Granted(lease))) = tx.send(outcome) {
-                tracing::info!(%resource, "client left before its lock was granted; releasing it");
-                let _ = engine.release(&lease.resource, &lease.value).await;
-            }
-        });
-        let outcome = rx
-            .await
-            .map_err(|_| Error::Internal("the acquire task failed".into()))??;
+        // If this handler is dropped (the client left), the acquisition
+        // stops and a lock granted meanwhile is released.
+        let outcome = self
+            .locks
+            .acquire(req.resource, ttl, wait, std::future::pending())
+            .await?;
         Ok(match outcome {
-            Acquired::Granted(lease) => AcquireResponse {
-                acquired: true,
-                lease: Some(wire_lease(lease)),
-                reason: WireReason::Unspecified.into(),
-                attempts: 0,
-            },
+            Acquired::Granted(lease) => {
+                tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");
+                AcquireResponse {
+                    acquired: true,
+                    lease: Some(wire_lease(lease)),
+                    ..AcquireResponse::default()
+                }
+            }
             Acquired::NotGranted { .. } if cut_by_deadline => return Err(Error::DeadlineExceeded),
-            Acquired::NotGranted { reason, attempts } => AcquireResponse {
+            Acquired::NotGranted {
+                reason,
+                attempts,
+                votes,
+            } => AcquireResponse {
                 acquired: false,
                 lease: None,
                 reason: wire_reason(reason).into(),
                 attempts,
+                nodes: votes.iter().map(|v| wire_outcome(v).into()).collect(),
             },
         })
     }
@@ -88,7 +89,7 @@ impl<N: Node> LockService<N> {
         validate::resource(&req.resource)?;
         let value = validate::value(&req.value)?;
         let ttl = self.limits.ttl("ttl", req.ttl)?;
-        let validity = self.engine.extend(&req.resource, &value, ttl).await?;
+        let validity = self.locks.engine.extend(&req.resource, &value, ttl).await?;
         Ok(ExtendResponse {
             extended: validity.is_some(),
             validity: validity.map(wire_duration),
@@ -98,8 +99,34 @@ impl<N: Node> LockService<N> {
     async fn release(&self, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
         validate::resource(&req.resource)?;
         let value = validate::value(&req.value)?;
-        let released = self.engine.release(&req.resource, &value).await?;
+        let released = self.locks.engine.release(&req.resource, &value).await?;
         Ok(ReleaseResponse { released })
+    }
+
+    async fn inspect(&self, req: InspectRequest) -> Result<InspectResponse, Error> {
+        validate::resource(&req.resource)?;
+        let view = self.locks.engine.inspect(&req.resource).await;
+        let nodes = view
+            .nodes
+            .into_iter()
+            .enumerate()
+            .map(|(index, node)| NodeView {
+                index: index as u32,
+                address: node.name,
+                reachable: node.reachable,
+                state: standing_name(&node.standing).to_owned(),
+                held: node.held,
+                with_majority: node.with_majority,
+                ttl: node.ttl.map(wire_duration),
+                fence_counter: node.fence.unwrap_or(0),
+            })
+            .collect();
+        Ok(InspectResponse {
+            held: view.held,
+            agreeing: view.agreeing as u32,
+            quorum: view.quorum as u32,
+            nodes,
+        })
     }
 }
 
@@ -117,6 +144,48 @@ impl<N: Node> Lock for LockService<N> {
 
     async fn release(&self, request: Request<ReleaseRequest>) -> Result<Response<ReleaseResponse>, Status> {
         Ok(Response::new(LockService::release(self, request.into_inner()).await?))
+    }
+
+    type HoldStream = ReceiverStream<Result<HoldResponse, Status>>;
+
+    async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
+        let guard = self.locks.open_session()?;
+        let (tx, rx) = mpsc::channel(8);
+        let session = session::run(
+            self.locks.clone(),
+            self.limits.clone(),
+            self.lost_margin,
+            request.into_inner(),
+            tx,
+            guard,
+        );
+        tokio::spawn(session);
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {
+        Ok(Response::new(LockService::inspect(self, request.into_inner()).await?))
+    }
+}
+
+/// The label a standing has on the wire and in metrics.
+pub fn standing_name(standing: &Standing) -> &'static str {
+    match standing {
+        Standing::Usable => "usable",
+        Standing::Quarantined { .. } => "quarantined",
+        Standing::Failed { .. } => "preflight_failed",
+        Standing::Unverified => "unverified",
+    }
+}
+
+fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
+    match vote {
+        NodeVote::Granted(_) => NodeOutcome::Granted,
+        NodeVote::Taken => NodeOutcome::Taken,
+        NodeVote::TimedOut => NodeOutcome::TimedOut,
+        NodeVote::Errored(_) => NodeOutcome::Errored,
+        NodeVote::Quarantined => NodeOutcome::Quarantined,
+        NodeVote::Unusable(_) => NodeOutcome::Unusable,
     }
 }
 
@@ -136,7 +205,8 @@ fn wire_reason(reason: FailureReason) -> WireReason {
     }
 }
 
-fn wire_duration(d: Duration) -> prost_types::Duration {
+/// A `Duration` on the wire (saturating).
+pub fn wire_duration(d: Duration) -> prost_types::Duration {
     prost_types::Duration::try_from(d).unwrap_or(prost_types::Duration {
         seconds: i64::MAX,
         nanos: 0,

@@ -23,6 +23,8 @@ pub struct Limits {
     pub max_ttl: Duration,
     /// Longest wait.
     pub max_wait: Duration,
+    /// Longest a session may hold a lock.
+    pub max_hold: Duration,
 }
 
 impl From<&LockConfig> for Limits {
@@ -32,6 +34,7 @@ impl From<&LockConfig> for Limits {
             min_ttl: lock.min_ttl,
             max_ttl: lock.max_ttl,
             max_wait: lock.max_wait,
+            max_hold: lock.max_hold,
         }
     }
 }
@@ -73,6 +76,30 @@ impl Limits {
             ));
         }
         Ok(wait)
+    }
+}
+
+impl Limits {
+    /// A session's `max_hold` within `(0, max_hold]`; unset means none.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `max_hold` when out of range.
+    pub fn max_hold(&self, max_hold: Option<prost_types::Duration>) -> Result<Option<Duration>, Error> {
+        let Some(max_hold) = max_hold else {
+            return Ok(None);
+        };
+        let max_hold = duration("max_hold", max_hold)?;
+        if max_hold.is_zero() || max_hold > self.max_hold {
+            return Err(Error::invalid(
+                "max_hold",
+                format!(
+                    "{} is outside the allowed range (0, {}]",
+                    show(max_hold),
+                    show(self.max_hold)
+                ),
+            ));
+        }
+        Ok(Some(max_hold))
     }
 }
 
@@ -145,6 +172,7 @@ mod tests {
             min_ttl: Duration::from_millis(250),
             max_ttl: Duration::from_secs(60),
             max_wait: Duration::from_secs(60),
+            max_hold: Duration::from_secs(3600),
         }
     }
 

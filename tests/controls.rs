@@ -238,6 +238,11 @@ impl redlockd::redlock::Node for Gate {
         self.check()?;
         self.node.unlock(key, value).await
     }
+
+    async fn inspect(&self, key: &str) -> Result<redlockd::redlock::KeyView, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.inspect(key).await
+    }
 }
 
 impl Gate {
@@ -288,7 +293,13 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
         }
         let op = history.invoke("client", "r", Kind::Acquire);
         let outcome = engine
-            .acquire("r", Duration::from_secs(5), Duration::ZERO, std::future::pending())
+            .acquire(
+                "r",
+                Duration::from_secs(5),
+                Duration::ZERO,
+                std::future::pending(),
+                None,
+            )
             .await;
         let Ok(Acquired::Granted(lease)) = outcome else {
             panic!("the quorum {quorum:?} did not grant: {outcome:?}");

@@ -6,9 +6,10 @@ use std::future::Future;
 use std::time::Duration;
 
 use futures::future::join_all;
+use tokio::sync::Notify;
 use tokio::time::{Instant, timeout};
 
-use super::node::{Node, Standing};
+use super::node::{KeyView, Node, Standing};
 use super::quorum::{self, Minted};
 use super::{Lease, LockValue};
 use crate::error::Error;
@@ -53,6 +54,18 @@ pub enum NodeVote {
 }
 
 impl NodeVote {
+    /// A short name of the kind of vote, for messages and error details.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NodeVote::Granted(_) => "granted",
+            NodeVote::Taken => "held by another owner",
+            NodeVote::TimedOut => "timed out",
+            NodeVote::Errored(_) => "errored",
+            NodeVote::Quarantined => "quarantined",
+            NodeVote::Unusable(_) => "unusable",
+        }
+    }
+
     /// Whether the node answered at all (grant or refusal).
     fn reached(&self) -> bool {
         matches!(self, NodeVote::Granted(_) | NodeVote::Taken)
@@ -79,13 +92,47 @@ pub enum Acquired {
         reason: FailureReason,
         /// How many attempts were made.
         attempts: u32,
+        /// What each node said in the last attempt.
+        votes: Vec<NodeVote>,
     },
 }
 
-/// How a single attempt failed.
+/// A quorum view of one resource (no lock values in it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// A majority holds the same value.
+    pub held: bool,
+    /// How many nodes hold the most common value.
+    pub agreeing: usize,
+    /// The majority size.
+    pub quorum: usize,
+    /// Per node, in index order.
+    pub nodes: Vec<NodeInspection>,
+}
+
+/// One node in an `Inspection`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeInspection {
+    /// `host:port`.
+    pub name: String,
+    /// Its standing.
+    pub standing: Standing,
+    /// It answered.
+    pub reachable: bool,
+    /// It holds a lock key for the resource.
+    pub held: bool,
+    /// Its value is the most common one.
+    pub with_majority: bool,
+    /// Time left on its key.
+    pub ttl: Option<Duration>,
+    /// Its fence counter.
+    pub fence: Option<u64>,
+}
+
+/// How a single attempt failed, with what the nodes said in round 1.
 enum Attempt {
-    Failed(FailureReason),
-    Unreachable { reached: usize, detail: String },
+    Failed(FailureReason, Vec<NodeVote>),
+    Unreachable { reached: usize, votes: Vec<NodeVote> },
 }
 
 /// The quorum engine over a fixed list of nodes.
@@ -119,7 +166,8 @@ impl<N: Node> Engine<N> {
 
     /// Takes the lock on `resource`, retrying with jitter until `wait` has
     /// passed or `give_up` resolves (checked between attempts only, so an
-    /// attempt is never abandoned half-way with keys left behind).
+    /// attempt is never abandoned half-way with keys left behind). `wake`,
+    /// when notified (a release was published), ends a retry delay early.
     ///
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum
@@ -130,6 +178,7 @@ impl<N: Node> Engine<N> {
         ttl: Duration,
         wait: Duration,
         give_up: impl Future<Output = ()>,
+        wake: Option<&Notify>,
     ) -> Result<Acquired, Error> {
         let key = self.lock_key(resource);
         let deadline = Instant::now() + wait;
@@ -153,17 +202,29 @@ impl<N: Node> Engine<N> {
             let now = Instant::now();
             if now >= deadline {
                 return match failure {
-                    Attempt::Failed(reason) => Ok(Acquired::NotGranted { reason, attempts }),
-                    Attempt::Unreachable { reached, detail } => Err(Error::Unavailable {
+                    Attempt::Failed(reason, votes) => Ok(Acquired::NotGranted {
+                        reason,
+                        attempts,
+                        votes,
+                    }),
+                    Attempt::Unreachable { reached, votes } => Err(Error::Unavailable {
                         reached,
                         needed: self.quorum(),
-                        detail,
+                        detail: summarize(&votes),
+                        votes,
                     }),
                 };
             }
             let delay = self.retry_delay().min(deadline - now);
+            let woken = async {
+                match wake {
+                    Some(notify) => notify.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}
+                () = woken => {}
                 () = &mut give_up => return Err(Error::Cancelled),
             }
         }
@@ -200,12 +261,9 @@ impl<N: Node> Engine<N> {
         let reached = votes.iter().filter(|v| v.reached()).count();
         if granted < self.quorum() {
             return Err(if reached < self.quorum() {
-                Attempt::Unreachable {
-                    reached,
-                    detail: summarize(&votes),
-                }
+                Attempt::Unreachable { reached, votes }
             } else {
-                Attempt::Failed(FailureReason::Taken)
+                Attempt::Failed(FailureReason::Taken, votes)
             });
         }
         let minted = Minted::from_counters(&counters).expect("a quorum granted");
@@ -217,7 +275,7 @@ impl<N: Node> Engine<N> {
 
         match quorum::validity(ttl, t0.elapsed(), self.config.drift_factor) {
             Some(validity) if validity >= self.config.min_validity => Ok((minted.token(), validity)),
-            _ => Err(Attempt::Failed(FailureReason::ValidityUsedUp)),
+            _ => Err(Attempt::Failed(FailureReason::ValidityUsedUp, votes)),
         }
     }
 
@@ -273,10 +331,10 @@ impl<N: Node> Engine<N> {
         Err(if reached < self.quorum() {
             Attempt::Unreachable {
                 reached,
-                detail: format!("round 2: {stored} stored the token, {refused} no longer held the lock"),
+                votes: votes.to_vec(),
             }
         } else {
-            Attempt::Failed(FailureReason::Taken)
+            Attempt::Failed(FailureReason::Taken, votes.to_vec())
         })
     }
 
@@ -328,6 +386,51 @@ impl<N: Node> Engine<N> {
         Ok(self.tally(&answers)? >= self.quorum())
     }
 
+    /// A quorum view of `resource`: per node what it holds, and how many
+    /// agree on the most common value. Values never leave this function.
+    pub async fn inspect(&self, resource: &str) -> Inspection {
+        let key = self.lock_key(resource);
+        let calls = self
+            .nodes
+            .iter()
+            .map(|node| timeout(self.config.node_timeout, node.inspect(&key)));
+        let views: Vec<Option<KeyView>> = join_all(calls)
+            .await
+            .into_iter()
+            .map(|r| r.ok().and_then(Result::ok))
+            .collect();
+        let values: Vec<Option<&str>> = views
+            .iter()
+            .map(|v| v.as_ref().and_then(|v| v.value.as_deref()))
+            .collect();
+        let majority = values
+            .iter()
+            .flatten()
+            .max_by_key(|value| values.iter().filter(|v| v == &&Some(**value)).count())
+            .copied();
+        let agreeing = majority.map_or(0, |m| values.iter().filter(|v| **v == Some(m)).count());
+        let nodes = views
+            .iter()
+            .zip(&values)
+            .zip(&self.nodes)
+            .map(|((view, value), node)| NodeInspection {
+                name: node.name().to_owned(),
+                standing: node.standing(),
+                reachable: view.is_some(),
+                held: value.is_some(),
+                with_majority: value.is_some() && *value == majority,
+                ttl: view.as_ref().and_then(|v| v.ttl),
+                fence: view.as_ref().and_then(|v| v.fence),
+            })
+            .collect();
+        Inspection {
+            held: agreeing >= self.quorum(),
+            agreeing,
+            quorum: self.quorum(),
+            nodes,
+        }
+    }
+
     /// Counts the nodes that said yes; fails when too few answered at all.
     fn tally(&self, answers: &[Option<bool>]) -> Result<usize, Error> {
         let reached = answers.iter().flatten().count();
@@ -336,6 +439,7 @@ impl<N: Node> Engine<N> {
                 reached,
                 needed: self.quorum(),
                 detail: format!("{} gave no answer", answers.len() - reached),
+                votes: Vec::new(),
             });
         }
         Ok(answers.iter().filter(|a| **a == Some(true)).count())
@@ -355,17 +459,10 @@ impl<N: Node> Engine<N> {
 mod tests;
 
 /// "3 granted, 1 timed out, 1 quarantined": what the nodes said, by kind.
-fn summarize(votes: &[NodeVote]) -> String {
+pub fn summarize(votes: &[NodeVote]) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for vote in votes {
-        let kind = match vote {
-            NodeVote::Granted(_) => "granted",
-            NodeVote::Taken => "held by another owner",
-            NodeVote::TimedOut => "timed out",
-            NodeVote::Errored(_) => "errored",
-            NodeVote::Quarantined => "quarantined",
-            NodeVote::Unusable(_) => "failed preflight or not verified yet",
-        };
+        let kind = vote.kind();
         match counts.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => *n += 1,
             None => counts.push((kind, 1)),

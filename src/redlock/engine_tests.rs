@@ -35,7 +35,7 @@ fn cluster(counters: &[u64]) -> (Engine<FakeNode>, Vec<FakeNode>) {
 }
 
 async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
-    engine.acquire(resource, TTL, Duration::ZERO, pending()).await
+    engine.acquire(resource, TTL, Duration::ZERO, pending(), None).await
 }
 
 fn lease(outcome: Result<Acquired, Error>) -> Lease {
@@ -69,9 +69,12 @@ async fn three_failing_nodes_make_the_cluster_unavailable() {
             reached,
             needed,
             detail,
+            votes,
         }) => {
             assert_eq!((reached, needed), (2, 3));
             assert_eq!(detail, "3 errored, 2 granted");
+            let kinds: Vec<&str> = votes.iter().map(NodeVote::kind).collect();
+            assert_eq!(kinds, ["errored", "errored", "errored", "granted", "granted"]);
         }
         other => panic!("expected unavailable, got {other:?}"),
     }
@@ -91,7 +94,8 @@ async fn a_lock_held_on_a_majority_is_contention_not_unavailability() {
         outcome,
         Ok(Acquired::NotGranted {
             reason: FailureReason::Taken,
-            attempts: 1
+            attempts: 1,
+            votes: vec![NodeVote::Taken; 5],
         })
     );
 }
@@ -124,12 +128,13 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
         node.set_fault(Fault::Slow(Duration::from_millis(45)));
     }
     let ttl = Duration::from_millis(40);
-    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending()).await;
+    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), None).await;
     assert_eq!(
         outcome,
         Ok(Acquired::NotGranted {
             reason: FailureReason::ValidityUsedUp,
-            attempts: 1
+            attempts: 1,
+            votes: vec![NodeVote::Granted(1); 5],
         })
     );
     for node in &nodes {
@@ -232,7 +237,7 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
     let first = lease(once(&engine, "r").await);
     let waiter = {
         let engine = engine.clone();
-        tokio::spawn(async move { engine.acquire("r", TTL, Duration::from_secs(5), pending()).await })
+        tokio::spawn(async move { engine.acquire("r", TTL, Duration::from_secs(5), pending(), None).await })
     };
     tokio::time::sleep(Duration::from_secs(1)).await;
     let released_at = Instant::now();
@@ -247,9 +252,9 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
 async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
     let (engine, _) = cluster(&[0; 5]);
     lease(once(&engine, "r").await);
-    let outcome = engine.acquire("r", TTL, Duration::from_secs(1), pending()).await;
+    let outcome = engine.acquire("r", TTL, Duration::from_secs(1), pending(), None).await;
     match outcome {
-        Ok(Acquired::NotGranted { reason, attempts }) => {
+        Ok(Acquired::NotGranted { reason, attempts, .. }) => {
             assert_eq!(reason, FailureReason::Taken);
             assert!((4..=11).contains(&attempts), "{attempts} attempts in 1 s");
         }
@@ -261,7 +266,7 @@ async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
 async fn extend_keeps_the_lock_and_is_refused_after_expiry() {
     let (engine, _) = cluster(&[0; 5]);
     let ttl = Duration::from_secs(1);
-    let lease = lease(engine.acquire("r", ttl, Duration::ZERO, pending()).await);
+    let lease = lease(engine.acquire("r", ttl, Duration::ZERO, pending(), None).await);
     tokio::time::sleep(Duration::from_millis(800)).await;
     let validity = engine.extend("r", &lease.value, ttl).await.unwrap();
     assert_eq!(validity, Some(ttl - Duration::from_millis(12)));
@@ -291,7 +296,7 @@ async fn give_up_stops_the_wait_and_leaves_nothing_held() {
     let (engine, nodes) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);
     let give_up = tokio::time::sleep(Duration::from_millis(500));
-    let outcome = engine.acquire("r", TTL, Duration::from_secs(30), give_up).await;
+    let outcome = engine.acquire("r", TTL, Duration::from_secs(30), give_up, None).await;
     assert_eq!(outcome, Err(Error::Cancelled));
     let key = engine.lock_key("r");
     assert!(
@@ -326,10 +331,7 @@ async fn quarantined_nodes_do_not_count_towards_an_acquire_quorum() {
     match once(&engine, "r").await {
         Err(Error::Unavailable { reached, detail, .. }) => {
             assert_eq!(reached, 2);
-            assert_eq!(
-                detail,
-                "2 quarantined, 1 failed preflight or not verified yet, 2 granted"
-            );
+            assert_eq!(detail, "2 quarantined, 1 unusable, 2 granted");
         }
         other => panic!("expected unavailable, got {other:?}"),
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::node::{Node, NodeError, Standing};
+use super::node::{KeyView, Node, NodeError, Standing};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -168,6 +168,18 @@ impl Node for FakeNode {
                 state.keys.remove(key);
             }
             held
+        })
+        .await
+    }
+
+    async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
+        self.call(|state, now| {
+            let held = state.keys.get(key);
+            KeyView {
+                value: held.map(|(v, _)| v.clone()),
+                ttl: held.map(|(_, expires)| expires.saturating_duration_since(now)),
+                fence: state.counter,
+            }
         })
         .await
     }

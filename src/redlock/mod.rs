@@ -10,13 +10,14 @@ pub mod monitor;
 pub mod node;
 pub mod quorum;
 pub mod redis;
+pub mod released;
 pub mod tls;
 
 use std::fmt;
 use std::time::Duration;
 
-pub use engine::{Acquired, Engine, EngineConfig, FailureReason, NodeVote};
-pub use node::{Node, NodeError};
+pub use engine::{Acquired, Engine, EngineConfig, FailureReason, Inspection, NodeInspection, NodeVote};
+pub use node::{KeyView, Node, NodeError};
 
 /// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).
 const VALUE_BYTES: usize = 20;

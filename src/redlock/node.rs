@@ -53,4 +53,19 @@ pub trait Node: Send + Sync + 'static {
 
     /// Compare-and-delete: `true` when `key` held `value` and is now gone.
     fn unlock(&self, key: &str, value: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
+
+    /// What the node holds for `key` (value, time left) and its fence
+    /// counter, read in one atomic step. For introspection only.
+    fn inspect(&self, key: &str) -> impl Future<Output = Result<KeyView, NodeError>> + Send;
+}
+
+/// One node's view of a lock key.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyView {
+    /// The lock value, if held (never leaves the engine).
+    pub value: Option<String>,
+    /// Time left on the key, if held.
+    pub ttl: Option<Duration>,
+    /// The node's fence counter.
+    pub fence: Option<u64>,
 }

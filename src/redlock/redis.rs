@@ -16,7 +16,7 @@ use fred::types::config::TlsConnector;
 use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
-use super::node::{Node, NodeError};
+use super::node::{KeyView, Node, NodeError};
 
 /// Round 1 (DESIGN §1): lock, then advance the fence counter, seeding it from
 /// the node's clock (µs) when missing. "Already mine" counts as success so a
@@ -69,6 +69,11 @@ redis.call('SET', KEYS[2], ARGV[2])
 return 1
 ";
 
+/// Introspection: the lock value, its time left (ms) and the fence counter.
+const INSPECT: &str = r"
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+";
+
 /// Compare-and-`PEXPIRE`.
 const EXTEND: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -77,13 +82,21 @@ end
 return 0
 ";
 
-/// Compare-and-delete.
+/// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
+/// is published on the release channel ARGV[2].
 const UNLOCK: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], KEYS[1])
+  return 1
 end
 return 0
 ";
+
+/// The pub/sub channel on which releases are announced.
+pub fn released_channel(key_prefix: &str) -> String {
+    format!("{key_prefix}:released")
+}
 
 /// A Lua script and its SHA-1, computed once.
 struct Script {
@@ -131,11 +144,13 @@ pub struct RedisNode {
     round_options: Options,
     fence_key: String,
     marker_key: String,
+    released_channel: String,
     try_lock: Script,
     publish_fence: Script,
     extend: Script,
     unlock: Script,
     repair: Script,
+    inspect: Script,
     health: Arc<NodeHealth>,
     probe_wanted: Arc<Notify>,
 }
@@ -147,33 +162,8 @@ impl RedisNode {
     /// # Errors
     /// When the URL cannot be parsed.
     pub fn connect(config: &RedisNodeConfig) -> Result<RedisNode, String> {
-        let mut fred_config = FredConfig::from_url(&config.url).map_err(|e| format!("{e}"))?;
-        if let (Some(_), Some(connector)) = (&fred_config.tls, &config.tls) {
-            fred_config.tls = Some(connector.clone().into());
-        }
-        // Retry the first connection too: the daemon starts with a node down.
-        fred_config.fail_fast = false;
-        let name = fred_config
-            .server
-            .hosts()
-            .first()
-            .map_or_else(|| "?".to_owned(), |s| format!("{}:{}", s.host, s.port));
-        let policy = ReconnectPolicy::new_exponential(
-            0,
-            millis(config.reconnect_min_delay),
-            millis(config.reconnect_max_delay),
-            2,
-        );
-        let client = Builder::from_config(fred_config)
-            .with_connection_config(|c| {
-                c.connection_timeout = config.connect_timeout;
-                c.internal_command_timeout = config.command_timeout.max(config.connect_timeout);
-                c.tcp.nodelay = Some(true);
-            })
-            .with_performance_config(|p| p.default_command_timeout = config.command_timeout)
-            .set_policy(policy)
-            .build()
-            .map_err(|e| format!("{e}"))?;
+        let (builder, name) = builder(config)?;
+        let client = builder.build().map_err(|e| format!("{e}"))?;
         let log_name = name.clone();
         client.on_error(move |(error, _)| {
             tracing::warn!(node = %log_name, %error, "redis connection error");
@@ -210,11 +200,13 @@ impl RedisNode {
             },
             fence_key: format!("{}:fence", config.key_prefix),
             marker_key: format!("{}:verified", config.key_prefix),
+            released_channel: released_channel(&config.key_prefix),
             try_lock: Script::new(TRY_LOCK),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
             unlock: Script::new(UNLOCK),
             repair: Script::new(REPAIR),
+            inspect: Script::new(INSPECT),
             health,
             probe_wanted,
         })
@@ -350,6 +342,41 @@ impl RedisNode {
     }
 }
 
+/// A fred builder for `config` (URL, TLS, timeouts, reconnect backoff) and
+/// the node's `host:port` name.
+///
+/// # Errors
+/// When the URL cannot be parsed.
+pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
+    let mut fred_config = FredConfig::from_url(&config.url).map_err(|e| format!("{e}"))?;
+    if let (Some(_), Some(connector)) = (&fred_config.tls, &config.tls) {
+        fred_config.tls = Some(connector.clone().into());
+    }
+    // Retry the first connection too: the daemon starts with a node down.
+    fred_config.fail_fast = false;
+    let name = fred_config
+        .server
+        .hosts()
+        .first()
+        .map_or_else(|| "?".to_owned(), |s| format!("{}:{}", s.host, s.port));
+    let policy = ReconnectPolicy::new_exponential(
+        0,
+        millis(config.reconnect_min_delay),
+        millis(config.reconnect_max_delay),
+        2,
+    );
+    let mut builder = Builder::from_config(fred_config);
+    builder
+        .with_connection_config(|c| {
+            c.connection_timeout = config.connect_timeout;
+            c.internal_command_timeout = config.command_timeout.max(config.connect_timeout);
+            c.tcp.nodelay = Some(true);
+        })
+        .with_performance_config(|p| p.default_command_timeout = config.command_timeout)
+        .set_policy(policy);
+    Ok((builder, name))
+}
+
 fn node_error(e: fred::error::Error) -> NodeError {
     NodeError(e.to_string())
 }
@@ -409,6 +436,23 @@ impl Node for RedisNode {
     }
 
     async fn unlock(&self, key: &str, value: &str) -> Result<bool, NodeError> {
-        flag(self.eval(&self.unlock, key, vec![value.into()], &self.options).await?)
+        let args = vec![value.into(), Value::from(self.released_channel.as_str())];
+        flag(self.eval(&self.unlock, key, args, &self.options).await?)
+    }
+
+    async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
+        let reply = self.eval(&self.inspect, key, Vec::new(), &self.options).await?;
+        let Value::Array(parts) = reply else {
+            return Err(NodeError(format!("unexpected inspect reply {reply:?}")));
+        };
+        let mut parts = parts.into_iter();
+        let value = parts.next().and_then(|v| v.as_string());
+        let pttl = parts.next().and_then(|v| v.as_i64()).unwrap_or(-2);
+        let fence = parts.next().and_then(|v| v.as_u64());
+        Ok(KeyView {
+            value,
+            ttl: u64::try_from(pttl).ok().map(Duration::from_millis),
+            fence,
+        })
     }
 }

@@ -1,0 +1,161 @@
+//! The daemon's lock operations above the engine: acquisitions wait in the
+//! local FIFO queue (only the head contends in Redis, woken by published
+//! releases), run in their own task so a caller that leaves never leaks a
+//! lock, and sessions are counted so shutdown can release their locks.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+use crate::error::Error;
+use crate::redlock::{Acquired, Engine, FailureReason, Node};
+use crate::waiters::Waiters;
+
+/// Locks over an engine, with local queues and session bookkeeping.
+pub struct Locks<N> {
+    /// The quorum engine.
+    pub engine: Arc<Engine<N>>,
+    /// The local FIFO queues.
+    pub waiters: Arc<Waiters>,
+    sessions: AtomicUsize,
+    max_sessions: usize,
+    closing: watch::Sender<bool>,
+}
+
+/// A counted open session; dropping it ends the count.
+pub struct SessionGuard<N: Node> {
+    locks: Arc<Locks<N>>,
+}
+
+impl<N: Node> Drop for SessionGuard<N> {
+    fn drop(&mut self) {
+        self.locks.sessions.fetch_sub(1, Ordering::SeqCst);
+        // Wakes a shutdown waiting for the last session.
+        self.locks.closing.send_modify(|_| {});
+    }
+}
+
+impl<N: Node> Locks<N> {
+    /// Locks over `engine`; at most `max_sessions` open sessions.
+    pub fn new(engine: Arc<Engine<N>>, waiters: Arc<Waiters>, max_sessions: usize) -> Locks<N> {
+        Locks {
+            engine,
+            waiters,
+            sessions: AtomicUsize::new(0),
+            max_sessions,
+            closing: watch::channel(false).0,
+        }
+    }
+
+    /// Takes the lock on `resource`, waiting up to `wait` in the local queue
+    /// and then in Redis. Stops when `give_up` resolves; a lock granted
+    /// after the caller left is released at once.
+    ///
+    /// # Errors
+    /// `ResourceExhausted` when the queue is full, `Unavailable` without a
+    /// quorum, `Cancelled` when the caller gave up.
+    pub async fn acquire(
+        self: &Arc<Self>,
+        resource: String,
+        ttl: Duration,
+        wait: Duration,
+        give_up: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<Acquired, Error> {
+        let slot = if wait.is_zero() {
+            None
+        } else {
+            Some(self.waiters.join(&resource)?)
+        };
+        let (mut tx, rx) = oneshot::channel();
+        let locks = self.clone();
+        tokio::spawn(async move {
+            let deadline = Instant::now() + wait;
+            let mut give_up = std::pin::pin!(give_up);
+            let outcome = async {
+                if let Some(slot) = &slot {
+                    tokio::select! {
+                        () = slot.until_head() => {}
+                        // Others were ahead for the whole wait.
+                        () = tokio::time::sleep_until(deadline) => return Ok(Acquired::NotGranted {
+                            reason: FailureReason::Taken,
+                            attempts: 0,
+                            votes: Vec::new(),
+                        }),
+                        () = tx.closed() => return Err(Error::Cancelled),
+                        () = &mut give_up => return Err(Error::Cancelled),
+                    }
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                let wake = slot.as_ref().map(|s| s.released());
+                let stop = async {
+                    tokio::select! {
+                        () = tx.closed() => {}
+                        () = &mut give_up => {}
+                    }
+                };
+                locks.engine.acquire(&resource, ttl, left, stop, wake).await
+            }
+            .await;
+            // Leave the queue before answering: the next one starts now.
+            drop(slot);
+            if let Err(Ok(Acquired::Granted(lease))) = tx.send(outcome) {
+                tracing::info!(resource = %lease.resource, "the caller left before its lock was granted; releasing it");
+                let _ = locks.engine.release(&lease.resource, &lease.value).await;
+            }
+        });
+        rx.await
+            .map_err(|_| Error::Internal("the acquire task failed".into()))?
+    }
+
+    /// Counts a new session.
+    ///
+    /// # Errors
+    /// `ResourceExhausted` at `max_sessions`; `Unavailable` while shutting down.
+    pub fn open_session(self: &Arc<Self>) -> Result<SessionGuard<N>, Error> {
+        if *self.closing.borrow() {
+            return Err(Error::ShuttingDown);
+        }
+        let open = self.sessions.fetch_add(1, Ordering::SeqCst);
+        let guard = SessionGuard { locks: self.clone() };
+        if open >= self.max_sessions {
+            return Err(Error::ResourceExhausted(format!(
+                "{open} sessions are already open in this daemon, the most lock.max_sessions allows"
+            )));
+        }
+        Ok(guard)
+    }
+
+    /// How many sessions are open.
+    pub fn sessions(&self) -> usize {
+        self.sessions.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when the daemon starts shutting down (sessions release then).
+    pub fn closing(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.closing.subscribe();
+        async move {
+            let _ = rx.wait_for(|closing| *closing).await;
+        }
+    }
+
+    /// Tells every session to release, and waits (at most `grace`) until
+    /// they have.
+    pub async fn close_sessions(&self, grace: Duration) {
+        self.closing.send_replace(true);
+        let mut rx = self.closing.subscribe();
+        let all_closed = async {
+            while self.sessions() > 0 {
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        if tokio::time::timeout(grace, all_closed).await.is_err() {
+            tracing::warn!(open = self.sessions(), "sessions still open after the grace period");
+        }
+    }
+}

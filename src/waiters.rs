@@ -1,0 +1,209 @@
+//! Waiting well (DESIGN §4): within one daemon, the requests waiting for the
+//! same resource queue first-in first-out and only the head contends in
+//! Redis (the local lock of Spring's RedisLockRegistry). A release published
+//! by any daemon wakes the head at once; jittered retry stays the fallback.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Notify;
+
+use crate::error::Error;
+
+/// The queues of one daemon, with limits.
+pub struct Waiters {
+    state: Mutex<State>,
+    per_resource: usize,
+    total: usize,
+}
+
+#[derive(Default)]
+struct State {
+    queues: HashMap<String, Queue>,
+    waiting: usize,
+    next_ticket: u64,
+}
+
+struct Queue {
+    tickets: VecDeque<u64>,
+    /// Notified whenever the head leaves: the next one checks if it is head.
+    head_left: Arc<Notify>,
+    /// Notified when a release of this resource was published.
+    released: Arc<Notify>,
+}
+
+/// A place in a resource's queue; leaving (drop) lets the next one in.
+pub struct Slot {
+    waiters: Arc<Waiters>,
+    resource: String,
+    ticket: u64,
+    head_left: Arc<Notify>,
+    released: Arc<Notify>,
+}
+
+impl Waiters {
+    /// Queues of at most `per_resource` waiters each, `total` in all.
+    pub fn new(per_resource: usize, total: usize) -> Waiters {
+        Waiters {
+            state: Mutex::new(State::default()),
+            per_resource,
+            total,
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Joins the back of `resource`'s queue.
+    ///
+    /// # Errors
+    /// `ResourceExhausted` when the resource's queue or all queues are full.
+    pub fn join(self: &Arc<Self>, resource: &str) -> Result<Slot, Error> {
+        let mut state = self.state();
+        if state.waiting >= self.total {
+            return Err(Error::ResourceExhausted(format!(
+                "{} requests are already waiting in this daemon, the most lock.max_waiters allows",
+                state.waiting
+            )));
+        }
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        let queue = state.queues.entry(resource.to_owned()).or_insert_with(|| Queue {
+            tickets: VecDeque::new(),
+            head_left: Arc::new(Notify::new()),
+            released: Arc::new(Notify::new()),
+        });
+        if queue.tickets.len() >= self.per_resource {
+            return Err(Error::ResourceExhausted(format!(
+                "{} requests are already waiting for this resource, the most lock.max_waiters_per_resource allows",
+                queue.tickets.len()
+            )));
+        }
+        queue.tickets.push_back(ticket);
+        let slot = Slot {
+            waiters: self.clone(),
+            resource: resource.to_owned(),
+            ticket,
+            head_left: queue.head_left.clone(),
+            released: queue.released.clone(),
+        };
+        state.waiting += 1;
+        Ok(slot)
+    }
+
+    /// A release of `resource` was published: wake whoever waits for it.
+    pub fn released(&self, resource: &str) {
+        if let Some(queue) = self.state().queues.get(resource) {
+            // notify_one stores a permit when the head is between attempts,
+            // so a release during an attempt is not lost.
+            queue.released.notify_one();
+        }
+    }
+
+    /// How many requests wait in all.
+    pub fn waiting(&self) -> usize {
+        self.state().waiting
+    }
+
+    /// Whether anyone waits for `resource`.
+    pub fn has_waiters(&self, resource: &str) -> bool {
+        self.state().queues.contains_key(resource)
+    }
+}
+
+impl Slot {
+    fn is_head(&self) -> bool {
+        let state = self.waiters.state();
+        state.queues.get(&self.resource).and_then(|q| q.tickets.front()) == Some(&self.ticket)
+    }
+
+    /// Resolves once this slot is at the head of its queue.
+    pub async fn until_head(&self) {
+        loop {
+            // Registered before the check, so a departure in between is seen.
+            let left = self.head_left.notified();
+            if self.is_head() {
+                return;
+            }
+            left.await;
+        }
+    }
+
+    /// Notified when a release of the resource was published.
+    pub fn released(&self) -> &Notify {
+        &self.released
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut state = self.waiters.state();
+        if let Some(queue) = state.queues.get_mut(&self.resource) {
+            queue.tickets.retain(|t| *t != self.ticket);
+            if queue.tickets.is_empty() {
+                state.queues.remove(&self.resource);
+            }
+        }
+        state.waiting -= 1;
+        self.head_left.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn waiters_are_served_first_in_first_out() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let first = waiters.join("r").unwrap();
+        let second = waiters.join("r").unwrap();
+        let third = waiters.join("r").unwrap();
+        first.until_head().await;
+        assert!(!second.is_head() && !third.is_head());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for (name, slot) in [("third", third), ("second", second)] {
+            let order = order.clone();
+            tasks.push(tokio::spawn(async move {
+                slot.until_head().await;
+                order.lock().unwrap().push(name);
+                drop(slot);
+            }));
+        }
+        tokio::task::yield_now().await;
+        drop(first);
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec!["second", "third"]);
+        assert_eq!(waiters.waiting(), 0);
+        assert!(!waiters.has_waiters("r"), "an empty queue was left behind");
+    }
+
+    #[tokio::test]
+    async fn limits_per_resource_and_in_total_are_resource_exhausted() {
+        let waiters = Arc::new(Waiters::new(2, 3));
+        let _a = waiters.join("r").unwrap();
+        let _b = waiters.join("r").unwrap();
+        let full = waiters.join("r").err().unwrap();
+        assert!(full.to_string().contains("max_waiters_per_resource"), "{full}");
+        let _c = waiters.join("s").unwrap();
+        let all = waiters.join("t").err().unwrap();
+        assert!(all.to_string().contains("max_waiters"), "{all}");
+        assert_eq!(all.code(), tonic::Code::ResourceExhausted);
+    }
+
+    #[tokio::test]
+    async fn a_published_release_wakes_the_head_even_if_it_came_between_waits() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let slot = waiters.join("r").unwrap();
+        waiters.released("r");
+        // The permit was stored: the next wait returns at once.
+        tokio::time::timeout(std::time::Duration::from_secs(1), slot.released().notified())
+            .await
+            .expect("the wake-up was lost");
+        waiters.released("other");
+    }
+}
