@@ -1,0 +1,401 @@
+//! Sessions and waiting against five real masters: the Hold stream (ACQUIRED,
+//! EXTENDED, LOST, RELEASED), FIFO waiters woken by published releases,
+//! waiter limits, Inspect, and per-node failure details.
+
+mod support;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redlockd::proto::lock_client::LockClient;
+use redlockd::proto::{
+    HoldEvent, HoldRequest, HoldResponse, HoldStart, InspectRequest, InspectResponse, NodeOutcome, hold_request,
+};
+use support::*;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+use tonic::{Code, Streaming};
+use tonic_types::StatusExt;
+
+/// An open Hold session: send with `tx` (drop it to half-close), read `rx`.
+struct Session {
+    tx: Option<mpsc::Sender<HoldRequest>>,
+    rx: Streaming<HoldResponse>,
+}
+
+async fn hold(client: &mut LockClient<Channel>, resource: &str, ttl: f64, max_hold: Option<f64>) -> Session {
+    let (tx, requests) = mpsc::channel(4);
+    let start = HoldStart {
+        resource: resource.into(),
+        ttl: secs(ttl),
+        wait: secs(5.0),
+        owner: "session-test".into(),
+        max_hold: max_hold.and_then(secs),
+    };
+    tx.send(HoldRequest {
+        request: Some(hold_request::Request::Start(start)),
+    })
+    .await
+    .unwrap();
+    let rx = client
+        .hold(ReceiverStream::new(requests))
+        .await
+        .expect("hold")
+        .into_inner();
+    Session { tx: Some(tx), rx }
+}
+
+impl Session {
+    async fn next(&mut self) -> HoldResponse {
+        tokio::time::timeout(Duration::from_secs(15), self.rx.message())
+            .await
+            .expect("no session event within 15 s")
+            .expect("stream error")
+            .expect("stream ended")
+    }
+
+    async fn expect(&mut self, event: HoldEvent) -> HoldResponse {
+        let message = self.next().await;
+        assert_eq!(message.event(), event, "{message:?}");
+        message
+    }
+}
+
+async fn inspect(client: &mut LockClient<Channel>, resource: &str) -> InspectResponse {
+    client
+        .inspect(InspectRequest {
+            resource: resource.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+#[tokio::test]
+async fn a_session_acquires_extends_and_releases_at_once_on_half_close() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let (mut a, mut b) = (daemon.client().await, daemon.client().await);
+    let mut session = hold(&mut a, "s", 0.6, None).await;
+    let acquired = session.expect(HoldEvent::Acquired).await;
+    let lease = acquired.lease.unwrap();
+    // Extended at about a third of the TTL, several times: past the TTL.
+    for _ in 0..4 {
+        let extended = session.expect(HoldEvent::Extended).await.lease.unwrap();
+        assert_eq!(extended.fencing_token, lease.fencing_token);
+    }
+    assert!(
+        !try_acquire(&mut b, "s", 5.0, 0.0).await.acquired,
+        "the session's lock lapsed"
+    );
+    session.tx.take();
+    let released = session.expect(HoldEvent::Released).await;
+    assert!(released.held_to_end, "{released:?}");
+    must_acquire(&mut b, "s", 5.0, 0.0).await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_or_disconnected_session_frees_its_lock_long_before_the_ttl() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut observer = daemon.client().await;
+    for how in ["cancel", "disconnect"] {
+        let mut client = daemon.client().await;
+        let mut session = hold(&mut client, how, 60.0, None).await;
+        session.expect(HoldEvent::Acquired).await;
+        assert!(inspect(&mut observer, how).await.held);
+        match how {
+            "cancel" => drop(session),
+            _ => {
+                drop(session);
+                drop(client);
+            }
+        }
+        // A TTL of 60 s: only the release can free it this soon.
+        must_acquire(&mut observer, how, 5.0, 10.0).await;
+    }
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_is_told_lost_when_a_majority_of_masters_dies() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut client = daemon.client().await;
+    let mut session = hold(&mut client, "s", 1.0, None).await;
+    let acquired = session.expect(HoldEvent::Acquired).await;
+    // The client's own view: validity counted from receipt of each message.
+    let until = |m: &HoldResponse| {
+        let validity: Duration = m.lease.as_ref().unwrap().validity.unwrap().try_into().unwrap();
+        tokio::time::Instant::now() + validity
+    };
+    let mut valid_until = until(&acquired);
+    for i in 0..3 {
+        cluster.masters[i].kill();
+    }
+    loop {
+        let message = session.next().await;
+        match message.event() {
+            HoldEvent::Extended => valid_until = until(&message),
+            HoldEvent::Lost => break,
+            other => panic!("expected LOST, got {other:?}"),
+        }
+    }
+    // The LOST contract: it comes before the client's validity runs out.
+    assert!(
+        tokio::time::Instant::now() < valid_until,
+        "LOST came after the validity ran out"
+    );
+    assert!(
+        session.rx.message().await.unwrap().is_none(),
+        "the stream did not end after LOST"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn max_hold_ends_the_session_with_released() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let (mut a, mut b) = (daemon.client().await, daemon.client().await);
+    let mut session = hold(&mut a, "s", 0.6, Some(1.0)).await;
+    session.expect(HoldEvent::Acquired).await;
+    let released = loop {
+        let message = session.next().await;
+        if message.event() != HoldEvent::Extended {
+            break message;
+        }
+    };
+    assert_eq!(released.event(), HoldEvent::Released);
+    assert!(released.reason.contains("max_hold"), "{released:?}");
+    must_acquire(&mut b, "s", 5.0, 0.0).await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn sessions_are_released_when_the_daemon_shuts_down() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut client = daemon.client().await;
+    let mut session = hold(&mut client, "s", 30.0, None).await;
+    session.expect(HoldEvent::Acquired).await;
+    let stopping = tokio::spawn(daemon.stop());
+    let released = session.expect(HoldEvent::Released).await;
+    assert!(released.reason.contains("shutting down"), "{released:?}");
+    stopping.await.unwrap();
+    let other = Daemon::start(&cluster).await;
+    must_acquire(&mut other.client().await, "s", 5.0, 0.0).await;
+    other.stop().await;
+}
+
+#[tokio::test]
+async fn waiters_in_one_daemon_are_served_first_in_first_out() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut holder = daemon.client().await;
+    let first = must_acquire(&mut holder, "fifo", 30.0, 0.0).await;
+    let (order_tx, mut order_rx) = mpsc::unbounded_channel();
+    for name in ["a", "b", "c", "d"] {
+        let mut client = daemon.client().await;
+        let order = order_tx.clone();
+        tokio::spawn(async move {
+            let lease = must_acquire(&mut client, "fifo", 30.0, 20.0).await;
+            order.send(name).unwrap();
+            assert!(release(&mut client, &lease).await);
+        });
+        // Let it join the queue before the next one.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    assert!(release(&mut holder, &first).await);
+    let mut order = Vec::new();
+    for _ in 0..4 {
+        order.push(order_rx.recv().await.unwrap());
+    }
+    assert_eq!(order, ["a", "b", "c", "d"]);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_published_release_wakes_a_waiter_long_before_its_next_retry() {
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    // Retries come 5 to 6 s apart: only a wake-up can beat a 3 s wait.
+    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MIN".into(), "5s".into());
+    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MAX".into(), "6s".into());
+    let holder_daemon = Daemon::start_with(env.clone()).await;
+    let waiter_daemon = Daemon::start_with(env).await;
+    let mut holder = holder_daemon.client().await;
+    let first = must_acquire(&mut holder, "wake", 30.0, 0.0).await;
+    let mut waiter = waiter_daemon.client().await;
+    let waiting = tokio::spawn(async move { try_acquire(&mut waiter, "wake", 30.0, 3.0).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(release(&mut holder, &first).await);
+    let reply = waiting.await.unwrap();
+    assert!(
+        reply.acquired,
+        "the waiter on the other daemon was not woken: {reply:?}"
+    );
+    holder_daemon.stop().await;
+    waiter_daemon.stop().await;
+}
+
+#[tokio::test]
+async fn two_daemons_contending_for_many_rounds_both_make_progress() {
+    let cluster = Cluster::start(5);
+    let daemons = [Daemon::start(&cluster).await, Daemon::start(&cluster).await];
+    let mut tasks = Vec::new();
+    for (d, daemon) in daemons.iter().enumerate() {
+        for _ in 0..2 {
+            let mut client = daemon.client().await;
+            tasks.push(tokio::spawn(async move {
+                let mut grants = 0;
+                let until = tokio::time::Instant::now() + Duration::from_secs(4);
+                while tokio::time::Instant::now() < until {
+                    let reply = try_acquire(&mut client, "contended", 5.0, 1.0).await;
+                    if let Some(lease) = reply.lease {
+                        grants += 1;
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        release(&mut client, &lease).await;
+                    }
+                }
+                (d, grants)
+            }));
+        }
+    }
+    let mut per_daemon = [0; 2];
+    for task in tasks {
+        let (d, grants) = task.await.unwrap();
+        per_daemon[d] += grants;
+    }
+    assert!(per_daemon.iter().all(|g| *g >= 5), "a daemon starved: {per_daemon:?}");
+    for daemon in daemons {
+        daemon.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_waiter_leaves_the_queue_and_nothing_in_redis() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut holder = daemon.client().await;
+    let first = must_acquire(&mut holder, "c", 30.0, 0.0).await;
+    let mut waiter = daemon.client().await;
+    let cancelled = tokio::time::timeout(Duration::from_millis(300), try_acquire(&mut waiter, "c", 30.0, 20.0)).await;
+    assert!(cancelled.is_err(), "the waiter should still have been waiting");
+    drop(waiter);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(release(&mut holder, &first).await);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let view = inspect(&mut holder, "c").await;
+    assert_eq!(view.agreeing, 0, "the cancelled waiter took the lock: {view:?}");
+    assert!(view.nodes.iter().all(|n| !n.held), "a key was left behind: {view:?}");
+    // The queue is empty again: a new waiter is served at once.
+    must_acquire(&mut holder, "c", 5.0, 1.0).await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn waiter_and_session_limits_answer_resource_exhausted() {
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__LOCK__MAX_WAITERS_PER_RESOURCE".into(), "2".into());
+    env.insert("REDLOCKD__LOCK__MAX_SESSIONS".into(), "1".into());
+    let daemon = Daemon::start_with(env).await;
+    let mut holder = daemon.client().await;
+    let first = must_acquire(&mut holder, "l", 30.0, 0.0).await;
+    let mut waiting = Vec::new();
+    for _ in 0..2 {
+        let mut client = daemon.client().await;
+        waiting.push(tokio::spawn(async move {
+            let reply = try_acquire(&mut client, "l", 30.0, 10.0).await;
+            if let Some(lease) = &reply.lease {
+                release(&mut client, lease).await;
+            }
+            reply
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut third = daemon.client().await;
+    let status = third.acquire(acquire_req("l", 30.0, 10.0)).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert!(
+        status.message().contains("max_waiters_per_resource"),
+        "{}",
+        status.message()
+    );
+    // Another resource is still served.
+    must_acquire(&mut third, "other", 5.0, 1.0).await;
+    assert!(release(&mut holder, &first).await);
+    for task in waiting {
+        assert!(task.await.unwrap().acquired);
+    }
+
+    let mut one = hold(&mut daemon.client().await, "s1", 5.0, None).await;
+    one.expect(HoldEvent::Acquired).await;
+    let (_tx, requests) = mpsc::channel(1);
+    let mut two = daemon.client().await;
+    let status = match two.hold(ReceiverStream::new(requests)).await {
+        Err(status) => status,
+        Ok(mut stream) => stream.get_mut().message().await.unwrap_err(),
+    };
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn inspect_agrees_with_the_masters_also_after_one_is_killed() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut client = daemon.client().await;
+    let free = inspect(&mut client, "i").await;
+    assert!(!free.held && free.agreeing == 0 && free.quorum == 3, "{free:?}");
+    let lease = must_acquire(&mut client, "i", 30.0, 0.0).await;
+    let view = inspect(&mut client, "i").await;
+    assert!(view.held && view.agreeing == 5, "{view:?}");
+    for (i, node) in view.nodes.iter().enumerate() {
+        assert!(node.reachable && node.held && node.with_majority, "{node:?}");
+        assert!(node.ttl.is_some_and(|t| t.seconds <= 30), "{node:?}");
+        assert_eq!(node.state, "usable");
+        let fence: u64 = cluster.fence(i).await.unwrap().parse().unwrap();
+        assert_eq!(node.fence_counter, fence, "node {i}");
+    }
+    let text = format!("{view:?}");
+    assert!(!text.contains(&lease.value), "Inspect leaked the lock value");
+
+    cluster.masters[2].kill();
+    let view = inspect(&mut client, "i").await;
+    assert!(view.held && view.agreeing == 4, "{view:?}");
+    assert!(!view.nodes[2].reachable && !view.nodes[2].held);
+    assert!(release(&mut client, &lease).await);
+    let view = inspect(&mut client, "i").await;
+    assert!(!view.held && view.agreeing == 0, "{view:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn failed_acquisitions_and_unavailable_carry_what_each_master_said() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut client = daemon.client().await;
+    let _lease = must_acquire(&mut client, "d", 30.0, 0.0).await;
+    let refused = try_acquire(&mut client, "d", 5.0, 0.0).await;
+    assert_eq!(refused.nodes().collect::<Vec<_>>(), vec![NodeOutcome::Taken; 5]);
+
+    for i in [0, 1, 4] {
+        cluster.masters[i].kill();
+    }
+    let status = client.acquire(acquire_req("e", 5.0, 0.0)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable);
+    let info = status.get_details_error_info().expect("an ErrorInfo detail");
+    assert_eq!(info.reason, "NO_QUORUM");
+    let metadata: HashMap<String, String> = info.metadata.into_iter().collect();
+    assert!(
+        ["errored", "timed out"].contains(&metadata["node.0"].as_str()),
+        "{metadata:?}"
+    );
+    assert_eq!(metadata["node.2"], "granted");
+    assert_eq!(metadata["needed"], "3");
+    daemon.stop().await;
+}
