@@ -132,6 +132,9 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
             ">s3cret",
             // The minimal ACL the README documents.
             "~redlockd:*",
+            "&redlockd:*",
+            "+publish",
+            "+subscribe",
             "+get",
             "+set",
             "+del",
