@@ -169,3 +169,138 @@ async fn redlockctl_acquires_extends_and_releases_with_documented_exit_codes() {
     assert_eq!((code, out.trim()), (1, "released=false"));
     daemon.stop().await;
 }
+
+/// Starts `redlockctl run` against `daemon` with `args` (no waiting).
+fn ctl_run(daemon: &Daemon, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockctl"))
+        .arg("--addr")
+        .arg(format!("http://{}", daemon.addr))
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("running redlockctl run")
+}
+
+async fn held(client: &mut LockClient<tonic::transport::Channel>, resource: &str) -> bool {
+    let request = redlockd::proto::InspectRequest {
+        resource: resource.into(),
+    };
+    client.inspect(request).await.unwrap().into_inner().held
+}
+
+/// Waits until the pid file a command wrote names a process.
+async fn read_pid(path: &std::path::Path) -> u32 {
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the command never wrote its pid");
+}
+
+#[tokio::test]
+async fn redlockctl_run_passes_the_token_and_the_exit_code_and_releases_after() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let out = ctl_run(
+        &daemon,
+        &[
+            "--resource",
+            "job",
+            "--ttl",
+            "2s",
+            "--",
+            "sh",
+            "-c",
+            "echo token=$REDLOCKD_FENCING_TOKEN resource=$REDLOCKD_RESOURCE; exit 7",
+        ],
+    )
+    .wait_with_output()
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token: u64 = field(&stdout, "token")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(token > 0);
+    assert!(stdout.contains("resource=job"), "{stdout}");
+    // Released on exit: free at once although the TTL was 2 s.
+    let mut client = daemon.client().await;
+    let lease = must_acquire(&mut client, "job", 5.0, 0.0).await;
+    assert!(lease.fencing_token > token);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn redlockctl_run_stops_its_command_when_the_lock_is_lost() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    let child = ctl_run(
+        &daemon,
+        &[
+            "--resource",
+            "job",
+            "--ttl",
+            "1s",
+            "--grace",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let pid = read_pid(&pidfile).await;
+    for i in 0..3 {
+        cluster.masters[i].kill();
+    }
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the command survived the lost lock"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_client_killed_with_kill_9_frees_its_lock_long_before_the_ttl() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    let mut child = ctl_run(
+        &daemon,
+        &["--resource", "job", "--ttl", "30s", "--", "sh", "-c", &script],
+    );
+    let command_pid = read_pid(&pidfile).await;
+    let mut client = daemon.client().await;
+    assert!(held(&mut client, "job").await);
+    child.kill().await.unwrap(); // SIGKILL: no release from the client
+    // TTL 30 s: only the daemon noticing the broken stream frees it this soon.
+    must_acquire(&mut client, "job", 5.0, 10.0).await;
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &command_pid.to_string()])
+        .status();
+    daemon.stop().await;
+}

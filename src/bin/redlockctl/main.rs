@@ -1,7 +1,8 @@
 //! `redlockctl`: a command-line client for redlockd's gRPC API.
 //!
 //! Prints `key=value` lines on success. Exit codes: 0 done; 1 not acquired,
-//! not extended or not released; 2 a gRPC error (message on stderr).
+//! not extended or not released; 2 a gRPC error (message on stderr). `run`
+//! has its own (see `run.rs`).
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -55,7 +56,32 @@ enum Command {
         /// The value Acquire printed.
         value: String,
     },
+    /// Hold a lock while a command runs; the command gets the token in
+    /// REDLOCKD_FENCING_TOKEN and is stopped if the lock is lost. Exits with
+    /// the command's code; 1 not acquired; 2 error; 3 lock lost.
+    Run {
+        /// The resource to lock.
+        #[arg(long)]
+        resource: String,
+        /// Time to live of each renewal (the daemon renews at about a third).
+        #[arg(long, value_parser = humantime::parse_duration)]
+        ttl: Option<Duration>,
+        /// How long to wait for a held lock.
+        #[arg(long, value_parser = humantime::parse_duration, default_value = "0s")]
+        wait: Duration,
+        /// A label for logs (pod name, job id).
+        #[arg(long, default_value = "")]
+        owner: String,
+        /// After SIGTERM, how long the command gets before SIGKILL.
+        #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
+        grace: Duration,
+        /// The command and its arguments (after `--`).
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
 }
+
+mod run;
 
 fn wire(d: Duration) -> prost_types::Duration {
     prost_types::Duration::try_from(d).unwrap_or_default()
@@ -70,7 +96,30 @@ fn millis(d: Option<prost_types::Duration>) -> u128 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli).await {
+    if let Command::Run {
+        resource,
+        ttl,
+        wait,
+        owner,
+        grace,
+        command,
+    } = cli.command
+    {
+        let Ok(client) = LockClient::connect(cli.addr.clone()).await else {
+            eprintln!("redlockctl: cannot connect to {}", cli.addr);
+            return ExitCode::from(2);
+        };
+        let job = run::Job {
+            resource,
+            ttl,
+            wait,
+            owner,
+            grace,
+            command,
+        };
+        return run::run(client, job).await;
+    }
+    match call(cli).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(status) => {
@@ -80,7 +129,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> Result<bool, String> {
+async fn call(cli: Cli) -> Result<bool, String> {
     let mut client = LockClient::connect(cli.addr.clone())
         .await
         .map_err(|e| format!("connecting to {}: {e}", cli.addr))?;
@@ -132,5 +181,6 @@ async fn run(cli: Cli) -> Result<bool, String> {
             println!("released={}", reply.released);
             Ok(reply.released)
         }
+        Command::Run { .. } => unreachable!("handled in main"),
     }
 }
