@@ -1,6 +1,6 @@
-//! The `Node` implementation over one fred client per Redis master, and the
-//! Lua scripts of DESIGN §1. Scripts are called by `EVALSHA`, reloaded on
-//! `NOSCRIPT` (a restarted node has an empty script cache).
+//! The `Node` implementation over one fred client per Redis master: the
+//! scripts of `scripts.rs` by `EVALSHA`, reloaded on `NOSCRIPT` (a restarted
+//! node has an empty script cache), plus the monitor's probe and repair.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,101 +17,7 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{KeyView, Node, NodeError};
-
-/// Round 1 (DESIGN §1): lock, then advance the fence counter, seeding it from
-/// the node's clock (µs) when missing. "Already mine" counts as success so a
-/// re-sent command is harmless; it takes a fresh counter value, which keeps
-/// every counter value handed out once. `string.format('%d')` keeps all
-/// digits (`tostring` would print 1.7e+15).
-const TRY_LOCK: &str = r"
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  return redis.error_reply('UNVERIFIED node not verified since its data was lost or it started')
-end
-local held = redis.call('GET', KEYS[1])
-if held == false then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-elseif held ~= ARGV[1] then
-  return false
-end
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return redis.call('INCR', KEYS[2])
-end
-local t = redis.call('TIME')
-local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
-redis.call('SET', KEYS[2], string.format('%d', seed))
-return seed
-";
-
-/// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
-const PUBLISH_FENCE: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
-end
-local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-if current < tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[2])
-end
-return 1
-";
-
-/// Counter repair before a quarantined node rejoins (DESIGN §5): raise the
-/// counter to at least ARGV[1] (the max read from a quorum of the others;
-/// empty = no raise) and set the marker to ARGV[2], the identity
-/// (`run_id:master_replid`) of the process whose data is now vouched for.
-const REPAIR: &str = r"
-if ARGV[1] ~= '' then
-  local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if current < tonumber(ARGV[1]) then
-    redis.call('SET', KEYS[1], ARGV[1])
-  end
-end
-redis.call('SET', KEYS[2], ARGV[2])
-return 1
-";
-
-/// Introspection: the lock value, its time left (ms) and the fence counter.
-const INSPECT: &str = r"
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
-";
-
-/// Compare-and-`PEXPIRE`.
-const EXTEND: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-";
-
-/// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
-/// is published on the release channel ARGV[2].
-const UNLOCK: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], KEYS[1])
-  return 1
-end
-return 0
-";
-
-/// The pub/sub channel on which releases are announced.
-pub fn released_channel(key_prefix: &str) -> String {
-    format!("{key_prefix}:released")
-}
-
-/// A Lua script and its SHA-1, computed once.
-struct Script {
-    lua: &'static str,
-    sha: String,
-}
-
-impl Script {
-    fn new(lua: &'static str) -> Script {
-        Script {
-            lua,
-            sha: fred::util::sha1_hash(lua),
-        }
-    }
-}
+use super::scripts::{EXTEND, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 
 /// How to reach one master.
 #[derive(Clone)]

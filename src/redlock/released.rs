@@ -9,7 +9,8 @@ use std::sync::Arc;
 use fred::clients::SubscriberClient;
 use fred::prelude::{ClientLike, EventInterface, PubsubInterface};
 
-use super::redis::{RedisNodeConfig, builder, released_channel};
+use super::redis::{RedisNodeConfig, builder};
+use super::scripts::released_channel;
 use crate::waiters::Waiters;
 
 /// Subscribes to master `config`'s release channel and forwards releases to

@@ -1,0 +1,73 @@
+//! Config loading and validation tests.
+use super::*;
+
+const FIVE: &str =
+    "redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:3,redis://127.0.0.1:4,redis://127.0.0.1:5";
+
+fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let mut env: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    env.entry("REDLOCKD__REDIS__NODES".into())
+        .or_insert_with(|| FIVE.into());
+    Config::load(None, Some(env))
+}
+
+#[test]
+fn the_defaults_with_five_nodes_are_valid() {
+    let config = load(&[]).unwrap();
+    assert_eq!(config.redis.nodes.len(), 5);
+    assert_eq!(config.redis.node_timeout, Duration::from_millis(50));
+    assert_eq!(config.lock.drift_factor, 0.01);
+}
+
+#[test]
+fn the_defaults_alone_refuse_to_start_without_nodes() {
+    let err = Config::load(None, Some(HashMap::new())).unwrap_err();
+    assert!(err.0.contains("redis.nodes"), "{err}");
+}
+
+#[test]
+fn environment_variables_override_the_defaults() {
+    let config = load(&[("REDLOCKD__LOCK__MAX_TTL", "2m"), ("REDLOCKD__LOG__FORMAT", "json")]).unwrap();
+    assert_eq!(config.lock.max_ttl, Duration::from_secs(120));
+    assert_eq!(config.log.format, LogFormat::Json);
+}
+
+#[test]
+fn a_file_overrides_the_defaults_and_the_environment_overrides_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("redlockd.toml");
+    std::fs::write(&path, "[lock]\nmax_wait = \"5s\"\ndefault_ttl = \"3s\"\n").unwrap();
+    let env = HashMap::from([
+        ("REDLOCKD__REDIS__NODES".to_string(), FIVE.to_string()),
+        ("REDLOCKD__LOCK__DEFAULT_TTL".to_string(), "4s".to_string()),
+    ]);
+    let config = Config::load(Some(&path), Some(env)).unwrap();
+    assert_eq!(config.lock.max_wait, Duration::from_secs(5));
+    assert_eq!(config.lock.default_ttl, Duration::from_secs(4));
+}
+
+#[test]
+fn each_broken_rule_names_its_setting() {
+    let cases = [
+        ("REDLOCKD__REDIS__NODES", "redis://a:1,redis://b:2", "redis.nodes"),
+        (
+            "REDLOCKD__REDIS__NODES",
+            "redis://a:1,http://b:2,redis://c:3",
+            "redis.nodes[1]",
+        ),
+        ("REDLOCKD__REDIS__NODE_TIMEOUT", "200ms", "redis.node_timeout"),
+        ("REDLOCKD__REDIS__KEY_PREFIX", "a b", "redis.key_prefix"),
+        ("REDLOCKD__LOCK__MIN_TTL", "2m", "lock.min_ttl"),
+        ("REDLOCKD__LOCK__DEFAULT_TTL", "2h", "lock.default_ttl"),
+        ("REDLOCKD__LOCK__MAX_WAIT", "2h", "lock.max_wait"),
+        ("REDLOCKD__LOCK__DRIFT_FACTOR", "0.9", "lock.drift_factor"),
+        ("REDLOCKD__LOCK__RETRY_DELAY_MAX", "1ms", "lock.retry_delay_max"),
+        ("REDLOCKD__LOCK__MIN_VALIDITY", "1s", "lock.min_validity"),
+        ("REDLOCKD__LOG__FORMAT", "xml", "format"),
+        ("REDLOCKD__LOCK__MAX_TTL", "soon", "max_ttl"),
+    ];
+    for (key, value, named) in cases {
+        let err = load(&[(key, value)]).expect_err(key);
+        assert!(err.0.contains(named), "{key}={value}: {err} does not name {named}");
+    }
+}

@@ -1,0 +1,100 @@
+//! The Lua scripts of DESIGN §1, each one atomic step on one master, and
+//! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
+
+/// Round 1 (DESIGN §1): lock, then advance the fence counter, seeding it from
+/// the node's clock (µs) when missing. "Already mine" counts as success so a
+/// re-sent command is harmless; it takes a fresh counter value, which keeps
+/// every counter value handed out once. `string.format('%d')` keeps all
+/// digits (`tostring` would print 1.7e+15).
+pub const TRY_LOCK: &str = r"
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return redis.error_reply('UNVERIFIED node not verified since its data was lost or it started')
+end
+local held = redis.call('GET', KEYS[1])
+if held == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+elseif held ~= ARGV[1] then
+  return false
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return redis.call('INCR', KEYS[2])
+end
+local t = redis.call('TIME')
+local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('SET', KEYS[2], string.format('%d', seed))
+return seed
+";
+
+/// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
+pub const PUBLISH_FENCE: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local current = tonumber(redis.call('GET', KEYS[2]) or '0')
+if current < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+return 1
+";
+
+/// Counter repair before a quarantined node rejoins (DESIGN §5): raise the
+/// counter to at least ARGV[1] (the max read from a quorum of the others;
+/// empty = no raise) and set the marker to ARGV[2], the identity
+/// (`run_id:master_replid`) of the process whose data is now vouched for.
+pub const REPAIR: &str = r"
+if ARGV[1] ~= '' then
+  local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if current < tonumber(ARGV[1]) then
+    redis.call('SET', KEYS[1], ARGV[1])
+  end
+end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+";
+
+/// Introspection: the lock value, its time left (ms) and the fence counter.
+pub const INSPECT: &str = r"
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+";
+
+/// Compare-and-`PEXPIRE`.
+pub const EXTEND: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+";
+
+/// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
+/// is published on the release channel ARGV[2].
+pub const UNLOCK: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], KEYS[1])
+  return 1
+end
+return 0
+";
+
+/// The pub/sub channel on which releases are announced.
+pub fn released_channel(key_prefix: &str) -> String {
+    format!("{key_prefix}:released")
+}
+
+/// A Lua script and its SHA-1, computed once.
+pub struct Script {
+    /// The Lua source, for SCRIPT LOAD.
+    pub lua: &'static str,
+    /// Its SHA-1, for EVALSHA.
+    pub sha: String,
+}
+
+impl Script {
+    /// A script and its SHA-1.
+    pub fn new(lua: &'static str) -> Script {
+        Script {
+            lua,
+            sha: fred::util::sha1_hash(lua),
+        }
+    }
+}
