@@ -68,6 +68,10 @@ pub struct ServerConfig {
     /// How long open connections get to finish after SIGTERM.
     #[serde(with = "humantime_serde")]
     pub shutdown_grace: Duration,
+    /// HTTP/2 ping interval and timeout (and TCP keepalive) on client
+    /// connections: a vanished client is noticed after about twice this.
+    #[serde(with = "humantime_serde")]
+    pub keepalive: Duration,
 }
 
 /// Log line format.
@@ -236,6 +240,12 @@ impl Config {
         }
         if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return fail("redis.key_prefix must be non-empty, without spaces or control characters".into());
+        }
+        if self.server.keepalive < Duration::from_millis(100) || self.server.keepalive > Duration::from_secs(300) {
+            return fail(format!(
+                "server.keepalive ({}) must lie within [100ms, 5m]",
+                show(self.server.keepalive)
+            ));
         }
         if self.server.shutdown_grace > Duration::from_secs(300) {
             return fail(format!(

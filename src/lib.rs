@@ -137,11 +137,24 @@ pub async fn run(
     let listener = listeners.grpc;
     tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");
     let stopping = tokio::sync::Notify::new();
+    let grace_ends = std::sync::Mutex::new(None);
+    // A client host that vanishes sends no FIN: HTTP/2 pings (and TCP
+    // keepalive) notice, so its sessions and waits end and locks are freed.
+    let keepalive = Some(config.server.keepalive);
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(keepalive)
+        .with_keepalive_interval(keepalive);
     let server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(keepalive)
+        .http2_keepalive_timeout(keepalive)
         .add_service(proto::lock_server::LockServer::new(service))
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), async {
+        .serve_with_incoming_shutdown(incoming, async {
             shutdown.await;
-            // Sessions release their locks first (and say RELEASED).
+            // One grace period for everything: sessions release their locks
+            // first (and say RELEASED), then connections drain.
+            let ends = tokio::time::Instant::now() + config.server.shutdown_grace;
+            *grace_ends.lock().unwrap_or_else(|e| e.into_inner()) = Some(ends);
             locks.close_sessions(config.server.shutdown_grace).await;
             stopping.notify_one();
         });
@@ -149,7 +162,8 @@ pub async fn run(
     // connection open must not hold the daemon up past the pod's grace.
     let grace = async {
         stopping.notified().await;
-        tokio::time::sleep(config.server.shutdown_grace).await;
+        let ends = *grace_ends.lock().unwrap_or_else(|e| e.into_inner());
+        tokio::time::sleep_until(ends.unwrap_or_else(tokio::time::Instant::now)).await;
     };
     tokio::select! {
         served = server => served?,

@@ -116,11 +116,13 @@ impl<N: Node> Locks<N> {
     /// # Errors
     /// `ResourceExhausted` at `max_sessions`; `Unavailable` while shutting down.
     pub fn open_session(self: &Arc<Self>) -> Result<SessionGuard<N>, Error> {
+        // Counted before the check: a shutdown that starts in between sees
+        // this session and waits for it.
+        let open = self.sessions.fetch_add(1, Ordering::SeqCst);
+        let guard = SessionGuard { locks: self.clone() };
         if *self.closing.borrow() {
             return Err(Error::ShuttingDown);
         }
-        let open = self.sessions.fetch_add(1, Ordering::SeqCst);
-        let guard = SessionGuard { locks: self.clone() };
         if open >= self.max_sessions {
             return Err(Error::ResourceExhausted(format!(
                 "{open} sessions are already open in this daemon, the most lock.max_sessions allows"

@@ -30,8 +30,8 @@ pub struct LockService<N> {
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
     deadline_slack: Duration,
-    /// A session sends LOST this long before its validity would run out.
-    lost_margin: Duration,
+    /// The per-node round bound (sessions time their extensions by it).
+    node_timeout: Duration,
 }
 
 impl<N: Node> LockService<N> {
@@ -41,7 +41,7 @@ impl<N: Node> LockService<N> {
             locks,
             limits,
             deadline_slack: node_timeout * 3,
-            lost_margin: node_timeout * 3,
+            node_timeout,
         }
     }
 
@@ -66,7 +66,7 @@ impl<N: Node> LockService<N> {
                 tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");
                 AcquireResponse {
                     acquired: true,
-                    lease: Some(wire_lease(lease)),
+                    lease: Some(wire_lease(&lease, lease.validity)),
                     ..AcquireResponse::default()
                 }
             }
@@ -80,7 +80,7 @@ impl<N: Node> LockService<N> {
                 lease: None,
                 reason: wire_reason(reason).into(),
                 attempts,
-                nodes: votes.iter().map(|v| wire_outcome(v).into()).collect(),
+                nodes: wire_outcomes(&votes),
             },
         })
     }
@@ -154,7 +154,7 @@ impl<N: Node> Lock for LockService<N> {
         let session = session::run(
             self.locks.clone(),
             self.limits.clone(),
-            self.lost_margin,
+            self.node_timeout,
             request.into_inner(),
             tx,
             guard,
@@ -178,6 +178,11 @@ pub fn standing_name(standing: &Standing) -> &'static str {
     }
 }
 
+/// What each master said, on the wire.
+pub fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
+    votes.iter().map(|v| wire_outcome(v).into()).collect()
+}
+
 fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
     match vote {
         NodeVote::Granted(_) => NodeOutcome::Granted,
@@ -189,16 +194,18 @@ fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
     }
 }
 
-fn wire_lease(lease: Lease) -> WireLease {
+/// A lease on the wire, with `validity` as of now.
+pub fn wire_lease(lease: &Lease, validity: Duration) -> WireLease {
     WireLease {
-        resource: lease.resource,
+        resource: lease.resource.clone(),
         value: lease.value.expose().to_owned(),
         fencing_token: lease.fencing_token,
-        validity: Some(wire_duration(lease.validity)),
+        validity: Some(wire_duration(validity)),
     }
 }
 
-fn wire_reason(reason: FailureReason) -> WireReason {
+/// Why an acquisition failed, on the wire.
+pub fn wire_reason(reason: FailureReason) -> WireReason {
     match reason {
         FailureReason::Taken => WireReason::Taken,
         FailureReason::ValidityUsedUp => WireReason::ValidityUsedUp,

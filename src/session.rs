@@ -1,6 +1,6 @@
 //! The `Hold` session (DESIGN §4): acquire, then extend at about a third of
-//! the TTL while the stream lives; LOST the moment an extension fails or the
-//! validity is about to run out; release at once when the client
+//! the TTL while the stream lives; LOST the moment an extension is refused
+//! or the validity is about to run out; release at once when the client
 //! half-closes, asks, cancels or disconnects, when `max_hold` is used up,
 //! and when the daemon shuts down.
 
@@ -14,41 +14,56 @@ use tonic::{Status, Streaming};
 use crate::error::Error;
 use crate::locks::{Locks, SessionGuard};
 use crate::proto::hold_request::Request as Ask;
-use crate::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart, Lease as WireLease};
+use crate::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart};
 use crate::redlock::{Acquired, Lease, Node};
-use crate::server::wire_duration;
+use crate::server::{wire_lease, wire_outcomes, wire_reason};
 use crate::validate::{self, Limits};
+
+/// How long a new stream may take to send `start`.
+const START_WITHIN: Duration = Duration::from_secs(10);
+/// A session's TTL must be at least this many per-node timeouts, so that an
+/// extension round fits between its schedule and LOST.
+pub const MIN_TTL_IN_NODE_TIMEOUTS: u32 = 8;
 
 /// The session's fixed parameters.
 struct Plan {
     resource: String,
     ttl: Duration,
     wait: Duration,
-    max_hold: Option<Duration>,
+    max_hold: Duration,
 }
 
 /// What the daemon sends down the stream.
 type Out = mpsc::Sender<Result<HoldResponse, Status>>;
 
-fn event(event: HoldEvent, lease: Option<&Lease>, validity: Duration, reason: &str) -> HoldResponse {
+fn event(event: HoldEvent, reason: &str) -> HoldResponse {
     HoldResponse {
         event: event.into(),
-        lease: lease.map(|l| WireLease {
-            resource: l.resource.clone(),
-            value: l.value.expose().to_owned(),
-            fencing_token: l.fencing_token,
-            validity: Some(wire_duration(validity)),
-        }),
         reason: reason.to_owned(),
-        held_to_end: false,
+        ..HoldResponse::default()
     }
 }
 
-fn plan(start: HoldStart, limits: &Limits) -> Result<Plan, Error> {
+fn with_lease(kind: HoldEvent, lease: &Lease, validity: Duration) -> HoldResponse {
+    HoldResponse {
+        lease: Some(wire_lease(lease, validity)),
+        ..event(kind, "")
+    }
+}
+
+fn plan(start: HoldStart, limits: &Limits, node_timeout: Duration) -> Result<Plan, Error> {
     validate::resource(&start.resource)?;
     validate::owner(&start.owner)?;
+    let ttl = limits.ttl("ttl", start.ttl)?;
+    let floor = node_timeout * MIN_TTL_IN_NODE_TIMEOUTS;
+    if ttl < floor {
+        return Err(Error::invalid(
+            "ttl",
+            format!("a Hold session needs a TTL of at least {floor:?} ({MIN_TTL_IN_NODE_TIMEOUTS} x node_timeout)"),
+        ));
+    }
     Ok(Plan {
-        ttl: limits.ttl("ttl", start.ttl)?,
+        ttl,
         wait: limits.wait(start.wait)?,
         max_hold: limits.max_hold(start.max_hold)?,
         resource: start.resource,
@@ -59,41 +74,56 @@ fn plan(start: HoldStart, limits: &Limits) -> Result<Plan, Error> {
 pub async fn run<N: Node>(
     locks: Arc<Locks<N>>,
     limits: Limits,
-    lost_margin: Duration,
+    node_timeout: Duration,
     mut inbound: Streaming<HoldRequest>,
     out: Out,
     guard: SessionGuard<N>,
 ) {
     let _guard = guard;
-    let start = match inbound.message().await {
-        Ok(Some(HoldRequest {
+    let first = tokio::select! {
+        first = tokio::time::timeout(START_WITHIN, inbound.message()) => first,
+        () = locks.closing() => return,
+    };
+    let start = match first {
+        Ok(Ok(Some(HoldRequest {
             request: Some(Ask::Start(start)),
-        })) => start,
-        Ok(Some(_)) => {
-            let error = Error::invalid("start", "the first message of a Hold session must be `start`");
+        }))) => start,
+        Ok(Ok(Some(_))) | Err(_) => {
+            let error = Error::invalid("start", "a Hold session must begin with `start`, within 10 s");
             let _ = out.send(Err(error.into())).await;
             return;
         }
-        Ok(None) | Err(_) => return,
+        Ok(Ok(None) | Err(_)) => return,
     };
-    let plan = match plan(start, &limits) {
+    let plan = match plan(start, &limits, node_timeout) {
         Ok(plan) => plan,
         Err(error) => {
             let _ = out.send(Err(error.into())).await;
             return;
         }
     };
-    let gone = {
-        let out = out.clone();
-        async move { out.closed().await }
+    // The wait ends when the client leaves or the daemon shuts down.
+    let give_up = {
+        let (out, closing) = (out.clone(), locks.closing());
+        async move {
+            tokio::select! {
+                () = out.closed() => {}
+                () = closing => {}
+            }
+        }
     };
-    let lease = match locks.acquire(plan.resource.clone(), plan.ttl, plan.wait, gone).await {
+    let lease = match locks.acquire(plan.resource.clone(), plan.ttl, plan.wait, give_up).await {
         Ok(Acquired::Granted(lease)) => lease,
-        Ok(Acquired::NotGranted { reason, .. }) => {
-            let reason = format!("not acquired within the wait: {reason:?}");
-            let _ = out
-                .send(Ok(event(HoldEvent::NotAcquired, None, Duration::ZERO, &reason)))
-                .await;
+        Ok(Acquired::NotGranted { reason, votes, .. }) => {
+            let message = HoldResponse {
+                nodes: wire_outcomes(&votes),
+                ..event(HoldEvent::NotAcquired, wire_reason(reason).as_str_name())
+            };
+            let _ = out.send(Ok(message)).await;
+            return;
+        }
+        Err(Error::Cancelled) if !out.is_closed() => {
+            let _ = out.send(Err(Error::ShuttingDown.into())).await;
             return;
         }
         Err(error) => {
@@ -101,16 +131,22 @@ pub async fn run<N: Node>(
             return;
         }
     };
-    let ending = hold(&locks, &plan, &lease, lost_margin, &mut inbound, &out).await;
+    let ending = hold(&locks, &plan, &lease, node_timeout, &mut inbound, &out).await;
+    if let Some((HoldEvent::Lost, reason)) = ending {
+        // LOST first: the client must stop now, not after our cleanup.
+        let _ = out.send_timeout(Ok(event(HoldEvent::Lost, reason)), node_timeout).await;
+    }
     let held_to_end = locks
         .engine
         .release(&lease.resource, &lease.value)
         .await
         .unwrap_or(false);
-    if let Some((kind, reason)) = ending {
-        let mut message = event(kind, None, Duration::ZERO, reason);
-        message.held_to_end = kind == HoldEvent::Released && held_to_end;
-        let _ = out.send(Ok(message)).await;
+    if let Some((HoldEvent::Released, reason)) = ending {
+        let message = HoldResponse {
+            held_to_end,
+            ..event(HoldEvent::Released, reason)
+        };
+        let _ = out.send_timeout(Ok(message), Duration::from_secs(1)).await;
     }
     tracing::debug!(resource = %plan.resource, held_to_end, "session ended");
 }
@@ -121,60 +157,67 @@ async fn hold<N: Node>(
     locks: &Locks<N>,
     plan: &Plan,
     lease: &Lease,
-    lost_margin: Duration,
+    node_timeout: Duration,
     inbound: &mut Streaming<HoldRequest>,
     out: &Out,
 ) -> Option<(HoldEvent, &'static str)> {
     let started = Instant::now();
-    // The acquire just returned: its validity counts from about now.
+    // Validity counts from the end of the rounds, which is about now.
     let mut deadline = started + lease.validity;
     if out
-        .send(Ok(event(HoldEvent::Acquired, Some(lease), lease.validity, "")))
+        .send(Ok(with_lease(HoldEvent::Acquired, lease, lease.validity)))
         .await
         .is_err()
     {
         return None;
     }
-    let period = plan.ttl / 3;
-    let mut next_extend = started + period;
-    let max_hold_end = plan.max_hold.map(|m| started + m);
+    // LOST goes out this long before the validity runs out; an extension is
+    // started at least one more round before that.
+    let lost_margin = node_timeout * 3;
+    let schedule = |deadline: Instant| {
+        let latest = deadline.checked_sub(lost_margin + node_timeout * 2).unwrap_or(deadline);
+        (Instant::now() + plan.ttl / 3).min(latest)
+    };
+    let mut next_extend = schedule(deadline);
+    let max_hold_end = started + plan.max_hold;
     let closing = locks.closing();
     tokio::pin!(closing);
     loop {
         let lost_at = deadline.checked_sub(lost_margin).unwrap_or(deadline);
-        let max_hold_reached = async {
-            match max_hold_end {
-                Some(end) => sleep_until(end).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             biased;
             () = &mut closing => return Some((HoldEvent::Released, "the daemon is shutting down")),
             () = out.closed() => return None,
+            () = sleep_until(lost_at) => return Some((HoldEvent::Lost, "the lock could not be extended in time")),
+            () = sleep_until(max_hold_end) => return Some((HoldEvent::Released, "max_hold used up")),
             message = inbound.message() => match message {
                 Ok(Some(HoldRequest { request: Some(Ask::Release(_)) })) | Ok(None) => {
                     return Some((HoldEvent::Released, "released by the client"));
                 }
-                Ok(Some(_)) => return Some((HoldEvent::Released, "`start` may be sent only once; released")),
+                Ok(Some(HoldRequest { request: Some(Ask::Start(_)) })) => {
+                    return Some((HoldEvent::Released, "`start` may be sent only once; released"));
+                }
+                Ok(Some(HoldRequest { request: None })) => {
+                    return Some((HoldEvent::Released, "an empty request; released"));
+                }
                 Err(_) => return None,
             },
-            () = max_hold_reached => return Some((HoldEvent::Released, "max_hold used up")),
-            () = sleep_until(lost_at) => return Some((HoldEvent::Lost, "the lock could not be extended in time")),
             () = sleep_until(next_extend) => {
-                let sent = Instant::now();
                 match locks.engine.extend(&lease.resource, &lease.value, plan.ttl).await {
                     Ok(Some(validity)) => {
-                        deadline = sent + validity;
-                        next_extend = Instant::now() + period;
-                        let left = deadline.saturating_duration_since(Instant::now());
-                        if out.send(Ok(event(HoldEvent::Extended, Some(lease), left, ""))).await.is_err() {
+                        deadline = Instant::now() + validity;
+                        next_extend = schedule(deadline);
+                        // Never queue behind a slow reader: a stale EXTENDED
+                        // would make the client count validity too late.
+                        if let Err(mpsc::error::TrySendError::Closed(_)) =
+                            out.try_send(Ok(with_lease(HoldEvent::Extended, lease, validity)))
+                        {
                             return None;
                         }
                     }
                     Ok(None) => return Some((HoldEvent::Lost, "the lock expired or was taken over")),
                     // No quorum now: try again soon; the LOST timer bounds it.
-                    Err(_) => next_extend = Instant::now() + period / 4,
+                    Err(_) => next_extend = Instant::now() + node_timeout * 2,
                 }
             }
         }

@@ -80,13 +80,14 @@ impl Limits {
 }
 
 impl Limits {
-    /// A session's `max_hold` within `(0, max_hold]`; unset means none.
+    /// A session's `max_hold` within `(0, max_hold]`; unset means the
+    /// configured `max_hold`.
     ///
     /// # Errors
     /// `InvalidArgument` naming `max_hold` when out of range.
-    pub fn max_hold(&self, max_hold: Option<prost_types::Duration>) -> Result<Option<Duration>, Error> {
+    pub fn max_hold(&self, max_hold: Option<prost_types::Duration>) -> Result<Duration, Error> {
         let Some(max_hold) = max_hold else {
-            return Ok(None);
+            return Ok(self.max_hold);
         };
         let max_hold = duration("max_hold", max_hold)?;
         if max_hold.is_zero() || max_hold > self.max_hold {
@@ -99,7 +100,7 @@ impl Limits {
                 ),
             ));
         }
-        Ok(Some(max_hold))
+        Ok(max_hold)
     }
 }
 

@@ -234,9 +234,9 @@ impl redlockd::redlock::Node for Gate {
         self.node.extend(key, value, ttl).await
     }
 
-    async fn unlock(&self, key: &str, value: &str) -> Result<bool, redlockd::redlock::NodeError> {
+    async fn unlock(&self, key: &str, value: &str, announce: bool) -> Result<bool, redlockd::redlock::NodeError> {
         self.check()?;
-        self.node.unlock(key, value).await
+        self.node.unlock(key, value, announce).await
     }
 
     async fn inspect(&self, key: &str) -> Result<redlockd::redlock::KeyView, redlockd::redlock::NodeError> {

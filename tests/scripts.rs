@@ -97,11 +97,11 @@ async fn extend_and_unlock_only_touch_the_holders_key() {
             .await
             .unwrap()
     );
-    assert!(!node.unlock(KEY, theirs.expose()).await.unwrap());
+    assert!(!node.unlock(KEY, theirs.expose(), true).await.unwrap());
     assert!(node.extend(KEY, mine.expose(), Duration::from_secs(60)).await.unwrap());
     let pttl: i64 = admin.pttl(KEY).await.unwrap();
     assert!(pttl > 5_000, "PEXPIRE did not happen: {pttl}");
-    assert!(node.unlock(KEY, mine.expose()).await.unwrap());
+    assert!(node.unlock(KEY, mine.expose(), true).await.unwrap());
     let exists: i64 = admin.exists(KEY).await.unwrap();
     assert_eq!(exists, 0);
 }
@@ -114,7 +114,7 @@ async fn scripts_are_reloaded_after_the_node_forgets_them() {
     let value = LockValue::random();
     node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
     let _: () = admin.script_flush(false).await.unwrap();
-    assert!(node.unlock(KEY, value.expose()).await.unwrap());
+    assert!(node.unlock(KEY, value.expose(), true).await.unwrap());
 }
 
 #[tokio::test]
@@ -166,10 +166,10 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     assert!(good.extend(KEY, value.expose(), TTL).await.unwrap());
 
     let bad = RedisNode::connect(&node_config(format!("redis://locker:wrong@127.0.0.1:{port}"))).unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(5), bad.unlock(KEY, value.expose())).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(5), bad.unlock(KEY, value.expose(), true)).await;
     // An error, never "not held": the lock is still there.
     assert!(matches!(outcome, Ok(Err(_)) | Err(_)), "{outcome:?}");
-    assert!(good.unlock(KEY, value.expose()).await.unwrap());
+    assert!(good.unlock(KEY, value.expose(), true).await.unwrap());
     let _ = good.client().quit().await;
 }
 
@@ -286,7 +286,7 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     node.repair(None, &seen.identity()).await.unwrap();
     let value = LockValue::random();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
-    assert!(node.unlock(KEY, value.expose()).await.unwrap());
+    assert!(node.unlock(KEY, value.expose(), true).await.unwrap());
 
     // Without the client certificate the master refuses the handshake.
     let no_cert = redlockd::redlock::tls::connector(Some(&ca), None, None).unwrap();
@@ -295,7 +295,7 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
         ..node_config(url)
     })
     .unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(3), refused.unlock(KEY, value.expose())).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(3), refused.unlock(KEY, value.expose(), true)).await;
     assert!(!matches!(outcome, Ok(Ok(_))), "{outcome:?}");
 }
 
@@ -335,4 +335,33 @@ async fn a_master_with_appendonly_restarted_keeps_its_lock_and_counter_and_one_r
     let held: Option<String> = admin.get(KEY).await.unwrap();
     assert_eq!(held, None, "restart_empty kept data");
     let _ = admin.quit().await;
+}
+
+#[tokio::test]
+async fn only_a_real_release_is_announced_not_the_cleanup_of_a_failed_attempt() {
+    use fred::prelude::{EventInterface, PubsubInterface};
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let listener = fred::clients::SubscriberClient::new(
+        fred::prelude::Config::from_url(&cluster.masters[0].url()).unwrap(),
+        None,
+        None,
+        None,
+    );
+    listener.init().await.unwrap();
+    let mut messages = listener.message_rx();
+    listener.subscribe("redlockd:released").await.unwrap();
+    for announce in [false, true] {
+        let value = LockValue::random();
+        node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+        assert!(node.unlock(KEY, value.expose(), announce).await.unwrap());
+    }
+    let first = tokio::time::timeout(Duration::from_secs(2), messages.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.value.as_string().as_deref(), Some(KEY));
+    // Exactly one: the cleanup unlock published nothing.
+    let second = tokio::time::timeout(Duration::from_millis(300), messages.recv()).await;
+    assert!(second.is_err(), "the cleanup was announced too");
 }

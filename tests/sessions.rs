@@ -77,7 +77,7 @@ async fn a_session_acquires_extends_and_releases_at_once_on_half_close() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
     let (mut a, mut b) = (daemon.client().await, daemon.client().await);
-    let mut session = hold(&mut a, "s", 0.6, None).await;
+    let mut session = hold(&mut a, "s", 0.9, None).await;
     let acquired = session.expect(HoldEvent::Acquired).await;
     let lease = acquired.lease.unwrap();
     // Extended at about a third of the TTL, several times: past the TTL.
@@ -160,7 +160,7 @@ async fn max_hold_ends_the_session_with_released() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
     let (mut a, mut b) = (daemon.client().await, daemon.client().await);
-    let mut session = hold(&mut a, "s", 0.6, Some(1.0)).await;
+    let mut session = hold(&mut a, "s", 0.9, Some(1.5)).await;
     session.expect(HoldEvent::Acquired).await;
     let released = loop {
         let message = session.next().await;
@@ -397,5 +397,63 @@ async fn failed_acquisitions_and_unavailable_carry_what_each_master_said() {
     );
     assert_eq!(metadata["node.2"], "granted");
     assert_eq!(metadata["needed"], "3");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_whose_client_host_vanishes_is_released_after_the_keepalive() {
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__SERVER__KEEPALIVE".into(), "300ms".into());
+    let daemon = Daemon::start_with(env).await;
+    // The client reaches the daemon through a proxy that will go silent:
+    // no FIN, no RST, like a host that lost power.
+    let link = support::proxy::Proxy::start(daemon.addr).await;
+    let mut far = LockClient::connect(format!("http://{}", link.addr())).await.unwrap();
+    let mut session = hold(&mut far, "v", 30.0, None).await;
+    session.expect(HoldEvent::Acquired).await;
+    link.set_mode(support::proxy::Mode::Blackhole);
+    // TTL 30 s: only the keepalive noticing the dead connection frees it.
+    let mut near = daemon.client().await;
+    must_acquire(&mut near, "v", 5.0, 10.0).await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_ttl_too_short_to_extend_in_time_is_invalid_and_names_ttl() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut client = daemon.client().await;
+    // test_env: node_timeout 100ms, so a session needs at least 800ms.
+    let mut session = hold(&mut client, "t", 0.5, None).await;
+    let status = session.rx.message().await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("ttl"), "{}", status.message());
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_that_waits_in_vain_reports_not_acquired_with_what_each_master_said() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut holder = daemon.client().await;
+    let _held = must_acquire(&mut holder, "n", 30.0, 0.0).await;
+    let (tx, requests) = mpsc::channel(1);
+    let start = HoldStart {
+        resource: "n".into(),
+        ttl: secs(1.0),
+        wait: None,
+        ..HoldStart::default()
+    };
+    tx.send(HoldRequest {
+        request: Some(hold_request::Request::Start(start)),
+    })
+    .await
+    .unwrap();
+    let mut events = holder.hold(ReceiverStream::new(requests)).await.unwrap().into_inner();
+    let message = events.message().await.unwrap().unwrap();
+    assert_eq!(message.event(), HoldEvent::NotAcquired);
+    assert_eq!(message.reason, "FAILURE_REASON_TAKEN");
+    assert_eq!(message.nodes().collect::<Vec<_>>(), vec![NodeOutcome::Taken; 5]);
     daemon.stop().await;
 }

@@ -236,7 +236,7 @@ impl<N: Node> Engine<N> {
         let t0 = Instant::now();
         let result = self.rounds(key, value, ttl, t0).await;
         if result.is_err() {
-            self.unlock_all(key, value).await;
+            self.unlock_all(key, value, false).await;
         }
         result
     }
@@ -339,9 +339,9 @@ impl<N: Node> Engine<N> {
     }
 
     /// Compare-and-delete on every node, errors ignored (step 6).
-    async fn unlock_all(&self, key: &str, value: &LockValue) -> Vec<Option<bool>> {
+    async fn unlock_all(&self, key: &str, value: &LockValue, announce: bool) -> Vec<Option<bool>> {
         let calls = self.nodes.iter().map(|node| async move {
-            match timeout(self.config.node_timeout, node.unlock(key, value.expose())).await {
+            match timeout(self.config.node_timeout, node.unlock(key, value.expose(), announce)).await {
                 Ok(Ok(held)) => Some(held),
                 _ => None,
             }
@@ -382,7 +382,7 @@ impl<N: Node> Engine<N> {
     /// deletes were still sent to all).
     pub async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
         let key = self.lock_key(resource);
-        let answers = self.unlock_all(&key, value).await;
+        let answers = self.unlock_all(&key, value, true).await;
         Ok(self.tally(&answers)? >= self.quorum())
     }
 

@@ -160,7 +160,7 @@ impl Node for FakeNode {
         .await
     }
 
-    async fn unlock(&self, key: &str, value: &str) -> Result<bool, NodeError> {
+    async fn unlock(&self, key: &str, value: &str, _announce: bool) -> Result<bool, NodeError> {
         self.state().unlocks += 1;
         self.call(|state, _| {
             let held = holds(state, key, value);

@@ -52,7 +52,10 @@ pub trait Node: Send + Sync + 'static {
     fn extend(&self, key: &str, value: &str, ttl: Duration) -> impl Future<Output = Result<bool, NodeError>> + Send;
 
     /// Compare-and-delete: `true` when `key` held `value` and is now gone.
-    fn unlock(&self, key: &str, value: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
+    /// `announce` publishes the release so waiting daemons wake at once
+    /// (not for the cleanup of a failed attempt: that would make waiters
+    /// skip their retry delay).
+    fn unlock(&self, key: &str, value: &str, announce: bool) -> impl Future<Output = Result<bool, NodeError>> + Send;
 
     /// What the node holds for `key` (value, time left) and its fence
     /// counter, read in one atomic step. For introspection only.

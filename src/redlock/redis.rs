@@ -341,8 +341,9 @@ impl Node for RedisNode {
         )
     }
 
-    async fn unlock(&self, key: &str, value: &str) -> Result<bool, NodeError> {
-        let args = vec![value.into(), Value::from(self.released_channel.as_str())];
+    async fn unlock(&self, key: &str, value: &str, announce: bool) -> Result<bool, NodeError> {
+        let channel = if announce { self.released_channel.as_str() } else { "" };
+        let args = vec![value.into(), Value::from(channel)];
         flag(self.eval(&self.unlock, key, args, &self.options).await?)
     }
 

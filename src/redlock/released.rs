@@ -38,12 +38,20 @@ pub fn subscribe(config: &RedisNodeConfig, waiters: Arc<Waiters>) -> Result<Subs
     let channel = released_channel(&config.key_prefix);
     let subscriber = client.clone();
     tokio::spawn(async move {
-        // The first SUBSCRIBE once connected; manage_subscriptions repeats
-        // it after every reconnect.
-        if subscriber.wait_for_connect().await.is_ok()
-            && let Err(error) = subscriber.subscribe(channel.as_str()).await
-        {
-            tracing::warn!(node = %name, %error, "could not subscribe to release notifications");
+        // The first SUBSCRIBE, retried until it works (a master down at
+        // start, an ACL without +subscribe); manage_subscriptions repeats it
+        // after every reconnect.
+        let mut delay = std::time::Duration::from_millis(100);
+        loop {
+            match subscriber.subscribe(channel.as_str()).await {
+                Ok(()) => return,
+                Err(error) if delay >= std::time::Duration::from_secs(5) => {
+                    tracing::warn!(node = %name, %error, "cannot subscribe to release notifications; retrying");
+                }
+                Err(_) => {}
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(std::time::Duration::from_secs(10));
         }
     });
     Ok(client)

@@ -66,11 +66,13 @@ return 0
 ";
 
 /// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
-/// is published on the release channel ARGV[2].
+/// is published on the release channel ARGV[2] (empty: not announced).
 pub const UNLOCK: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], KEYS[1])
+  if ARGV[2] ~= '' then
+    redis.call('PUBLISH', ARGV[2], KEYS[1])
+  end
   return 1
 end
 return 0

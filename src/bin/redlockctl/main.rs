@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use redlockd::proto::lock_client::LockClient;
 use redlockd::proto::{AcquireRequest, ExtendRequest, ReleaseRequest};
+use redlockd::server::wire_duration as wire;
 
 /// Take, extend and release locks through a redlockd daemon.
 #[derive(Parser)]
@@ -82,10 +83,6 @@ enum Command {
 }
 
 mod run;
-
-fn wire(d: Duration) -> prost_types::Duration {
-    prost_types::Duration::try_from(d).unwrap_or_default()
-}
 
 fn millis(d: Option<prost_types::Duration>) -> u128 {
     d.and_then(|d| Duration::try_from(d).ok())

@@ -4,15 +4,17 @@
 //! The command gets `REDLOCKD_FENCING_TOKEN` and `REDLOCKD_RESOURCE` in its
 //! environment. If the lock is lost, the command gets SIGTERM, then SIGKILL
 //! after `--grace`. Exit codes: the command's own when it finished while
-//! the lock was held; 1 the lock was not acquired within `--wait`; 2 an
-//! error (bad arguments, daemon unreachable, UNAVAILABLE…); 3 the lock was
-//! lost and the command was stopped.
+//! the lock was held (128 + signal if a signal ended it); 1 the lock was not
+//! acquired within `--wait`; 2 an error (bad arguments, daemon unreachable,
+//! UNAVAILABLE…); 3 the lock was lost (LOST, the session broke, or its
+//! validity ran out by our own clock) and the command was stopped.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use redlockd::proto::lock_client::LockClient;
-use redlockd::proto::{HoldEvent, HoldRequest, HoldStart, hold_request};
+use redlockd::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart, hold_request};
+use redlockd::server::wire_duration as wire;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -29,10 +31,6 @@ pub struct Job {
     pub owner: String,
     pub grace: Duration,
     pub command: Vec<String>,
-}
-
-fn wire(d: Duration) -> prost_types::Duration {
-    prost_types::Duration::try_from(d).unwrap_or_default()
 }
 
 /// Runs the job; the exit code follows the module docs.
@@ -54,8 +52,10 @@ pub async fn run(mut client: LockClient<Channel>, job: Job) -> ExitCode {
         Ok(response) => response.into_inner(),
         Err(status) => return fail(&status),
     };
-    let token = match events.message().await {
-        Ok(Some(event)) if event.event() == HoldEvent::Acquired => event.lease.map_or(0, |l| l.fencing_token),
+    let (token, mut valid_until) = match events.message().await {
+        Ok(Some(event)) if event.event() == HoldEvent::Acquired => {
+            (event.lease.as_ref().map_or(0, |l| l.fencing_token), valid_until(&event))
+        }
         Ok(Some(event)) => {
             eprintln!("redlockctl: {} not acquired: {}", job.resource, event.reason);
             return ExitCode::from(1);
@@ -84,11 +84,19 @@ pub async fn run(mut client: LockClient<Channel>, job: Job) -> ExitCode {
                 // Half-close: the daemon releases at once.
                 drop(tx);
                 let _ = tokio::time::timeout(Duration::from_secs(5), events.message()).await;
-                let code = status.ok().and_then(|s| s.code()).unwrap_or(1);
-                return ExitCode::from(u8::try_from(code).unwrap_or(1));
+                return ExitCode::from(exit_code(status));
+            }
+            // Our own clock: if the daemon or the network is stuck, LOST may
+            // never come, but the validity still runs out.
+            () = tokio::time::sleep_until(valid_until) => {
+                eprintln!("redlockctl: the lock's validity ran out without an extension; stopping the command");
+                break;
             }
             event = events.message() => match event {
-                Ok(Some(e)) if e.event() == HoldEvent::Extended => continue,
+                Ok(Some(e)) if e.event() == HoldEvent::Extended => {
+                    valid_until = valid_until_of(&e, valid_until);
+                    continue;
+                }
                 Ok(Some(e)) => {
                     eprintln!("redlockctl: lock on {} {:?}: {}; stopping the command", job.resource, e.event(), e.reason);
                     break;
@@ -102,6 +110,33 @@ pub async fn run(mut client: LockClient<Channel>, job: Job) -> ExitCode {
     }
     stop(&mut child, job.grace).await;
     ExitCode::from(EXIT_LOST)
+}
+
+/// When a lease message's validity runs out, counted from its receipt.
+fn valid_until(event: &HoldResponse) -> tokio::time::Instant {
+    valid_until_of(event, tokio::time::Instant::now())
+}
+
+fn valid_until_of(event: &HoldResponse, otherwise: tokio::time::Instant) -> tokio::time::Instant {
+    let validity = event
+        .lease
+        .as_ref()
+        .and_then(|l| l.validity)
+        .and_then(|v| Duration::try_from(v).ok());
+    validity.map_or(otherwise, |v| tokio::time::Instant::now() + v)
+}
+
+/// The command's exit code, or 128 + the signal that killed it (as shells do).
+fn exit_code(status: std::io::Result<std::process::ExitStatus>) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => u8::try_from(code).unwrap_or(255),
+            (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
+            (None, None) => 255,
+        },
+        Err(_) => 2,
+    }
 }
 
 /// SIGTERM, then SIGKILL after `grace`.
