@@ -307,34 +307,25 @@ async fn a_master_with_appendonly_restarted_keeps_its_lock_and_counter_and_one_r
     let value = LockValue::random();
     let counter = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
     master.restart().unwrap();
-    let admin = fred::prelude::Client::new(
-        fred::prelude::Config::from_url(&master.url()).unwrap(),
-        None,
-        None,
-        None,
-    );
-    admin.init().await.unwrap();
-    let held: Option<String> = admin.get(KEY).await.unwrap();
+    let held = read(&master.url(), KEY).await;
     assert_eq!(
         held.as_deref(),
         Some(value.expose()),
         "the lock did not survive a restart with AOF"
     );
-    let fence: Option<u64> = admin.get("redlockd:fence").await.unwrap();
-    assert_eq!(fence, Some(counter));
-    let _ = admin.quit().await;
+    assert_eq!(read(&master.url(), "redlockd:fence").await, Some(counter.to_string()));
 
     master.restart_empty().unwrap();
-    let admin = fred::prelude::Client::new(
-        fred::prelude::Config::from_url(&master.url()).unwrap(),
-        None,
-        None,
-        None,
-    );
+    assert_eq!(read(&master.url(), KEY).await, None, "restart_empty kept data");
+}
+
+/// `GET key` on the master at `url`, through a fresh connection.
+async fn read(url: &str, key: &str) -> Option<String> {
+    let admin = fred::prelude::Client::new(fred::prelude::Config::from_url(url).unwrap(), None, None, None);
     admin.init().await.unwrap();
-    let held: Option<String> = admin.get(KEY).await.unwrap();
-    assert_eq!(held, None, "restart_empty kept data");
+    let value: Option<String> = admin.get(key).await.unwrap();
     let _ = admin.quit().await;
+    value
 }
 
 #[tokio::test]

@@ -24,21 +24,28 @@ struct Cli {
     command: Command,
 }
 
+/// How to take a lock (Acquire and Run).
+#[derive(clap::Args)]
+struct LockArgs {
+    /// Time to live (e.g. 10s, 500ms); a session renews it at about a third.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    ttl: Option<Duration>,
+    /// How long to wait for a held lock (0 = one attempt).
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "0s")]
+    wait: Duration,
+    /// A label for logs (pod name, job id).
+    #[arg(long, default_value = "")]
+    owner: String,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Acquire a lock; prints resource, value, fencing_token, validity_ms.
     Acquire {
         /// The resource to lock.
         resource: String,
-        /// Time to live (e.g. 10s, 500ms).
-        #[arg(long, value_parser = humantime::parse_duration)]
-        ttl: Option<Duration>,
-        /// How long to wait for a held lock (0 = one attempt).
-        #[arg(long, value_parser = humantime::parse_duration, default_value = "0s")]
-        wait: Duration,
-        /// A label for logs (pod name, job id).
-        #[arg(long, default_value = "")]
-        owner: String,
+        #[command(flatten)]
+        lock: LockArgs,
     },
     /// Reset the TTL of a held lock; prints validity_ms.
     Extend {
@@ -64,15 +71,8 @@ enum Command {
         /// The resource to lock.
         #[arg(long)]
         resource: String,
-        /// Time to live of each renewal (the daemon renews at about a third).
-        #[arg(long, value_parser = humantime::parse_duration)]
-        ttl: Option<Duration>,
-        /// How long to wait for a held lock.
-        #[arg(long, value_parser = humantime::parse_duration, default_value = "0s")]
-        wait: Duration,
-        /// A label for logs (pod name, job id).
-        #[arg(long, default_value = "")]
-        owner: String,
+        #[command(flatten)]
+        lock: LockArgs,
         /// After SIGTERM, how long the command gets before SIGKILL.
         #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
         grace: Duration,
@@ -95,9 +95,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Run {
         resource,
-        ttl,
-        wait,
-        owner,
+        lock: LockArgs { ttl, wait, owner },
         grace,
         command,
     } = cli.command
@@ -134,9 +132,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
     match cli.command {
         Command::Acquire {
             resource,
-            ttl,
-            wait,
-            owner,
+            lock: LockArgs { ttl, wait, owner },
         } => {
             let request = AcquireRequest {
                 resource,
