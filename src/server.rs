@@ -81,6 +81,10 @@ impl<N: Node> LockService<N> {
                 reason: wire_reason(reason).into(),
                 attempts,
                 nodes: wire_outcomes(&votes),
+                validity_left: match reason {
+                    FailureReason::ValidityUsedUp { left } => Some(wire_duration(left)),
+                    FailureReason::Taken => None,
+                },
             },
         })
     }
@@ -208,7 +212,7 @@ pub fn wire_lease(lease: &Lease, validity: Duration) -> WireLease {
 pub fn wire_reason(reason: FailureReason) -> WireReason {
     match reason {
         FailureReason::Taken => WireReason::Taken,
-        FailureReason::ValidityUsedUp => WireReason::ValidityUsedUp,
+        FailureReason::ValidityUsedUp { .. } => WireReason::ValidityUsedUp,
     }
 }
 

@@ -78,7 +78,10 @@ pub enum FailureReason {
     /// Enough nodes answered, but the lock is held elsewhere.
     Taken,
     /// A quorum granted, but the rounds used up the validity.
-    ValidityUsedUp,
+    ValidityUsedUp {
+        /// What was left (below `min_validity`, possibly zero).
+        left: Duration,
+    },
 }
 
 /// The result of `Engine::acquire`.
@@ -275,7 +278,12 @@ impl<N: Node> Engine<N> {
 
         match quorum::validity(ttl, t0.elapsed(), self.config.drift_factor) {
             Some(validity) if validity >= self.config.min_validity => Ok((minted.token(), validity)),
-            _ => Err(Attempt::Failed(FailureReason::ValidityUsedUp, votes)),
+            left => Err(Attempt::Failed(
+                FailureReason::ValidityUsedUp {
+                    left: left.unwrap_or_default(),
+                },
+                votes,
+            )),
         }
     }
 

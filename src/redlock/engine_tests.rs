@@ -132,7 +132,7 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
     assert_eq!(
         outcome,
         Ok(Acquired::NotGranted {
-            reason: FailureReason::ValidityUsedUp,
+            reason: FailureReason::ValidityUsedUp { left: Duration::ZERO },
             attempts: 1,
             votes: vec![NodeVote::Granted(1); 5],
         })
