@@ -13,6 +13,7 @@
 pub mod config;
 pub mod dev;
 pub mod error;
+pub mod health;
 pub mod locks;
 pub mod logging;
 pub mod metrics;
@@ -29,6 +30,8 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::Config;
+use crate::health::Health;
+pub use crate::health::SERVICE_NAME;
 use crate::locks::Locks;
 use crate::metrics::Metrics;
 use crate::redlock::monitor::Monitor;
@@ -60,6 +63,9 @@ pub enum RunError {
     /// The TLS files for `rediss://` masters could not be used.
     #[error("{0}")]
     Tls(String),
+    /// The reflection service could not be built from the descriptors.
+    #[error("server reflection: {0}")]
+    Reflection(String),
     /// The gRPC server failed.
     #[error("grpc server: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -111,6 +117,7 @@ pub async fn run(
         config.redis.command_timeout,
     );
     monitor.check_all().await;
+    let (health, health_service) = Health::new();
     let (stop_background, background_stopped) = tokio::sync::watch::channel(());
     let stopped = move || {
         let mut rx = background_stopped.clone();
@@ -118,7 +125,13 @@ pub async fn run(
             let _ = rx.changed().await;
         }
     };
+    let reporting = tokio::spawn(health.clone().follow(monitor.usable(), engine.quorum(), stopped()));
     let monitoring = tokio::spawn(monitor.run(stopped()));
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| RunError::Reflection(e.to_string()))?;
     let exporting = tokio::spawn(metrics::serve(listeners.metrics, metrics, stopped()));
 
     // Releases published on any master wake this daemon's waiters.
@@ -149,8 +162,12 @@ pub async fn run(
         .http2_keepalive_interval(keepalive)
         .http2_keepalive_timeout(keepalive)
         .add_service(proto::lock_server::LockServer::new(service))
+        .add_service(health_service)
+        .add_service(reflection)
         .serve_with_incoming_shutdown(incoming, async {
             shutdown.await;
+            // Probes see NOT_SERVING at once: no new traffic is sent here.
+            health.shut_down().await;
             // One grace period for everything: sessions release their locks
             // first (and say RELEASED), then connections drain.
             let ends = tokio::time::Instant::now() + config.server.shutdown_grace;
@@ -170,6 +187,7 @@ pub async fn run(
         () = grace => tracing::warn!("shutdown grace period over; closing the remaining connections"),
     }
     drop(stop_background);
+    let _ = reporting.await;
     for subscriber in subscribers {
         let _ = fred::prelude::ClientLike::quit(&subscriber).await;
     }

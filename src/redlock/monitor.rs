@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::{join_all, select_all};
+use tokio::sync::watch;
 use tokio::time::{Instant, timeout};
 
 use super::engine::Engine;
@@ -20,6 +21,7 @@ use crate::metrics::Metrics;
 /// Probes and judges the masters of one engine.
 pub struct Monitor {
     engine: Arc<Engine<RedisNode>>,
+    usable: watch::Sender<usize>,
     metrics: Arc<Metrics>,
     rules: Rules,
     interval: Duration,
@@ -38,6 +40,7 @@ impl Monitor {
     ) -> Monitor {
         Monitor {
             engine,
+            usable: watch::channel(0).0,
             metrics,
             rules,
             interval,
@@ -48,6 +51,19 @@ impl Monitor {
     /// Probes every node once, concurrently, and applies the verdicts.
     pub async fn check_all(&self) {
         join_all((0..self.engine.nodes().len()).map(|i| self.check(i))).await;
+        let usable = self
+            .engine
+            .nodes()
+            .iter()
+            .filter(|n| n.standing() == Standing::Usable)
+            .count();
+        self.usable
+            .send_if_modified(|before| std::mem::replace(before, usable) != usable);
+    }
+
+    /// How many masters are usable, as of the last round of probes.
+    pub fn usable(&self) -> watch::Receiver<usize> {
+        self.usable.subscribe()
     }
 
     /// Runs until `shutdown` resolves: a round every `interval`, or sooner
@@ -71,9 +87,15 @@ impl Monitor {
         let generation = node.health().generation();
         let observation = match timeout(self.probe_timeout, node.probe()).await {
             Ok(Ok(observation)) => observation,
-            // An unreachable node keeps its standing: its commands fail anyway,
-            // and the probe after it comes back decides.
-            Ok(Err(_)) | Err(_) => return,
+            // Unreachable: not usable until a probe sees it again (its
+            // commands fail anyway; health must not count it).
+            Ok(Err(_)) | Err(_) => {
+                if node.health().set_if_current(generation, Standing::Unverified) && before != Standing::Unverified {
+                    tracing::warn!(node = node.name(), "unreachable");
+                    self.metrics.node_standing(index, &Standing::Unverified);
+                }
+                return;
+            }
         };
         let identity = observation.identity();
         let after = match node.health().assess(&observation, &self.rules, Instant::now()) {
