@@ -13,6 +13,7 @@
 pub mod config;
 pub mod dev;
 pub mod error;
+pub mod exporter;
 pub mod health;
 pub mod locks;
 pub mod logging;
@@ -94,8 +95,9 @@ pub async fn run(
     let tls = config.redis_tls().map_err(|e| RunError::Tls(e.to_string()))?;
     let mut nodes = Vec::with_capacity(config.redis.nodes.len());
     for (index, url) in config.redis.nodes.iter().enumerate() {
-        let node =
-            RedisNode::connect(&config.node(url, tls.clone())).map_err(|reason| RunError::Node { index, reason })?;
+        let node = RedisNode::connect(&config.node(url, tls.clone()))
+            .map_err(|reason| RunError::Node { index, reason })?
+            .observed(metrics.clone(), index);
         nodes.push(node);
     }
     let engine = Arc::new(Engine::new(nodes, config.engine()));
@@ -132,7 +134,6 @@ pub async fn run(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| RunError::Reflection(e.to_string()))?;
-    let exporting = tokio::spawn(metrics::serve(listeners.metrics, metrics, stopped()));
 
     // Releases published on any master wake this daemon's waiters.
     let waiters = Arc::new(Waiters::new(
@@ -145,7 +146,12 @@ pub async fn run(
             .map_err(|reason| RunError::Node { index, reason })?;
         subscribers.push(subscriber);
     }
-    let locks = Arc::new(Locks::new(engine, waiters, config.lock.max_sessions));
+    let locks = Arc::new(Locks::new(engine, waiters, config.lock.max_sessions, metrics.clone()));
+    let exporting = {
+        let locks = locks.clone();
+        let refresh = move || locks.refresh_gauges();
+        tokio::spawn(exporter::serve(listeners.metrics, metrics.clone(), refresh, stopped()))
+    };
     let service = LockService::new(locks.clone(), (&config.lock).into(), config.redis.node_timeout);
     let listener = listeners.grpc;
     tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");

@@ -3,16 +3,18 @@
 //! releases), run in their own task so a caller that leaves never leaks a
 //! lock, and sessions are counted so shutdown can release their locks.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::Error;
-use crate::redlock::{Acquired, Engine, FailureReason, Node};
+use crate::metrics::{Metrics, Status};
+use crate::redlock::{Acquired, Engine, FailureReason, LockValue, Node};
 use crate::waiters::Waiters;
 
 /// Locks over an engine, with local queues and session bookkeeping.
@@ -24,6 +26,10 @@ pub struct Locks<N> {
     sessions: AtomicUsize,
     max_sessions: usize,
     closing: watch::Sender<bool>,
+    metrics: Arc<Metrics>,
+    /// Locks granted through this daemon: value -> (granted, expires), for
+    /// hold times and the held-locks gauge. Expired entries are swept.
+    held: Mutex<HashMap<String, (Instant, Instant)>>,
 }
 
 /// A counted open session; dropping it ends the count.
@@ -41,14 +47,90 @@ impl<N: Node> Drop for SessionGuard<N> {
 
 impl<N: Node> Locks<N> {
     /// Locks over `engine`; at most `max_sessions` open sessions.
-    pub fn new(engine: Arc<Engine<N>>, waiters: Arc<Waiters>, max_sessions: usize) -> Locks<N> {
+    pub fn new(engine: Arc<Engine<N>>, waiters: Arc<Waiters>, max_sessions: usize, metrics: Arc<Metrics>) -> Locks<N> {
         Locks {
             engine,
             waiters,
             sessions: AtomicUsize::new(0),
             max_sessions,
             closing: watch::channel(false).0,
+            metrics,
+            held: Mutex::new(HashMap::new()),
         }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Instant)>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Remembers a grant (or an extension) until `expires`.
+    fn remember(&self, value: &LockValue, expires: Instant) {
+        let now = Instant::now();
+        let mut held = self.held();
+        let granted = held.get(value.expose()).map_or(now, |(granted, _)| *granted);
+        held.insert(value.expose().to_owned(), (granted, expires));
+        // Sweep locks that expired unreleased, now and then.
+        if held.len() > 1024 && held.len().is_power_of_two() {
+            held.retain(|_, (_, expires)| *expires > now);
+        }
+        self.metrics.locks_held.set(held.len() as i64);
+    }
+
+    /// Forgets a lock; returns how long it was held, if it was ours.
+    fn forget(&self, value: &LockValue) -> Option<Duration> {
+        let mut held = self.held();
+        let granted = held.remove(value.expose()).map(|(granted, _)| granted.elapsed());
+        self.metrics.locks_held.set(held.len() as i64);
+        granted
+    }
+
+    /// Sets the gauges of live state (read at scrape time).
+    pub fn refresh_gauges(&self) {
+        self.metrics.waiters.set(self.waiters.waiting() as i64);
+        self.metrics.sessions.set(self.sessions() as i64);
+        let now = Instant::now();
+        let mut held = self.held();
+        held.retain(|_, (_, expires)| *expires > now);
+        self.metrics.locks_held.set(held.len() as i64);
+    }
+
+    /// Extends a held lock (DESIGN §3), recording the outcome.
+    ///
+    /// # Errors
+    /// `Unavailable` without a quorum.
+    pub async fn extend(&self, resource: &str, value: &LockValue, ttl: Duration) -> Result<Option<Duration>, Error> {
+        let started = Instant::now();
+        let outcome = self.engine.extend(resource, value, ttl).await;
+        let status = match &outcome {
+            Ok(Some(validity)) => {
+                self.remember(value, Instant::now() + *validity);
+                Status::Success
+            }
+            Ok(None) => {
+                self.forget(value);
+                Status::Fail
+            }
+            Err(_) => Status::Error,
+        };
+        self.metrics.extended(status, started.elapsed());
+        outcome
+    }
+
+    /// Releases a lock (DESIGN §3), recording the outcome and hold time.
+    ///
+    /// # Errors
+    /// `Unavailable` without a quorum (the deletes still went to all).
+    pub async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
+        let started = Instant::now();
+        let outcome = self.engine.release(resource, value).await;
+        let held_for = self.forget(value);
+        let status = match &outcome {
+            Ok(true) => Status::Success,
+            Ok(false) => Status::Fail,
+            Err(_) => Status::Error,
+        };
+        self.metrics.released(status, started.elapsed(), held_for);
+        outcome
     }
 
     /// Takes the lock on `resource`, waiting up to `wait` in the local queue
@@ -59,6 +141,43 @@ impl<N: Node> Locks<N> {
     /// `ResourceExhausted` when the queue is full, `Unavailable` without a
     /// quorum, `Cancelled` when the caller gave up.
     pub async fn acquire(
+        self: &Arc<Self>,
+        resource: String,
+        ttl: Duration,
+        wait: Duration,
+        give_up: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<Acquired, Error> {
+        let started = Instant::now();
+        let outcome = self.acquire_unrecorded(resource, ttl, wait, give_up).await;
+        let (status, failure) = match &outcome {
+            Ok(Acquired::Granted(lease)) => {
+                self.remember(&lease.value, Instant::now() + lease.validity);
+                (Status::Success, None)
+            }
+            Ok(Acquired::NotGranted { reason, .. }) => (
+                Status::Fail,
+                Some(match reason {
+                    FailureReason::Taken if wait.is_zero() => "taken",
+                    FailureReason::Taken => "wait_timed_out",
+                    FailureReason::ValidityUsedUp { .. } => "validity_used_up",
+                }),
+            ),
+            Err(error) => (
+                Status::Error,
+                Some(match error {
+                    Error::Unavailable { .. } => "no_quorum",
+                    Error::Cancelled => "cancelled",
+                    Error::ResourceExhausted(_) => "limit",
+                    Error::DeadlineExceeded => "deadline",
+                    _ => "other",
+                }),
+            ),
+        };
+        self.metrics.acquired(status, failure, started.elapsed());
+        outcome
+    }
+
+    async fn acquire_unrecorded(
         self: &Arc<Self>,
         resource: String,
         ttl: Duration,
@@ -104,7 +223,7 @@ impl<N: Node> Locks<N> {
             drop(slot);
             if let Err(Ok(Acquired::Granted(lease))) = tx.send(outcome) {
                 tracing::info!(resource = %lease.resource, "the caller left before its lock was granted; releasing it");
-                let _ = locks.engine.release(&lease.resource, &lease.value).await;
+                let _ = locks.release(&lease.resource, &lease.value).await;
             }
         });
         rx.await

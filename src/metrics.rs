@@ -2,27 +2,68 @@
 //! globals, so tests see fresh counters), served as text on `/metrics` from
 //! its own port. Labels are bounded: a node is its index, never a resource.
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::sync::Arc;
+use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use prometheus::{Encoder, IntGaugeVec, Opts, Registry, TextEncoder};
-use tokio::net::TcpListener;
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
 
 use crate::redlock::health::{Check, Standing};
 
 /// The node states, as label values.
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
 
+/// Latency buckets, in seconds: sub-millisecond to the longest waits.
+const LATENCY: &[f64] = &[
+    0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
+];
+/// Hold-time buckets, in seconds (the seed's 1 s and 5 s among them).
+const HOLD: &[f64] = &[0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0];
+
+/// How an operation ended, as a label value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Acquired / extended / released.
+    Success,
+    /// Not acquired / not extended / not held any more.
+    Fail,
+    /// An error (no quorum, cancelled, deadline…).
+    Error,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Fail => "fail",
+            Status::Error => "error",
+        }
+    }
+}
+
 /// Every series the daemon exports.
 pub struct Metrics {
     registry: Registry,
     node_state: IntGaugeVec,
     node_preflight_failed: IntGaugeVec,
+    /// `redlock_acquire_total{status}` (seed 001).
+    acquire_total: IntCounterVec,
+    acquire_failures: IntCounterVec,
+    acquire_seconds: Histogram,
+    extend_total: IntCounterVec,
+    extend_seconds: Histogram,
+    release_total: IntCounterVec,
+    release_seconds: Histogram,
+    /// `redlock_hold_time_seconds` (seed 001).
+    hold_seconds: Histogram,
+    node_seconds: HistogramVec,
+    node_errors: IntCounterVec,
+    /// Locks held through this daemon (granted, not yet released or expired).
+    pub locks_held: IntGauge,
+    /// Requests waiting in this daemon's queues.
+    pub waiters: IntGauge,
+    /// Open Hold sessions.
+    pub sessions: IntGauge,
 }
 
 impl Default for Metrics {
@@ -58,10 +99,104 @@ impl Metrics {
         registry
             .register(Box::new(node_preflight_failed.clone()))
             .expect("register");
+        let counter = |name: &str, help: &str, label: &str| {
+            let c = IntCounterVec::new(Opts::new(name, help), &[label]).expect("metric definition");
+            registry.register(Box::new(c.clone())).expect("register");
+            c
+        };
+        let histogram = |name: &str, help: &str, buckets: &[f64]| {
+            let h = Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.to_vec())).expect("metric");
+            registry.register(Box::new(h.clone())).expect("register");
+            h
+        };
+        let gauge = |name: &str, help: &str| {
+            let g = IntGauge::new(name, help).expect("metric definition");
+            registry.register(Box::new(g.clone())).expect("register");
+            g
+        };
+        let node_seconds = HistogramVec::new(
+            HistogramOpts::new(
+                "redlock_node_request_duration_seconds",
+                "Each master's answer time in rounds",
+            )
+            .buckets(LATENCY.to_vec()),
+            &["node"],
+        )
+        .expect("metric definition");
+        registry.register(Box::new(node_seconds.clone())).expect("register");
         Metrics {
+            acquire_total: counter("redlock_acquire_total", "Acquire requests by outcome", "status"),
+            acquire_failures: counter(
+                "redlock_acquire_failures_total",
+                "Acquisitions that ended without a lock, by reason (taken, wait_timed_out, validity_used_up, \
+                 no_quorum, cancelled, deadline, limit)",
+                "reason",
+            ),
+            acquire_seconds: histogram(
+                "redlock_acquire_duration_seconds",
+                "Acquire latency, waiting included",
+                LATENCY,
+            ),
+            extend_total: counter("redlock_extend_total", "Extensions by outcome", "status"),
+            extend_seconds: histogram("redlock_extend_duration_seconds", "Extension latency", LATENCY),
+            release_total: counter(
+                "redlock_release_total",
+                "Releases by outcome (fail: no longer held)",
+                "status",
+            ),
+            release_seconds: histogram("redlock_release_duration_seconds", "Release latency", LATENCY),
+            hold_seconds: histogram(
+                "redlock_hold_time_seconds",
+                "How long locks were held, grant to release",
+                HOLD,
+            ),
+            node_errors: counter(
+                "redlock_node_errors_total",
+                "Failed or timed-out requests per master",
+                "node",
+            ),
+            locks_held: gauge("redlock_locks_held", "Locks held through this daemon"),
+            waiters: gauge("redlock_waiters", "Requests waiting in this daemon's queues"),
+            sessions: gauge("redlock_sessions", "Open Hold sessions"),
+            node_seconds,
             registry,
             node_state,
             node_preflight_failed,
+        }
+    }
+
+    /// An Acquire ended: `failure` names the reason when it has no lock.
+    pub fn acquired(&self, status: Status, failure: Option<&str>, took: Duration) {
+        self.acquire_total.with_label_values(&[status.as_str()]).inc();
+        if let Some(reason) = failure {
+            self.acquire_failures.with_label_values(&[reason]).inc();
+        }
+        self.acquire_seconds.observe(took.as_secs_f64());
+    }
+
+    /// An extension ended.
+    pub fn extended(&self, status: Status, took: Duration) {
+        self.extend_total.with_label_values(&[status.as_str()]).inc();
+        self.extend_seconds.observe(took.as_secs_f64());
+    }
+
+    /// A release ended; `held_for` is set when this daemon granted the lock.
+    pub fn released(&self, status: Status, took: Duration, held_for: Option<Duration>) {
+        self.release_total.with_label_values(&[status.as_str()]).inc();
+        self.release_seconds.observe(took.as_secs_f64());
+        if let Some(held) = held_for {
+            self.hold_seconds.observe(held.as_secs_f64());
+        }
+    }
+
+    /// One master answered a round request in `took` (or failed).
+    pub fn node_request(&self, node: usize, took: Duration, ok: bool) {
+        let label = node.to_string();
+        self.node_seconds
+            .with_label_values(&[&label])
+            .observe(took.as_secs_f64());
+        if !ok {
+            self.node_errors.with_label_values(&[&label]).inc();
         }
     }
 
@@ -102,50 +237,4 @@ impl Metrics {
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
         out
     }
-}
-
-/// Serves `GET /metrics` on `listener` until `shutdown` resolves.
-pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>, shutdown: impl Future<Output = ()>) {
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            () = &mut shutdown => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => continue,
-            },
-        };
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let metrics = metrics.clone();
-                async move { Ok::<_, Infallible>(respond(&metrics, &req)) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-fn respond(metrics: &Metrics, req: &Request<Incoming>) -> Response<Full<Bytes>> {
-    let (status, content_type, body) = if req.uri().path() == "/metrics" {
-        (
-            StatusCode::OK,
-            TextEncoder::new().format_type().to_owned(),
-            metrics.render(),
-        )
-    } else {
-        (
-            StatusCode::NOT_FOUND,
-            "text/plain".to_owned(),
-            b"try /metrics\n".to_vec(),
-        )
-    };
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    if let Ok(value) = content_type.parse() {
-        response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
-    }
-    response
 }

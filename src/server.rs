@@ -93,7 +93,7 @@ impl<N: Node> LockService<N> {
         validate::resource(&req.resource)?;
         let value = validate::value(&req.value)?;
         let ttl = self.limits.ttl("ttl", req.ttl)?;
-        let validity = self.locks.engine.extend(&req.resource, &value, ttl).await?;
+        let validity = self.locks.extend(&req.resource, &value, ttl).await?;
         Ok(ExtendResponse {
             extended: validity.is_some(),
             validity: validity.map(wire_duration),
@@ -103,7 +103,7 @@ impl<N: Node> LockService<N> {
     async fn release(&self, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
         validate::resource(&req.resource)?;
         let value = validate::value(&req.value)?;
-        let released = self.locks.engine.release(&req.resource, &value).await?;
+        let released = self.locks.release(&req.resource, &value).await?;
         Ok(ReleaseResponse { released })
     }
 

@@ -136,11 +136,7 @@ pub async fn run<N: Node>(
         // LOST first: the client must stop now, not after our cleanup.
         let _ = out.send_timeout(Ok(event(HoldEvent::Lost, reason)), node_timeout).await;
     }
-    let held_to_end = locks
-        .engine
-        .release(&lease.resource, &lease.value)
-        .await
-        .unwrap_or(false);
+    let held_to_end = locks.release(&lease.resource, &lease.value).await.unwrap_or(false);
     if let Some((HoldEvent::Released, reason)) = ending {
         let message = HoldResponse {
             held_to_end,
@@ -203,7 +199,7 @@ async fn hold<N: Node>(
                 Err(_) => return None,
             },
             () = sleep_until(next_extend) => {
-                match locks.engine.extend(&lease.resource, &lease.value, plan.ttl).await {
+                match locks.extend(&lease.resource, &lease.value, plan.ttl).await {
                     Ok(Some(validity)) => {
                         deadline = Instant::now() + validity;
                         next_extend = schedule(deadline);

@@ -83,3 +83,54 @@ async fn server_reflection_lists_the_lock_and_health_services() {
     assert!(names.contains(&"grpc.health.v1.Health".to_owned()), "{names:?}");
     daemon.stop().await;
 }
+
+/// The value of one series in a scrape (`name{labels} value`).
+fn series(scrape: &str, name_and_labels: &str) -> f64 {
+    scrape
+        .lines()
+        .find_map(|l| l.strip_prefix(name_and_labels).and_then(|rest| rest.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no {name_and_labels} in:\n{scrape}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn metrics_count_real_traffic() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut client = daemon.client().await;
+    for i in 0..3 {
+        let lease = must_acquire(&mut client, &format!("m{i}"), 5.0, 0.0).await;
+        let refused = try_acquire(&mut client, &format!("m{i}"), 5.0, 0.0).await;
+        assert!(!refused.acquired);
+        assert!(release(&mut client, &lease).await);
+    }
+    let held = must_acquire(&mut client, "still-held", 5.0, 0.0).await;
+    let scrape = daemon.scrape().await;
+    assert_eq!(series(&scrape, r#"redlock_acquire_total{status="success"}"#), 4.0);
+    assert_eq!(series(&scrape, r#"redlock_acquire_total{status="fail"}"#), 3.0);
+    assert_eq!(
+        series(&scrape, r#"redlock_acquire_failures_total{reason="taken"}"#),
+        3.0
+    );
+    assert_eq!(series(&scrape, r#"redlock_release_total{status="success"}"#), 3.0);
+    assert_eq!(series(&scrape, "redlock_hold_time_seconds_count"), 3.0);
+    assert_eq!(series(&scrape, "redlock_acquire_duration_seconds_count"), 7.0);
+    assert_eq!(series(&scrape, "redlock_locks_held"), 1.0);
+    assert_eq!(series(&scrape, "redlock_sessions"), 0.0);
+    // Every master answered every round: 7 acquires + 3 releases each.
+    for node in 0..5 {
+        let count = series(
+            &scrape,
+            &format!(r#"redlock_node_request_duration_seconds_count{{node="{node}"}}"#),
+        );
+        assert!(count >= 10.0, "node {node}: {count}");
+    }
+    assert!(
+        !scrape.contains("m0") && !scrape.contains("still-held"),
+        "a resource name leaked into a label"
+    );
+    assert!(release(&mut client, &held).await);
+    daemon.stop().await;
+}

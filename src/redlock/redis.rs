@@ -18,6 +18,7 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{KeyView, Node, NodeError};
 use super::scripts::{EXTEND, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
+use crate::metrics::Metrics;
 
 /// How to reach one master.
 #[derive(Clone)]
@@ -59,6 +60,8 @@ pub struct RedisNode {
     inspect: Script,
     health: Arc<NodeHealth>,
     probe_wanted: Arc<Notify>,
+    /// Where each request's latency and errors go, with this node's index.
+    observer: Option<(Arc<Metrics>, usize)>,
 }
 
 impl RedisNode {
@@ -115,7 +118,15 @@ impl RedisNode {
             inspect: Script::new(INSPECT),
             health,
             probe_wanted,
+            observer: None,
         })
+    }
+
+    /// Records each lock request's latency and errors as master `index`.
+    #[must_use]
+    pub fn observed(mut self, metrics: Arc<Metrics>, index: usize) -> RedisNode {
+        self.observer = Some((metrics, index));
+        self
     }
 
     /// Waits until the first connection is up (for startup logs and tests).
@@ -221,10 +232,15 @@ impl RedisNode {
         self.eval_keys(&self.repair, keys, args, &self.options).await.map(drop)
     }
 
-    /// Runs a script by SHA with the lock key, fence key and marker key.
+    /// Runs a lock script by SHA with the lock key, fence key and marker key.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>, options: &Options) -> Result<Value, NodeError> {
         let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
-        self.eval_keys(script, keys, args, options).await
+        let started = Instant::now();
+        let reply = self.eval_keys(script, keys, args, options).await;
+        if let Some((metrics, index)) = &self.observer {
+            metrics.node_request(*index, started.elapsed(), reply.is_ok());
+        }
+        reply
     }
 
     /// Runs a script by SHA, loading it first if the node does not know it.
