@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""A redlockd client in Python with grpcio.
+
+Shows, against a running daemon:
+  (a) Acquire -> a fenced write to a toy storage -> Release, counting the
+      lease's validity from the moment the request was SENT and refusing to
+      write once it has run out;
+  (c) a second Acquire while the lock is held gets acquired=false with
+      FAILURE_REASON_TAKEN, and the next lease carries a larger token (so the
+      storage rejects the old holder's late write);
+  (b) a Hold session: HoldStart -> ACQUIRED -> work while EXTENDED arrives
+      (stop on LOST) -> half-close -> RELEASED with held_to_end.
+
+Usage: python example.py [HOST:PORT]   (else $REDLOCKD_ADDR, else 127.0.0.1:7420)
+
+Run gen.sh first (it writes the stubs to gen/). Exits 0 when everything
+happened as the API promises, 1 on anything else (a FAIL line says what).
+"""
+
+import os
+import queue
+import sys
+import threading
+import time
+import uuid
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
+try:
+    from redlockd.v1 import lock_pb2 as pb
+    from redlockd.v1 import lock_pb2_grpc
+except ImportError as error:
+    sys.exit(f"example.py: cannot import the generated stubs ({error}): run examples/python/gen.sh first")
+
+OWNER = f"examples/python pid {os.getpid()}"
+STARTED = time.monotonic()
+
+
+def log(message):
+    print(f"[{time.monotonic() - STARTED:6.3f}s] {message}", flush=True)
+
+
+class Unexpected(Exception):
+    """Something the API promises did not happen: the example fails."""
+
+
+def expect(condition, what):
+    if not condition:
+        raise Unexpected(what)
+
+
+def duration(seconds):
+    d = Duration()
+    d.FromNanoseconds(int(seconds * 1e9))
+    return d
+
+
+def seconds(d):
+    return d.ToNanoseconds() / 1e9
+
+
+def outcomes(nodes):
+    return ",".join(pb.NodeOutcome.Name(n).removeprefix("NODE_OUTCOME_") for n in nodes)
+
+
+# --- the protected resource -------------------------------------------------
+
+
+class StaleToken(Exception):
+    pass
+
+
+class FencedStorage:
+    """A toy storage: it remembers the highest fencing token it has seen and
+    rejects writes that carry a lower one. A real one does this check in the
+    same transaction as the write (a conditional update, a compare-and-set)."""
+
+    def __init__(self):
+        self.highest_token = 0
+        self.data = {}
+
+    def write(self, token, key, value):
+        if token < self.highest_token:
+            raise StaleToken(f"token {token} < highest seen {self.highest_token}")
+        self.highest_token = token
+        self.data[key] = (value, token)
+
+
+# --- Acquire / Release with the client rule ---------------------------------
+
+
+class ValidityUsedUp(Exception):
+    pass
+
+
+class HeldLease:
+    """A granted lease and the deadline the client rule gives it."""
+
+    def __init__(self, lease, sent_at):
+        self.resource = lease.resource
+        self.value = lease.value  # the secret that proves ownership: never logged
+        self.token = lease.fencing_token
+        # The client rule: validity counts from when the request was SENT.
+        self.deadline = sent_at + seconds(lease.validity)
+
+    def time_left(self):
+        return self.deadline - time.monotonic()
+
+
+def acquire(stub, resource, ttl, wait):
+    """Returns (HeldLease or None, the AcquireResponse)."""
+    sent_at = time.monotonic()  # taken BEFORE the request goes out
+    reply = stub.Acquire(
+        pb.AcquireRequest(resource=resource, ttl=duration(ttl), wait=duration(wait), owner=OWNER),
+        timeout=wait + 10,  # a gRPC deadline longer than `wait`
+    )
+    if not reply.acquired:
+        return None, reply
+    return HeldLease(reply.lease, sent_at), reply
+
+
+def release(stub, lease):
+    return stub.Release(pb.ReleaseRequest(resource=lease.resource, value=lease.value), timeout=10).released
+
+
+def fenced_write(storage, lease, key, value):
+    """Writes only while the lease is still valid, and always with its token
+    (the token catches what the local check cannot: a pause after it)."""
+    left = lease.time_left()
+    if left <= 0:
+        raise ValidityUsedUp(f"validity ran out {-left:.3f}s ago; not writing")
+    storage.write(lease.token, key, value)
+
+
+def acquire_write_release(stub, resource, storage):
+    log(f"== (a) Acquire -> fenced write -> Release on {resource}")
+    first, reply = acquire(stub, resource, ttl=5, wait=2)
+    expect(first is not None, f"first Acquire not granted: reason={pb.FailureReason.Name(reply.reason)}")
+    log(f"acquired: token={first.token} validity left={first.time_left():.3f}s")
+    fenced_write(storage, first, "balance", 100)
+    log(f"wrote balance=100 with token {first.token}")
+
+    log("== (c) a second Acquire while the first lease is held")
+    second, reply = acquire(stub, resource, ttl=5, wait=0)
+    expect(second is None, "a second Acquire was granted while the first lease was held")
+    expect(
+        reply.reason == pb.FAILURE_REASON_TAKEN,
+        f"second Acquire: reason={pb.FailureReason.Name(reply.reason)}, wanted FAILURE_REASON_TAKEN",
+    )
+    log(
+        f"second Acquire: acquired=false reason={pb.FailureReason.Name(reply.reason)} "
+        f"attempts={reply.attempts} nodes={outcomes(reply.nodes)}"
+    )
+
+    expect(release(stub, first), "Release of the first lease answered released=false")
+    log(f"released token {first.token}: released=true")
+
+    second, reply = acquire(stub, resource, ttl=5, wait=2)
+    expect(second is not None, f"Acquire after Release not granted: reason={pb.FailureReason.Name(reply.reason)}")
+    expect(second.token > first.token, f"second token {second.token} is not larger than first {first.token}")
+    log(f"acquired again: token={second.token} > {first.token}")
+    fenced_write(storage, second, "balance", 200)
+    log(f"wrote balance=200 with token {second.token}")
+    # The first holder wakes up from a long pause and writes with its old token.
+    try:
+        storage.write(first.token, "balance", 999)
+        raise Unexpected(f"the storage accepted a write with stale token {first.token}")
+    except StaleToken as error:
+        log(f"late write with the old token rejected by the storage: {error}")
+    expect(storage.data["balance"] == (200, second.token), f"storage holds {storage.data['balance']}")
+    expect(release(stub, second), "Release of the second lease answered released=false")
+    log(f"released token {second.token}: released=true")
+
+    log("== (a) a lease whose validity runs out before the write")
+    short, reply = acquire(stub, resource, ttl=0.5, wait=2)
+    expect(short is not None, f"short Acquire not granted: reason={pb.FailureReason.Name(reply.reason)}")
+    received_at = time.monotonic()
+    log(f"acquired: token={short.token} ttl=0.5s validity left={short.time_left():.3f}s")
+    time.sleep(max(0.0, short.time_left()) + 0.05)  # the "work" took too long
+    try:
+        fenced_write(storage, short, "balance", 300)
+        raise Unexpected("fenced_write wrote after the validity had run out")
+    except ValidityUsedUp as error:
+        log(f"write refused: {error}")
+    # Once the TTL has passed on the masters too, Release says the critical
+    # section was not protected to the end.
+    time.sleep(max(0.0, received_at + 0.5 + 0.1 - time.monotonic()))
+    expect(not release(stub, short), "Release after the TTL answered released=true")
+    log(f"released token {short.token} after its TTL: released=false, as expected")
+    return short.token
+
+
+# --- a Hold session and the LOST contract -----------------------------------
+
+
+def hold_session(stub, resource, storage, previous_token):
+    log(f"== (b) Hold session on {resource}")
+    half_close = threading.Event()
+
+    def requests():
+        yield pb.HoldRequest(
+            start=pb.HoldStart(resource=resource, ttl=duration(2), wait=duration(5), owner=OWNER, max_hold=duration(60))
+        )
+        half_close.wait()
+        # The iterator ends here: grpcio half-closes the stream (done writing)
+        # and the daemon releases at once.
+
+    call = stub.Hold(requests(), timeout=60)
+    events = queue.Queue()  # (monotonic time of receipt, HoldResponse | None at the end | RpcError)
+
+    def read():
+        try:
+            for message in call:
+                events.put((time.monotonic(), message))
+            events.put((time.monotonic(), None))
+        except grpc.RpcError as error:
+            events.put((time.monotonic(), error))
+
+    threading.Thread(target=read, name="hold-reader", daemon=True).start()
+
+    def next_event(timeout):
+        try:
+            received_at, message = events.get(timeout=timeout)
+        except queue.Empty:
+            return None, None
+        if isinstance(message, grpc.RpcError):
+            raise message
+        expect(message is not None, "the Hold stream ended without a final event")
+        return received_at, message
+
+    try:
+        received_at, message = next_event(timeout=15)
+        expect(message is not None, "no Hold event within 15s")
+        expect(
+            message.event == pb.HOLD_EVENT_ACQUIRED,
+            f"first Hold event is {pb.HoldEvent.Name(message.event)} ({message.reason}), wanted ACQUIRED",
+        )
+        token = message.lease.fencing_token
+        # The LOST contract: each validity counts from the moment it is RECEIVED.
+        deadline = received_at + seconds(message.lease.validity)
+        log(f"ACQUIRED: token={token} validity={seconds(message.lease.validity):.3f}s")
+        expect(token > previous_token, f"session token {token} is not larger than {previous_token}")
+
+        other, reply = acquire(stub, resource, ttl=5, wait=0)
+        expect(other is None, "an Acquire was granted while the Hold session held the lock")
+        log(f"meanwhile Acquire elsewhere: acquired=false reason={pb.FailureReason.Name(reply.reason)}")
+
+        extended, step = 0, 0
+        work_ends = time.monotonic() + 3.0  # ~4 extensions at ttl/3
+        while time.monotonic() < work_ends:
+            # One unit of work every 200ms; in between, hear the daemon.
+            received_at, message = next_event(timeout=0.2)
+            if message is not None:
+                if message.event == pb.HOLD_EVENT_EXTENDED:
+                    deadline = received_at + seconds(message.lease.validity)
+                    extended += 1
+                    expect(message.lease.fencing_token == token, "the token changed within a session")
+                    log(f"EXTENDED #{extended}: validity={seconds(message.lease.validity):.3f}s")
+                elif message.event == pb.HOLD_EVENT_LOST:
+                    log(f"LOST ({message.reason}): stopping work now")
+                    raise Unexpected(f"the session lost its lock: {message.reason}")
+                else:
+                    raise Unexpected(f"unexpected Hold event {pb.HoldEvent.Name(message.event)} ({message.reason})")
+            if time.monotonic() >= deadline:
+                log("own validity deadline passed without EXTENDED: stopping work now")
+                raise Unexpected("the session's validity ran out before an extension arrived")
+            step += 1
+            storage.write(token, "hold-step", step)
+        log(f"did {step} fenced writes with token {token}; {extended} extensions")
+        expect(extended >= 2, f"only {extended} EXTENDED events in 3s with ttl=2s")
+
+        log("half-closing the stream (end of the request iterator)")
+        half_close.set()
+        while True:
+            _, message = next_event(timeout=10)
+            expect(message is not None, "no RELEASED within 10s of half-closing")
+            if message.event != pb.HOLD_EVENT_EXTENDED:
+                break
+        expect(
+            message.event == pb.HOLD_EVENT_RELEASED,
+            f"after half-close got {pb.HoldEvent.Name(message.event)} ({message.reason}), wanted RELEASED",
+        )
+        log(f"RELEASED: held_to_end={message.held_to_end} reason={message.reason!r}")
+        expect(message.held_to_end, "RELEASED with held_to_end=false")
+        _, end = events.get(timeout=10)
+        expect(end is None, f"the stream did not end cleanly after RELEASED: {end}")
+    finally:
+        half_close.set()
+        call.cancel()  # a no-op once the stream has ended
+
+    # Released at once, not a TTL later: the lock is free right away.
+    after, reply = acquire(stub, resource, ttl=5, wait=0)
+    expect(after is not None, f"lock not free after RELEASED: reason={pb.FailureReason.Name(reply.reason)}")
+    expect(after.token > token, f"token {after.token} after the session is not larger than {token}")
+    log(f"free again at once: acquired token={after.token} > {token}")
+    expect(release(stub, after), "Release after the session answered released=false")
+
+
+def main():
+    address = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("REDLOCKD_ADDR", "127.0.0.1:7420")
+    resource = f"examples/python/{uuid.uuid4().hex[:8]}"  # fresh per run
+    log(f"redlockd at {address}")
+    with grpc.insecure_channel(address) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=30)
+        except grpc.FutureTimeoutError:
+            raise Unexpected(f"could not connect to {address} within 30s")
+        stub = lock_pb2_grpc.LockStub(channel)
+        storage = FencedStorage()
+        last_token = acquire_write_release(stub, resource, storage)
+        hold_session(stub, resource, storage, last_token)
+    log("OK: every outcome was as expected")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Unexpected as error:
+        log(f"FAIL: {error}")
+        sys.exit(1)
+    except grpc.RpcError as error:
+        log(f"FAIL: gRPC error {error.code().name}: {error.details()}")
+        sys.exit(1)
