@@ -304,3 +304,55 @@ async fn a_session_client_killed_with_kill_9_frees_its_lock_long_before_the_ttl(
         .status();
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn sigterm_releases_the_locks_of_open_sessions_and_exits_0_within_the_grace() {
+    use redlockd::proto::{HoldEvent, HoldRequest, HoldStart, hold_request};
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "3s".into());
+    let mut daemon = support::rig::BinaryDaemon::start(env).await;
+    let mut client = LockClient::connect(format!("http://{}", daemon.addr)).await.unwrap();
+    let (tx, requests) = tokio::sync::mpsc::channel(1);
+    let start = HoldStart {
+        resource: "term".into(),
+        ttl: secs(30.0),
+        ..HoldStart::default()
+    };
+    tx.send(HoldRequest {
+        request: Some(hold_request::Request::Start(start)),
+    })
+    .await
+    .unwrap();
+    let mut events = client
+        .hold(tokio_stream::wrappers::ReceiverStream::new(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(events.message().await.unwrap().unwrap().event(), HoldEvent::Acquired);
+
+    let started = std::time::Instant::now();
+    let status = daemon
+        .terminate(Duration::from_secs(10))
+        .await
+        .expect("redlockd did not exit");
+    assert!(status.success(), "{status:?}");
+    // The grace is 3 s; the session released at once, so well within it.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    let released = events.message().await.unwrap().unwrap();
+    assert_eq!(released.event(), HoldEvent::Released, "{released:?}");
+    assert!(released.reason.contains("shutting down"));
+    // The key is gone from every master (TTL 30 s: only the release did it).
+    for i in 0..5 {
+        let admin = cluster.admin(i).await;
+        let exists: i64 = fred::prelude::KeysInterface::exists(&admin, "redlockd:lock:term")
+            .await
+            .unwrap();
+        assert_eq!(exists, 0, "master {i} still holds the session's lock");
+    }
+    drop(tx);
+}

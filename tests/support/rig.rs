@@ -318,6 +318,20 @@ impl BinaryDaemon {
         BinaryDaemon { addr, child }
     }
 
+    /// SIGTERM, then waits (at most `limit`) for the exit status.
+    pub async fn terminate(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        let _ = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        None
+    }
+
     /// SIGKILL: nothing is released, nothing drains.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
