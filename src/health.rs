@@ -11,6 +11,10 @@ use tonic_health::server::HealthReporter;
 
 /// The gRPC name of the lock service.
 pub const SERVICE_NAME: &str = "redlockd.v1.Lock";
+/// A health "service" that is SERVING while the process serves gRPC, for
+/// liveness probes: unlike the lock service it does not follow Redis, so a
+/// Redis outage does not get every sidecar restarted.
+pub const LIVENESS: &str = "liveness";
 
 /// The daemon's health, as reported to probes.
 pub struct Health {
@@ -26,6 +30,8 @@ impl Health {
         tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
     ) {
         let (reporter, service) = tonic_health::server::health_reporter();
+        let live = reporter.clone();
+        tokio::spawn(async move { live.set_service_status(LIVENESS, ServingStatus::Serving).await });
         let health = Health {
             reporter,
             shutting_down: Mutex::new(false),

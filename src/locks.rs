@@ -250,6 +250,11 @@ impl<N: Node> Locks<N> {
         Ok(guard)
     }
 
+    /// Whether the daemon is shutting down (new acquisitions are refused).
+    pub fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
     /// How many sessions are open.
     pub fn sessions(&self) -> usize {
         self.sessions.load(Ordering::SeqCst)

@@ -50,6 +50,9 @@ impl<N: Node> LockService<N> {
         let ttl = self.limits.ttl("ttl", req.ttl)?;
         let wait = self.limits.wait(req.wait)?;
         validate::owner(&req.owner)?;
+        if self.locks.is_closing() {
+            return Err(Error::ShuttingDown);
+        }
         // A client deadline shorter than the wait (plus time to answer)
         // bounds the wait.
         let budget = deadline.map(|d| d.saturating_sub(self.deadline_slack));

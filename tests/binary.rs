@@ -163,6 +163,16 @@ async fn redlockctl_acquires_extends_and_releases_with_documented_exit_codes() {
     assert_eq!(code, 2);
     assert!(err.contains("ttl"), "{err}");
 
+    let (code, out, _) = ctl(&daemon, &["inspect", "jobs/nightly"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("held=true agreeing=5 quorum=3"), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.contains("with_majority=true")).count(),
+        5,
+        "{out}"
+    );
+    assert!(!out.contains(&value), "inspect printed the lock value");
+
     let (code, out, _) = ctl(&daemon, &["release", "jobs/nightly", &value]).await;
     assert_eq!((code, out.trim()), (0, "released=true"));
     let (code, out, _) = ctl(&daemon, &["release", "jobs/nightly", &value]).await;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use redlockd::proto::lock_client::LockClient;
-use redlockd::proto::{AcquireRequest, ExtendRequest, ReleaseRequest};
+use redlockd::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
 use redlockd::server::wire_duration as wire;
 
 /// Take, extend and release locks through a redlockd daemon.
@@ -63,6 +63,12 @@ enum Command {
         resource: String,
         /// The value Acquire printed.
         value: String,
+    },
+    /// Show what the masters hold for a resource (never lock values);
+    /// prints held, agreeing/quorum and a line per master.
+    Inspect {
+        /// The resource to look at.
+        resource: String,
     },
     /// Hold a lock while a command runs; the command gets the token in
     /// REDLOCKD_FENCING_TOKEN and is stopped if the lock is lost. Exits with
@@ -173,6 +179,35 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 .into_inner();
             println!("released={}", reply.released);
             Ok(reply.released)
+        }
+        Command::Inspect { resource } => {
+            let reply = client
+                .inspect(InspectRequest { resource })
+                .await
+                .map_err(status)?
+                .into_inner();
+            println!(
+                "held={} agreeing={} quorum={}",
+                reply.held, reply.agreeing, reply.quorum
+            );
+            for node in reply.nodes {
+                let ttl_ms = node
+                    .ttl
+                    .and_then(|t| Duration::try_from(t).ok())
+                    .map_or(0, |t| t.as_millis());
+                println!(
+                    "node={} address={} reachable={} state={} held={} with_majority={} ttl_ms={} fence_counter={}",
+                    node.index,
+                    node.address,
+                    node.reachable,
+                    node.state,
+                    node.held,
+                    node.with_majority,
+                    ttl_ms,
+                    node.fence_counter
+                );
+            }
+            Ok(true)
         }
         Command::Run { .. } => unreachable!("handled in main"),
     }
