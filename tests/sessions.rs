@@ -269,7 +269,15 @@ async fn two_daemons_contending_for_many_rounds_both_make_progress() {
         let (d, grants) = task.await.unwrap();
         per_daemon[d] += grants;
     }
-    assert!(per_daemon.iter().all(|g| *g >= 5), "a daemon starved: {per_daemon:?}");
+    println!("grants per daemon: {per_daemon:?}");
+    // Both progress, and neither wins most hand-offs: Redis announces a
+    // release to the daemons in subscription order, which must not decide.
+    let total: u32 = per_daemon.iter().sum();
+    assert!(total >= 20, "too few grants to judge: {per_daemon:?}");
+    assert!(
+        per_daemon.iter().all(|g| *g * 5 >= total),
+        "a daemon starved: {per_daemon:?}"
+    );
     for daemon in daemons {
         daemon.stop().await;
     }

@@ -221,7 +221,14 @@ impl<N: Node> Engine<N> {
             let delay = self.retry_delay().min(deadline - now);
             let woken = async {
                 match wake {
-                    Some(notify) => notify.notified().await,
+                    Some(notify) => {
+                        notify.notified().await;
+                        // Every daemon hears a release at about the same
+                        // moment, but Redis tells its subscribers in the
+                        // order they subscribed: without a little jitter the
+                        // same daemon would win every hand-off.
+                        tokio::time::sleep(self.wake_jitter()).await;
+                    }
                     None => std::future::pending().await,
                 }
             };
@@ -451,6 +458,12 @@ impl<N: Node> Engine<N> {
             });
         }
         Ok(answers.iter().filter(|a| **a == Some(true)).count())
+    }
+
+    /// A uniform random delay in `[0, node_timeout / 10]` after a wake-up.
+    fn wake_jitter(&self) -> Duration {
+        let span = (self.config.node_timeout / 10).as_micros() as u64;
+        Duration::from_micros(fastrand::u64(0..=span))
     }
 
     /// A uniform random delay in `[retry_delay_min, retry_delay_max]`, so
