@@ -15,7 +15,7 @@ use redlockd::server::wire_duration as wire;
 
 /// Take, extend and release locks through a redlockd daemon.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(name = "redlockctl", version, about)]
 struct Cli {
     /// The daemon's gRPC address.
     #[arg(long, env = "REDLOCKD_ADDR", default_value = "http://127.0.0.1:7420")]
