@@ -40,6 +40,22 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("redlockd: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Signal handlers first: a SIGTERM at any later moment shuts down
+    // cleanly (and `redlockd dev` stops its masters).
+    let shutdown = match runtime.block_on(async { shutdown_signal() }) {
+        Ok(shutdown) => shutdown,
+        Err(e) => {
+            eprintln!("redlockd: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     // `dev` starts its masters first: their ports are part of the config.
     let (masters, node_urls) = match cli.command {
         Some(Command::Dev { nodes }) => match redlockd::dev::start_masters(nodes) {
@@ -75,7 +91,7 @@ fn main() -> ExitCode {
     if !masters.is_empty() {
         tracing::info!(nodes = ?config.redis.nodes, "dev: started local redis-server masters");
     }
-    let result = serve(config);
+    let result = runtime.block_on(serve(config, shutdown));
     drop(masters);
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,8 +103,7 @@ fn main() -> ExitCode {
     }
 }
 
-#[tokio::main]
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(config: Config, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
     let bind = |addr, setting: &'static str| async move {
         tokio::net::TcpListener::bind(addr)
             .await
@@ -99,16 +114,23 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         metrics: bind(config.metrics.listen, "metrics.listen").await?,
     };
     let metrics = std::sync::Arc::new(redlockd::metrics::Metrics::new());
-    redlockd::run(config, listeners, metrics, shutdown_signal()).await?;
+    redlockd::run(config, listeners, metrics, shutdown).await?;
     Ok(())
 }
 
 /// Resolves on SIGTERM (Kubernetes) or SIGINT (Ctrl-C).
-async fn shutdown_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("installing the SIGTERM handler");
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
-    }
+///
+/// The handlers are installed at once, not when the future is first polled:
+/// a SIGTERM during start-up must still shut down cleanly (`redlockd dev`
+/// stops its masters) instead of killing the process.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+            _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        }
+    })
 }

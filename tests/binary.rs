@@ -366,3 +366,41 @@ async fn sigterm_releases_the_locks_of_open_sessions_and_exits_0_within_the_grac
     }
     drop(tx);
 }
+
+#[tokio::test]
+async fn a_sigterm_during_start_up_still_stops_the_dev_masters() {
+    let port = redlockd::dev::free_port().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("dev")
+        .env("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("REDLOCKD__METRICS__LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting redlockd dev");
+    // As soon as the five masters exist, before it serves.
+    let start = Instant::now();
+    let masters = loop {
+        let masters = children_of(child.id());
+        if masters.len() == 5 {
+            break masters;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the masters never started");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    for pid in masters {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "master {pid} survived"
+        );
+    }
+}
