@@ -208,12 +208,7 @@ impl Metrics {
     /// Records master `node`'s standing (one-hot over the states and checks).
     pub fn node_standing(&self, node: usize, standing: &Standing) {
         let node = node.to_string();
-        let current = match standing {
-            Standing::Usable => "usable",
-            Standing::Quarantined { .. } => "quarantined",
-            Standing::Failed { .. } => "preflight_failed",
-            Standing::Unverified => "unverified",
-        };
+        let current = standing.label();
         for state in STATES {
             self.node_state
                 .with_label_values(&[&node, state])

@@ -18,7 +18,6 @@ use crate::proto::{
     HoldResponse, InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, ReleaseRequest,
     ReleaseResponse,
 };
-use crate::redlock::node::Standing;
 use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
 use crate::session;
 use crate::validate::{self, Limits};
@@ -121,7 +120,7 @@ impl<N: Node> LockService<N> {
                 index: index as u32,
                 address: node.name,
                 reachable: node.reachable,
-                state: standing_name(&node.standing).to_owned(),
+                state: node.standing.label().to_owned(),
                 held: node.held,
                 with_majority: node.with_majority,
                 ttl: node.ttl.map(wire_duration),
@@ -172,16 +171,6 @@ impl<N: Node> Lock for LockService<N> {
 
     async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {
         Ok(Response::new(LockService::inspect(self, request.into_inner()).await?))
-    }
-}
-
-/// The label a standing has on the wire and in metrics.
-pub fn standing_name(standing: &Standing) -> &'static str {
-    match standing {
-        Standing::Usable => "usable",
-        Standing::Quarantined { .. } => "quarantined",
-        Standing::Failed { .. } => "preflight_failed",
-        Standing::Unverified => "unverified",
     }
 }
 

@@ -31,6 +31,18 @@ pub enum Standing {
     },
 }
 
+impl Standing {
+    /// The standing's name on the wire and in metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Standing::Usable => "usable",
+            Standing::Quarantined { .. } => "quarantined",
+            Standing::Failed { .. } => "preflight_failed",
+            Standing::Unverified => "unverified",
+        }
+    }
+}
+
 /// The preflight checks, as metric label values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
