@@ -3,6 +3,7 @@
 //! node has an empty script cache), plus the monitor's probe and repair.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -60,6 +61,8 @@ pub struct RedisNode {
     inspect: Script,
     health: Arc<NodeHealth>,
     probe_wanted: Arc<Notify>,
+    /// The connection generation the scripts were last loaded on.
+    scripts_generation: AtomicU64,
     /// Where each request's latency and errors go, with this node's index.
     observer: Option<(Arc<Metrics>, usize)>,
 }
@@ -118,6 +121,7 @@ impl RedisNode {
             inspect: Script::new(INSPECT),
             health,
             probe_wanted,
+            scripts_generation: AtomicU64::new(u64::MAX),
             observer: None,
         })
     }
@@ -176,16 +180,25 @@ impl RedisNode {
             .custom(config, vec!["GET", "maxmemory-policy"])
             .await
             .map_err(node_error)?;
+        // Once per connection (DESIGN §1); NOSCRIPT reloads cover the rest.
+        let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
-        for script in [
-            &self.try_lock,
-            &self.publish_fence,
-            &self.extend,
-            &self.unlock,
-            &self.repair,
-        ] {
-            if let Err(e) = self.client.script_load::<String, _>(script.lua).await {
-                scripts_loaded = Err(e.to_string());
+        if self.scripts_generation.load(Ordering::SeqCst) != generation {
+            let scripts = [
+                &self.try_lock,
+                &self.publish_fence,
+                &self.extend,
+                &self.unlock,
+                &self.repair,
+                &self.inspect,
+            ];
+            for script in scripts {
+                if let Err(e) = self.client.script_load::<String, _>(script.lua).await {
+                    scripts_loaded = Err(e.to_string());
+                }
+            }
+            if scripts_loaded.is_ok() {
+                self.scripts_generation.store(generation, Ordering::SeqCst);
             }
         }
         let marker: Option<String> = self.client.get(self.marker_key.as_str()).await.map_err(node_error)?;
