@@ -8,8 +8,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 
+use crate::auth::Auth;
 use crate::redlock::EngineConfig;
 use crate::redlock::health::Rules;
 use crate::redlock::quorum::MAX_NODES;
@@ -35,6 +38,18 @@ pub struct Config {
     pub safety: SafetyConfig,
     /// The Prometheus endpoint.
     pub metrics: MetricsConfig,
+    /// Bearer tokens and tenants.
+    #[serde(default)]
+    pub auth: AuthConfig,
+}
+
+/// `[auth]`
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// The tenants file; unset = no authentication.
+    #[serde(default)]
+    pub tokens_file: Option<PathBuf>,
 }
 
 /// `[metrics]`
@@ -72,6 +87,23 @@ pub struct ServerConfig {
     /// connections: a vanished client is noticed after about twice this.
     #[serde(with = "humantime_serde")]
     pub keepalive: Duration,
+    /// The server's certificate chain (PEM); set = TLS.
+    #[serde(default)]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The server certificate's private key (PEM).
+    #[serde(default)]
+    pub tls_key_file: Option<PathBuf>,
+    /// CA bundle (PEM) that client certificates must chain to; set = mutual
+    /// TLS, a client without such a certificate is refused.
+    #[serde(default)]
+    pub tls_client_ca_file: Option<PathBuf>,
+    /// Largest request message, in bytes.
+    pub max_message_size: usize,
+    /// Most concurrent HTTP/2 streams (calls, sessions included) per client
+    /// connection.
+    pub max_concurrent_streams: u32,
+    /// Most requests handled at once per client connection; more wait.
+    pub max_requests_per_connection: usize,
 }
 
 /// Log line format.
@@ -171,6 +203,12 @@ pub struct LockConfig {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// Bounds on `server.max_message_size`: every request fits in 1 KiB.
+const MIN_MESSAGE_SIZE: usize = 1024;
+const MAX_MESSAGE_SIZE: usize = 1024 * 1024;
+/// A client that has not finished its TLS handshake by then is dropped.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The longest wait anyone may configure.
 const MAX_WAIT_LIMIT: Duration = Duration::from_secs(3600);
 /// The longest TTL anyone may configure.
@@ -253,6 +291,7 @@ impl Config {
                 show(self.server.shutdown_grace)
             ));
         }
+        self.validate_server()?;
         if redis.node_timeout.is_zero() {
             return fail("redis.node_timeout must be above 0".into());
         }
@@ -350,6 +389,99 @@ impl Config {
         Ok(())
     }
 
+    /// The `[server]` rules: TLS files and connection limits.
+    fn validate_server(&self) -> Result<(), ConfigError> {
+        let fail = |msg: String| Err(ConfigError(msg));
+        let server = &self.server;
+        if server.tls_cert_file.is_some() != server.tls_key_file.is_some() {
+            return fail("server.tls_cert_file and server.tls_key_file must be set together".into());
+        }
+        if server.tls_client_ca_file.is_some() && server.tls_cert_file.is_none() {
+            return fail(
+                "server.tls_client_ca_file (mutual TLS) needs server.tls_cert_file and server.tls_key_file".into(),
+            );
+        }
+        for (name, path) in [
+            ("server.tls_cert_file", &server.tls_cert_file),
+            ("server.tls_key_file", &server.tls_key_file),
+            ("server.tls_client_ca_file", &server.tls_client_ca_file),
+            ("auth.tokens_file", &self.auth.tokens_file),
+        ] {
+            if let Some(path) = path
+                && !path.is_file()
+            {
+                return fail(format!("{name} ({}) is not a readable file", path.display()));
+            }
+        }
+        if !(MIN_MESSAGE_SIZE..=MAX_MESSAGE_SIZE).contains(&server.max_message_size) {
+            return fail(format!(
+                "server.max_message_size ({}) must lie within [{MIN_MESSAGE_SIZE}, {MAX_MESSAGE_SIZE}] bytes",
+                server.max_message_size
+            ));
+        }
+        if !(1..=100_000).contains(&server.max_concurrent_streams) {
+            return fail(format!(
+                "server.max_concurrent_streams ({}) must lie within [1, 100000]",
+                server.max_concurrent_streams
+            ));
+        }
+        if !(1..=100_000).contains(&server.max_requests_per_connection) {
+            return fail(format!(
+                "server.max_requests_per_connection ({}) must lie within [1, 100000]",
+                server.max_requests_per_connection
+            ));
+        }
+        self.server_tls()?;
+        self.auth()?;
+        Ok(())
+    }
+
+    /// TLS for the gRPC listener, if `server.tls_cert_file` is set.
+    ///
+    /// # Errors
+    /// A message naming the file that could not be read.
+    pub fn server_tls(&self) -> Result<Option<tonic::transport::ServerTlsConfig>, ConfigError> {
+        use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+        let server = &self.server;
+        let (Some(cert), Some(key)) = (&server.tls_cert_file, &server.tls_key_file) else {
+            return Ok(None);
+        };
+        let read = |name: &str, path: &Path| {
+            std::fs::read(path).map_err(|e| ConfigError(format!("{name} ({}): {e}", path.display())))
+        };
+        let (cert_pem, key_pem) = (read("server.tls_cert_file", cert)?, read("server.tls_key_file", key)?);
+        // Checked here, so a bad file stops the daemon at start (exit 64)
+        // with the setting's name, not at the first connection.
+        pem_certificates("server.tls_cert_file", cert, &cert_pem)?;
+        PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
+            ConfigError(format!(
+                "server.tls_key_file ({}): no PEM private key: {e}",
+                key.display()
+            ))
+        })?;
+        let mut tls = ServerTlsConfig::new()
+            .identity(Identity::from_pem(cert_pem, key_pem))
+            .timeout(TLS_HANDSHAKE_TIMEOUT);
+        if let Some(ca) = &server.tls_client_ca_file {
+            let ca_pem = read("server.tls_client_ca_file", ca)?;
+            pem_certificates("server.tls_client_ca_file", ca, &ca_pem)?;
+            tls = tls.client_ca_root(Certificate::from_pem(ca_pem));
+        }
+        Ok(Some(tls))
+    }
+
+    /// The bearer tokens, from `auth.tokens_file` (`token_env` entries read
+    /// the process environment).
+    ///
+    /// # Errors
+    /// A message naming the file, the tenant and the field.
+    pub fn auth(&self) -> Result<Auth, ConfigError> {
+        match &self.auth.tokens_file {
+            None => Ok(Auth::off()),
+            Some(path) => Auth::load(path, &|var| std::env::var(var).ok()),
+        }
+    }
+
     /// The quarantine rules.
     pub fn rules(&self) -> Rules {
         Rules {
@@ -399,6 +531,21 @@ impl Config {
             node_timeout: self.redis.node_timeout,
         }
     }
+}
+
+/// Checks that `pem` (read from `path`, the setting `name`) holds at least
+/// one certificate.
+fn pem_certificates(name: &str, path: &Path, pem: &[u8]) -> Result<(), ConfigError> {
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ConfigError(format!("{name} ({}): {e}", path.display())))?;
+    if certs.is_empty() {
+        return Err(ConfigError(format!(
+            "{name} ({}): no PEM certificate in it",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A duration the way the config file writes it.

@@ -71,3 +71,67 @@ fn each_broken_rule_names_its_setting() {
         assert!(err.0.contains(named), "{key}={value}: {err} does not name {named}");
     }
 }
+
+#[test]
+fn server_tls_limits_and_tokens_are_checked_naming_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_pem = dir.path().join("not.pem");
+    std::fs::write(&not_pem, "hello").unwrap();
+    let not_pem = not_pem.to_str().unwrap();
+    let tenants = dir.path().join("tenants.toml");
+    std::fs::write(
+        &tenants,
+        "[[tenant]]\nname = \"a\"\ntoken = \"tiny\"\nprefixes = [\"\"]\n",
+    )
+    .unwrap();
+    let tenants = tenants.to_str().unwrap();
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (
+            &[("REDLOCKD__SERVER__MAX_MESSAGE_SIZE", "100")],
+            "server.max_message_size (100)",
+        ),
+        (
+            &[("REDLOCKD__SERVER__MAX_CONCURRENT_STREAMS", "0")],
+            "server.max_concurrent_streams",
+        ),
+        (
+            &[("REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION", "0")],
+            "server.max_requests_per_connection",
+        ),
+        (&[("REDLOCKD__SERVER__TLS_CERT_FILE", not_pem)], "set together"),
+        (
+            &[("REDLOCKD__SERVER__TLS_CLIENT_CA_FILE", not_pem)],
+            "needs server.tls_cert_file",
+        ),
+        (
+            &[
+                ("REDLOCKD__SERVER__TLS_CERT_FILE", not_pem),
+                ("REDLOCKD__SERVER__TLS_KEY_FILE", not_pem),
+            ],
+            "server.tls_cert_file",
+        ),
+        (
+            &[
+                ("REDLOCKD__SERVER__TLS_CERT_FILE", "/nonexistent.pem"),
+                ("REDLOCKD__SERVER__TLS_KEY_FILE", not_pem),
+            ],
+            "server.tls_cert_file (/nonexistent.pem) is not a readable file",
+        ),
+        (
+            &[("REDLOCKD__AUTH__TOKENS_FILE", "/nonexistent.toml")],
+            "auth.tokens_file",
+        ),
+        (
+            &[("REDLOCKD__AUTH__TOKENS_FILE", tenants)],
+            "tenant[0] (a): the token must be",
+        ),
+    ];
+    for (pairs, wanted) in cases {
+        let err = load(pairs).unwrap_err();
+        assert!(err.0.contains(wanted), "{pairs:?}: {err}");
+    }
+    let config = load(&[]).unwrap();
+    assert_eq!(config.server.max_message_size, 4096);
+    assert!(config.auth.tokens_file.is_none());
+    assert!(!config.auth().unwrap().is_on());
+}

@@ -34,6 +34,12 @@ pub enum Error {
     /// The daemon is shutting down and takes no new sessions.
     #[error("the daemon is shutting down")]
     ShuttingDown,
+    /// No valid bearer token (authentication is on).
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The caller's tenant may not lock this resource.
+    #[error("{0}")]
+    PermissionDenied(String),
     /// A waiter or session limit was hit.
     #[error("{0}")]
     ResourceExhausted(String),
@@ -66,6 +72,8 @@ impl Error {
             Error::Cancelled => Code::Cancelled,
             Error::Internal(_) => Code::Internal,
             Error::ResourceExhausted(_) => Code::ResourceExhausted,
+            Error::Unauthenticated(_) => Code::Unauthenticated,
+            Error::PermissionDenied(_) => Code::PermissionDenied,
         }
     }
 }

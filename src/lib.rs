@@ -10,6 +10,7 @@
 //! - [`logging`]: human or JSON log lines; [`metrics`]: Prometheus.
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod config;
 pub mod dev;
 pub mod error;
@@ -64,6 +65,9 @@ pub enum RunError {
     /// The TLS files for `rediss://` masters could not be used.
     #[error("{0}")]
     Tls(String),
+    /// The tenants file could not be used.
+    #[error("{0}")]
+    Auth(String),
     /// The reflection service could not be built from the descriptors.
     #[error("server reflection: {0}")]
     Reflection(String),
@@ -71,6 +75,11 @@ pub enum RunError {
     #[error("grpc server: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
+
+/// The largest HTTP/2 header list a client may send, in bytes.
+const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
+/// Replies (an Inspect of 15 masters) stay far below this.
+const MIN_REPLY_LIMIT: usize = 64 * 1024;
 
 /// The sockets the daemon serves on, bound by the caller (tests bind
 /// `127.0.0.1:0`).
@@ -93,6 +102,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), RunError> {
     let tls = config.redis_tls().map_err(|e| RunError::Tls(e.to_string()))?;
+    let server_tls = config.server_tls().map_err(|e| RunError::Tls(e.to_string()))?;
+    let auth = Arc::new(config.auth().map_err(|e| RunError::Auth(e.to_string()))?);
+    if auth.is_on() {
+        tracing::info!(tenants = auth.tenants(), "bearer tokens required on redlockd.v1.Lock");
+    }
     let mut nodes = Vec::with_capacity(config.redis.nodes.len());
     for (index, url) in config.redis.nodes.iter().enumerate() {
         let node = RedisNode::connect(&config.node(url, tls.clone()))
@@ -152,9 +166,18 @@ pub async fn run(
         let refresh = move || locks.refresh_gauges();
         tokio::spawn(exporter::serve(listeners.metrics, metrics.clone(), refresh, stopped()))
     };
-    let service = LockService::new(locks.clone(), (&config.lock).into(), config.redis.node_timeout);
+    let service = LockService::new(locks.clone(), auth, (&config.lock).into(), config.redis.node_timeout);
+    let max_message = config.server.max_message_size;
+    let lock_server = proto::lock_server::LockServer::new(service)
+        .max_decoding_message_size(max_message)
+        .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
     let listener = listeners.grpc;
-    tracing::info!(listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()), "serving redlockd.v1");
+    tracing::info!(
+        listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()),
+        tls = server_tls.is_some(),
+        mutual_tls = config.server.tls_client_ca_file.is_some(),
+        "serving redlockd.v1"
+    );
     let stopping = tokio::sync::Notify::new();
     let grace_ends = std::sync::Mutex::new(None);
     // A client host that vanishes sends no FIN: HTTP/2 pings (and TCP
@@ -164,10 +187,18 @@ pub async fn run(
         .with_nodelay(Some(true))
         .with_keepalive(keepalive)
         .with_keepalive_interval(keepalive);
-    let server = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = server_tls {
+        builder = builder.tls_config(tls)?;
+    }
+    let server = builder
         .http2_keepalive_interval(keepalive)
         .http2_keepalive_timeout(keepalive)
-        .add_service(proto::lock_server::LockServer::new(service))
+        .max_concurrent_streams(Some(config.server.max_concurrent_streams))
+        .concurrency_limit_per_connection(config.server.max_requests_per_connection)
+        // Metadata (a bearer token included) fits in far less.
+        .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
+        .add_service(lock_server)
         .add_service(health_service)
         .add_service(reflection)
         .serve_with_incoming_shutdown(incoming, async {

@@ -10,6 +10,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::auth::{Auth, Caller};
 use crate::error::Error;
 use crate::locks::Locks;
 use crate::proto::lock_server::Lock;
@@ -25,6 +26,8 @@ use crate::validate::{self, Limits};
 /// The `redlockd.v1.Lock` service over the daemon's locks.
 pub struct LockService<N> {
     locks: Arc<Locks<N>>,
+    /// Who may call, and the resources each tenant may lock.
+    auth: Arc<Auth>,
     limits: Limits,
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
@@ -34,18 +37,26 @@ pub struct LockService<N> {
 }
 
 impl<N: Node> LockService<N> {
-    /// A service over `locks`, checking requests against `limits`.
-    pub fn new(locks: Arc<Locks<N>>, limits: Limits, node_timeout: Duration) -> LockService<N> {
+    /// A service over `locks`, checking callers against `auth` and requests
+    /// against `limits`.
+    pub fn new(locks: Arc<Locks<N>>, auth: Arc<Auth>, limits: Limits, node_timeout: Duration) -> LockService<N> {
         LockService {
             locks,
+            auth,
             limits,
             deadline_slack: node_timeout * 3,
             node_timeout,
         }
     }
 
-    async fn acquire(&self, deadline: Option<Duration>, req: AcquireRequest) -> Result<AcquireResponse, Error> {
+    async fn acquire(
+        &self,
+        caller: &Caller,
+        deadline: Option<Duration>,
+        req: AcquireRequest,
+    ) -> Result<AcquireResponse, Error> {
         validate::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
         let ttl = self.limits.ttl("ttl", req.ttl)?;
         let wait = self.limits.wait(req.wait)?;
         validate::owner(&req.owner)?;
@@ -59,16 +70,13 @@ impl<N: Node> LockService<N> {
         let wait = budget.map_or(wait, |b| b.min(wait));
         // If this handler is dropped (the client left), the acquisition
         // stops and a lock granted meanwhile is released.
-        let outcome = self
-            .locks
-            .acquire(req.resource, ttl, wait, std::future::pending())
-            .await?;
+        let outcome = self.locks.acquire(name, ttl, wait, std::future::pending()).await?;
         Ok(match outcome {
             Acquired::Granted(lease) => {
                 tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");
                 AcquireResponse {
                     acquired: true,
-                    lease: Some(wire_lease(&lease, lease.validity)),
+                    lease: Some(wire_lease(&req.resource, &lease, lease.validity)),
                     ..AcquireResponse::default()
                 }
             }
@@ -91,27 +99,30 @@ impl<N: Node> LockService<N> {
         })
     }
 
-    async fn extend(&self, req: ExtendRequest) -> Result<ExtendResponse, Error> {
+    async fn extend(&self, caller: &Caller, req: ExtendRequest) -> Result<ExtendResponse, Error> {
         validate::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
         let value = validate::value(&req.value)?;
         let ttl = self.limits.ttl("ttl", req.ttl)?;
-        let validity = self.locks.extend(&req.resource, &value, ttl).await?;
+        let validity = self.locks.extend(&name, &value, ttl).await?;
         Ok(ExtendResponse {
             extended: validity.is_some(),
             validity: validity.map(wire_duration),
         })
     }
 
-    async fn release(&self, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
+    async fn release(&self, caller: &Caller, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
         validate::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
         let value = validate::value(&req.value)?;
-        let released = self.locks.release(&req.resource, &value).await?;
+        let released = self.locks.release(&name, &value).await?;
         Ok(ReleaseResponse { released })
     }
 
-    async fn inspect(&self, req: InspectRequest) -> Result<InspectResponse, Error> {
+    async fn inspect(&self, caller: &Caller, req: InspectRequest) -> Result<InspectResponse, Error> {
         validate::resource(&req.resource)?;
-        let view = self.locks.engine.inspect(&req.resource).await;
+        let name = caller.lock_name(&req.resource)?;
+        let view = self.locks.engine.inspect(&name).await;
         let nodes = view
             .nodes
             .into_iter()
@@ -139,26 +150,35 @@ impl<N: Node> LockService<N> {
 #[tonic::async_trait]
 impl<N: Node> Lock for LockService<N> {
     async fn acquire(&self, request: Request<AcquireRequest>) -> Result<Response<AcquireResponse>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
         let deadline = grpc_timeout(request.metadata());
-        let reply = LockService::acquire(self, deadline, request.into_inner()).await?;
+        let reply = LockService::acquire(self, &caller, deadline, request.into_inner()).await?;
         Ok(Response::new(reply))
     }
 
     async fn extend(&self, request: Request<ExtendRequest>) -> Result<Response<ExtendResponse>, Status> {
-        Ok(Response::new(LockService::extend(self, request.into_inner()).await?))
+        let caller = self.auth.caller(request.metadata())?;
+        Ok(Response::new(
+            LockService::extend(self, &caller, request.into_inner()).await?,
+        ))
     }
 
     async fn release(&self, request: Request<ReleaseRequest>) -> Result<Response<ReleaseResponse>, Status> {
-        Ok(Response::new(LockService::release(self, request.into_inner()).await?))
+        let caller = self.auth.caller(request.metadata())?;
+        Ok(Response::new(
+            LockService::release(self, &caller, request.into_inner()).await?,
+        ))
     }
 
     type HoldStream = ReceiverStream<Result<HoldResponse, Status>>;
 
     async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
         let guard = self.locks.open_session()?;
         let (tx, rx) = mpsc::channel(8);
         let session = session::run(
             self.locks.clone(),
+            caller,
             self.limits.clone(),
             self.node_timeout,
             request.into_inner(),
@@ -170,7 +190,10 @@ impl<N: Node> Lock for LockService<N> {
     }
 
     async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {
-        Ok(Response::new(LockService::inspect(self, request.into_inner()).await?))
+        let caller = self.auth.caller(request.metadata())?;
+        Ok(Response::new(
+            LockService::inspect(self, &caller, request.into_inner()).await?,
+        ))
     }
 }
 
@@ -190,10 +213,11 @@ fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
     }
 }
 
-/// A lease on the wire, with `validity` as of now.
-pub fn wire_lease(lease: &Lease, validity: Duration) -> WireLease {
+/// A lease on `resource` (the name the client asked for) on the wire, with
+/// `validity` as of now.
+pub fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLease {
     WireLease {
-        resource: lease.resource.clone(),
+        resource: resource.to_owned(),
         value: lease.value.expose().to_owned(),
         fencing_token: lease.fencing_token,
         validity: Some(wire_duration(validity)),

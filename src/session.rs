@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 use tonic::{Status, Streaming};
 
+use crate::auth::Caller;
 use crate::error::Error;
 use crate::locks::{Locks, SessionGuard};
 use crate::proto::hold_request::Request as Ask;
@@ -27,7 +28,10 @@ pub const MIN_TTL_IN_NODE_TIMEOUTS: u32 = 8;
 
 /// The session's fixed parameters.
 struct Plan {
+    /// The resource as the client named it.
     resource: String,
+    /// Its lock name (namespaced by tenant).
+    name: String,
     ttl: Duration,
     wait: Duration,
     max_hold: Duration,
@@ -44,15 +48,16 @@ fn event(event: HoldEvent, reason: &str) -> HoldResponse {
     }
 }
 
-fn with_lease(kind: HoldEvent, lease: &Lease, validity: Duration) -> HoldResponse {
+fn with_lease(kind: HoldEvent, resource: &str, lease: &Lease, validity: Duration) -> HoldResponse {
     HoldResponse {
-        lease: Some(wire_lease(lease, validity)),
+        lease: Some(wire_lease(resource, lease, validity)),
         ..event(kind, "")
     }
 }
 
-fn plan(start: HoldStart, limits: &Limits, node_timeout: Duration) -> Result<Plan, Error> {
+fn plan(caller: &Caller, start: HoldStart, limits: &Limits, node_timeout: Duration) -> Result<Plan, Error> {
     validate::resource(&start.resource)?;
+    let name = caller.lock_name(&start.resource)?;
     validate::owner(&start.owner)?;
     let ttl = limits.ttl("ttl", start.ttl)?;
     let floor = node_timeout * MIN_TTL_IN_NODE_TIMEOUTS;
@@ -67,12 +72,14 @@ fn plan(start: HoldStart, limits: &Limits, node_timeout: Duration) -> Result<Pla
         wait: limits.wait(start.wait)?,
         max_hold: limits.max_hold(start.max_hold)?,
         resource: start.resource,
+        name,
     })
 }
 
 /// Runs one session until it ends; `guard` counts it as open.
 pub async fn run<N: Node>(
     locks: Arc<Locks<N>>,
+    caller: Caller,
     limits: Limits,
     node_timeout: Duration,
     mut inbound: Streaming<HoldRequest>,
@@ -95,7 +102,7 @@ pub async fn run<N: Node>(
         }
         Ok(Ok(None) | Err(_)) => return,
     };
-    let plan = match plan(start, &limits, node_timeout) {
+    let plan = match plan(&caller, start, &limits, node_timeout) {
         Ok(plan) => plan,
         Err(error) => {
             let _ = out.send(Err(error.into())).await;
@@ -112,7 +119,7 @@ pub async fn run<N: Node>(
             }
         }
     };
-    let lease = match locks.acquire(plan.resource.clone(), plan.ttl, plan.wait, give_up).await {
+    let lease = match locks.acquire(plan.name.clone(), plan.ttl, plan.wait, give_up).await {
         Ok(Acquired::Granted(lease)) => lease,
         Ok(Acquired::NotGranted { reason, votes, .. }) => {
             let message = HoldResponse {
@@ -161,7 +168,12 @@ async fn hold<N: Node>(
     // Validity counts from the end of the rounds, which is about now.
     let mut deadline = started + lease.validity;
     if out
-        .send(Ok(with_lease(HoldEvent::Acquired, lease, lease.validity)))
+        .send(Ok(with_lease(
+            HoldEvent::Acquired,
+            &plan.resource,
+            lease,
+            lease.validity,
+        )))
         .await
         .is_err()
     {
@@ -206,7 +218,7 @@ async fn hold<N: Node>(
                         // Never queue behind a slow reader: a stale EXTENDED
                         // would make the client count validity too late.
                         if let Err(mpsc::error::TrySendError::Closed(_)) =
-                            out.try_send(Ok(with_lease(HoldEvent::Extended, lease, validity)))
+                            out.try_send(Ok(with_lease(HoldEvent::Extended, &plan.resource, lease, validity)))
                         {
                             return None;
                         }

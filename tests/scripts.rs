@@ -173,79 +173,12 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     let _ = good.client().quit().await;
 }
 
-/// Runs openssl in `dir`.
-fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("openssl is needed for the TLS test");
-    assert!(status.success(), "openssl {args:?}");
-}
-
 /// A CA, a server certificate for 127.0.0.1 and a client certificate.
 fn make_certs(dir: &std::path::Path) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=test-ca",
-        ],
-    );
-    for (name, ext) in [
-        ("server", "subjectAltName=IP:127.0.0.1"),
-        ("client", "extendedKeyUsage=clientAuth"),
-    ] {
-        openssl(
-            dir,
-            &[
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                &format!("{name}.key"),
-                "-out",
-                &format!("{name}.csr"),
-                "-subj",
-                &format!("/CN={name}"),
-            ],
-        );
-        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &format!("{name}.csr"),
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                &format!("{name}.pem"),
-                "-days",
-                "2",
-                "-extfile",
-                &format!("{name}.ext"),
-            ],
-        );
-    }
+    let pki = support::certs::Pki::new(dir);
+    pki.ca("ca");
+    pki.issue("ca", "server", "subjectAltName=IP:127.0.0.1");
+    pki.issue("ca", "client", "extendedKeyUsage=clientAuth");
 }
 
 #[tokio::test]

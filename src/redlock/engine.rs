@@ -162,9 +162,11 @@ impl<N: Node> Engine<N> {
         quorum::quorum(self.nodes.len())
     }
 
-    /// The Redis key of a resource's lock.
-    pub fn lock_key(&self, resource: &str) -> String {
-        format!("{}:lock:{resource}", self.config.key_prefix)
+    /// The Redis key of a lock: `<key_prefix>:<name>`, where `name` is
+    /// `lock:<resource>`, or `tenant:<t>:lock:<resource>` (see
+    /// `auth::scoped`).
+    pub fn lock_key(&self, name: &str) -> String {
+        format!("{}:{name}", self.config.key_prefix)
     }
 
     /// Takes the lock on `resource`, retrying with jitter until `wait` has

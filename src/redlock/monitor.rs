@@ -90,8 +90,12 @@ impl Monitor {
             // Unreachable: not usable until a probe sees it again (its
             // commands fail anyway; health must not count it).
             Ok(Err(_)) | Err(_) => {
-                if node.health().set_if_current(generation, Standing::Unverified) && before != Standing::Unverified {
-                    tracing::warn!(node = node.name(), "unreachable");
+                if node.health().set_if_current(generation, Standing::Unverified) {
+                    if before != Standing::Unverified {
+                        tracing::warn!(node = node.name(), "unreachable");
+                    }
+                    // Also for a master never reached (a wrong password):
+                    // its series must exist for an alert to see it.
                     self.metrics.node_standing(index, &Standing::Unverified);
                 }
                 return;

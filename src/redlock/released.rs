@@ -21,14 +21,15 @@ use crate::waiters::Waiters;
 pub fn subscribe(config: &RedisNodeConfig, waiters: Arc<Waiters>) -> Result<SubscriberClient, String> {
     let (builder, name) = builder(config)?;
     let client = builder.build_subscriber_client().map_err(|e| e.to_string())?;
-    let lock_prefix = format!("{}:lock:", config.key_prefix);
+    // The message is the lock key, `<prefix>:<lock name>`.
+    let lock_prefix = format!("{}:", config.key_prefix);
     client.on_message(move |message| {
-        if let Some(resource) = message
+        if let Some(name) = message
             .value
             .as_string()
             .and_then(|key| key.strip_prefix(&lock_prefix).map(str::to_owned))
         {
-            waiters.released(&resource);
+            waiters.released(&name);
         }
         async { Ok(()) }
     });

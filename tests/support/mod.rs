@@ -2,6 +2,7 @@
 //! daemon served in-process on port 0, and gRPC clients.
 #![allow(dead_code)]
 
+pub mod certs;
 pub mod history;
 pub mod proxy;
 pub mod rig;

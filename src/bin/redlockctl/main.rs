@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use redlockd::proto::lock_client::LockClient;
 use redlockd::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
 use redlockd::server::wire_duration as wire;
 
@@ -17,9 +16,11 @@ use redlockd::server::wire_duration as wire;
 #[derive(Parser)]
 #[command(name = "redlockctl", version, about)]
 struct Cli {
-    /// The daemon's gRPC address.
+    /// The daemon's gRPC address (https://… for a daemon with TLS).
     #[arg(long, env = "REDLOCKD_ADDR", default_value = "http://127.0.0.1:7420")]
     addr: String,
+    #[command(flatten)]
+    connection: connect::Options,
     #[command(subcommand)]
     command: Command,
 }
@@ -88,6 +89,7 @@ enum Command {
     },
 }
 
+mod connect;
 mod run;
 
 fn millis(d: Option<prost_types::Duration>) -> u128 {
@@ -106,9 +108,12 @@ async fn main() -> ExitCode {
         command,
     } = cli.command
     {
-        let Ok(client) = LockClient::connect(cli.addr.clone()).await else {
-            eprintln!("redlockctl: cannot connect to {}", cli.addr);
-            return ExitCode::from(2);
+        let client = match connect::connect(&cli.addr, &cli.connection).await {
+            Ok(client) => client,
+            Err(error) => {
+                eprintln!("redlockctl: {error}");
+                return ExitCode::from(2);
+            }
         };
         let job = run::Job {
             resource,
@@ -131,9 +136,7 @@ async fn main() -> ExitCode {
 }
 
 async fn call(cli: Cli) -> Result<bool, String> {
-    let mut client = LockClient::connect(cli.addr.clone())
-        .await
-        .map_err(|e| format!("connecting to {}: {e}", cli.addr))?;
+    let mut client = connect::connect(&cli.addr, &cli.connection).await?;
     let status = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
     match cli.command {
         Command::Acquire {

@@ -12,13 +12,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redlockd::proto::lock_client::LockClient;
 use redlockd::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart, hold_request};
 use redlockd::server::wire_duration as wire;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::Channel;
 
 /// The exit code when the lock was lost.
 const EXIT_LOST: u8 = 3;
@@ -34,7 +32,7 @@ pub struct Job {
 }
 
 /// Runs the job; the exit code follows the module docs.
-pub async fn run(mut client: LockClient<Channel>, job: Job) -> ExitCode {
+pub async fn run(mut client: crate::connect::Client, job: Job) -> ExitCode {
     let (tx, requests) = mpsc::channel(1);
     let start = HoldStart {
         resource: job.resource.clone(),
