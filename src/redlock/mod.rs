@@ -11,6 +11,7 @@ pub mod node;
 pub mod quorum;
 pub mod redis;
 pub mod released;
+pub mod replies;
 pub mod scripts;
 pub mod tls;
 

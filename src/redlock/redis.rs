@@ -1,6 +1,7 @@
 //! The `Node` implementation over one fred client per Redis master: the
 //! scripts of `scripts.rs` by `EVALSHA`, reloaded on `NOSCRIPT` (a restarted
 //! node has an empty script cache), plus the monitor's probe and repair.
+//! What the node answers is read by `replies.rs` (pure, unit-tested, fuzzed).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +19,7 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{KeyView, Node, NodeError};
+use super::replies;
 use super::scripts::{EXTEND, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 use crate::metrics::Metrics;
 
@@ -167,19 +169,14 @@ impl RedisNode {
     /// # Errors
     /// When the node does not answer.
     pub async fn probe(&self) -> Result<Observation, NodeError> {
-        let info: String = self.client.info(None).await.map_err(node_error)?;
-        let field = |name: &str| {
-            info.lines()
-                .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
-                .map(|v| v.trim().to_owned())
-                .unwrap_or_default()
-        };
+        let info = replies::info(self.client.info(None).await.map_err(node_error)?)?;
         let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
-        let policy: Vec<String> = self
+        let policy = self
             .client
             .custom(config, vec!["GET", "maxmemory-policy"])
             .await
             .map_err(node_error)?;
+        let maxmemory_policy = replies::config_get(policy, "maxmemory-policy")?;
         // Once per connection (DESIGN §1); NOSCRIPT reloads cover the rest.
         let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
@@ -201,10 +198,10 @@ impl RedisNode {
                 self.scripts_generation.store(generation, Ordering::SeqCst);
             }
         }
-        let marker: Option<String> = self.client.get(self.marker_key.as_str()).await.map_err(node_error)?;
+        let marker = replies::marker(self.client.get(self.marker_key.as_str()).await.map_err(node_error)?)?;
         let before = Instant::now();
         let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
-        let (secs, micros): (u64, u64) = self
+        let time = self
             .client
             .custom(time, Vec::<String>::new())
             .await
@@ -212,12 +209,12 @@ impl RedisNode {
         let half_trip = before.elapsed() / 2;
         let sampled_at = before + half_trip;
         Ok(Observation {
-            role: field("role"),
-            maxmemory_policy: policy.get(1).cloned().unwrap_or_default(),
-            run_id: field("run_id"),
-            master_replid: field("master_replid"),
-            uptime: Duration::from_secs(field("uptime_in_seconds").parse().unwrap_or(0)),
-            node_time_us: secs * 1_000_000 + micros,
+            role: info.role,
+            maxmemory_policy,
+            run_id: info.run_id,
+            master_replid: info.master_replid,
+            uptime: info.uptime,
+            node_time_us: replies::time(time)?,
             sampled_at,
             time_uncertainty: half_trip,
             scripts_loaded,
@@ -230,7 +227,7 @@ impl RedisNode {
     /// # Errors
     /// When the node does not answer.
     pub async fn read_fence(&self) -> Result<Option<u64>, NodeError> {
-        self.client.get(self.fence_key.as_str()).await.map_err(node_error)
+        replies::fence(self.client.get(self.fence_key.as_str()).await.map_err(node_error)?)
     }
 
     /// Raises the fence counter to at least `floor` and marks the data of
@@ -324,14 +321,6 @@ fn ttl_arg(ttl: Duration) -> Value {
     Value::Integer(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1))
 }
 
-/// Reads an integer reply of 0 or 1 as a boolean.
-fn flag(value: Value) -> Result<bool, NodeError> {
-    match value {
-        Value::Integer(n) => Ok(n != 0),
-        other => Err(NodeError(format!("unexpected script reply {other:?}"))),
-    }
-}
-
 impl Node for RedisNode {
     fn name(&self) -> &str {
         &self.name
@@ -350,21 +339,16 @@ impl Node for RedisNode {
             self.health.invalidate();
             self.probe_wanted.notify_one();
         }
-        let reply = reply?;
-        match reply {
-            Value::Null => Ok(None),
-            Value::Integer(n) if n > 0 => Ok(Some(n as u64)),
-            other => Err(NodeError(format!("unexpected lock reply {other:?}"))),
-        }
+        replies::try_lock(reply?)
     }
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
         let args = vec![value.into(), Value::from(counter.to_string())];
-        flag(self.eval(&self.publish_fence, key, args, &self.round_options).await?)
+        replies::flag(self.eval(&self.publish_fence, key, args, &self.round_options).await?)
     }
 
     async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, NodeError> {
-        flag(
+        replies::flag(
             self.eval(&self.extend, key, vec![value.into(), ttl_arg(ttl)], &self.options)
                 .await?,
         )
@@ -373,22 +357,10 @@ impl Node for RedisNode {
     async fn unlock(&self, key: &str, value: &str, announce: bool) -> Result<bool, NodeError> {
         let channel = if announce { self.released_channel.as_str() } else { "" };
         let args = vec![value.into(), Value::from(channel)];
-        flag(self.eval(&self.unlock, key, args, &self.options).await?)
+        replies::flag(self.eval(&self.unlock, key, args, &self.options).await?)
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
-        let reply = self.eval(&self.inspect, key, Vec::new(), &self.options).await?;
-        let Value::Array(parts) = reply else {
-            return Err(NodeError(format!("unexpected inspect reply {reply:?}")));
-        };
-        let mut parts = parts.into_iter();
-        let value = parts.next().and_then(|v| v.as_string());
-        let pttl = parts.next().and_then(|v| v.as_i64()).unwrap_or(-2);
-        let fence = parts.next().and_then(|v| v.as_u64());
-        Ok(KeyView {
-            value,
-            ttl: u64::try_from(pttl).ok().map(Duration::from_millis),
-            fence,
-        })
+        replies::inspect(self.eval(&self.inspect, key, Vec::new(), &self.options).await?)
     }
 }
