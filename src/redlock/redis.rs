@@ -18,7 +18,7 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{KeyView, Node, NodeError};
-use super::scripts::{EXTEND, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
+use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 use crate::metrics::Metrics;
 
 /// How to reach one master.
@@ -54,6 +54,7 @@ pub struct RedisNode {
     marker_key: String,
     released_channel: String,
     try_lock: Script,
+    hand_off: Script,
     publish_fence: Script,
     extend: Script,
     unlock: Script,
@@ -114,6 +115,7 @@ impl RedisNode {
             marker_key: format!("{}:verified", config.key_prefix),
             released_channel: released_channel(&config.key_prefix),
             try_lock: Script::new(TRY_LOCK),
+            hand_off: Script::new(HAND_OFF),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
             unlock: Script::new(UNLOCK),
@@ -186,6 +188,7 @@ impl RedisNode {
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
             let scripts = [
                 &self.try_lock,
+                &self.hand_off,
                 &self.publish_fence,
                 &self.extend,
                 &self.unlock,
@@ -355,6 +358,21 @@ impl Node for RedisNode {
             Value::Null => Ok(None),
             Value::Integer(n) if n > 0 => Ok(Some(n as u64)),
             other => Err(NodeError(format!("unexpected lock reply {other:?}"))),
+        }
+    }
+
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<(bool, Option<u64>), NodeError> {
+        let args = vec![old.into(), new.into(), ttl_arg(ttl)];
+        let reply = self.eval(&self.hand_off, key, args, &self.round_options).await?;
+        let parts = match reply {
+            Value::Array(parts) if parts.len() == 2 => parts,
+            other => return Err(NodeError(format!("unexpected hand-off reply {other:?}"))),
+        };
+        match (&parts[0], &parts[1]) {
+            (Value::Integer(was), Value::Integer(counter)) if *counter >= 0 => {
+                Ok((*was == 1, u64::try_from(*counter).ok().filter(|c| *c > 0)))
+            }
+            _ => Err(NodeError(format!("unexpected hand-off reply {parts:?}"))),
         }
     }
 
