@@ -14,8 +14,8 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::metrics::{Metrics, Status};
-use crate::redlock::{Acquired, Engine, FailureReason, LockValue, Node};
-use crate::waiters::Waiters;
+use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
+use crate::waiters::{Offer, Waiters};
 
 /// Locks over an engine, with local queues and session bookkeeping.
 pub struct Locks<N> {
@@ -27,9 +27,19 @@ pub struct Locks<N> {
     max_sessions: usize,
     closing: watch::Sender<bool>,
     metrics: Arc<Metrics>,
-    /// Locks granted through this daemon: value -> (granted, expires), for
-    /// hold times and the held-locks gauge. Expired entries are swept.
-    held: Mutex<HashMap<String, (Instant, Instant)>>,
+    /// Locks granted through this daemon: value -> (granted, expires,
+    /// hand-offs in a row that led to it), for hold times, the held-locks
+    /// gauge and the hand-off bound. Expired entries are swept.
+    held: Mutex<HashMap<String, Held>>,
+}
+
+/// A lock granted through this daemon.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    granted: Instant,
+    expires: Instant,
+    /// How many hand-offs in a row led to it (0: a plain acquisition).
+    streak: u32,
 }
 
 /// A counted open session; dropping it ends the count.
@@ -59,29 +69,38 @@ impl<N: Node> Locks<N> {
         }
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Instant)>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Remembers a grant (or an extension) until `expires`.
-    fn remember(&self, value: &LockValue, expires: Instant) {
+    /// Remembers a grant (or an extension) until `expires`; `streak` is
+    /// for a new lock (an existing one keeps its own).
+    fn remember(&self, value: &LockValue, expires: Instant, streak: u32) {
         let now = Instant::now();
         let mut held = self.held();
-        let granted = held.get(value.expose()).map_or(now, |(granted, _)| *granted);
-        held.insert(value.expose().to_owned(), (granted, expires));
+        let entry = held.get(value.expose()).map_or(
+            Held {
+                granted: now,
+                expires,
+                streak,
+            },
+            |before| Held { expires, ..*before },
+        );
+        held.insert(value.expose().to_owned(), entry);
         // Sweep locks that expired unreleased, now and then.
         if held.len() > 1024 && held.len().is_power_of_two() {
-            held.retain(|_, (_, expires)| *expires > now);
+            held.retain(|_, h| h.expires > now);
         }
         self.metrics.locks_held.set(held.len() as i64);
     }
 
-    /// Forgets a lock; returns how long it was held, if it was ours.
-    fn forget(&self, value: &LockValue) -> Option<Duration> {
+    /// Forgets a lock; returns how long it was held and its hand-off
+    /// streak, if it was ours.
+    fn forget(&self, value: &LockValue) -> Option<(Duration, u32)> {
         let mut held = self.held();
-        let granted = held.remove(value.expose()).map(|(granted, _)| granted.elapsed());
+        let entry = held.remove(value.expose()).map(|h| (h.granted.elapsed(), h.streak));
         self.metrics.locks_held.set(held.len() as i64);
-        granted
+        entry
     }
 
     /// Sets the gauges of live state (read at scrape time).
@@ -90,7 +109,7 @@ impl<N: Node> Locks<N> {
         self.metrics.sessions.set(self.sessions() as i64);
         let now = Instant::now();
         let mut held = self.held();
-        held.retain(|_, (_, expires)| *expires > now);
+        held.retain(|_, h| h.expires > now);
         self.metrics.locks_held.set(held.len() as i64);
     }
 
@@ -103,7 +122,7 @@ impl<N: Node> Locks<N> {
         let outcome = self.engine.extend(resource, value, ttl).await;
         let status = match &outcome {
             Ok(Some(validity)) => {
-                self.remember(value, Instant::now() + *validity);
+                self.remember(value, Instant::now() + *validity, 0);
                 Status::Success
             }
             Ok(None) => {
@@ -122,8 +141,14 @@ impl<N: Node> Locks<N> {
     /// `Unavailable` without a quorum (the deletes still went to all).
     pub async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
         let started = Instant::now();
-        let outcome = self.engine.release(resource, value).await;
-        let held_for = self.forget(value);
+        let forgotten = self.forget(value);
+        let streak = forgotten.map_or(0, |(_, streak)| streak);
+        let outcome = match self.waiters.take_offer(resource, streak) {
+            // The next waiter here gets the lock in one round.
+            Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
+            None => self.engine.release(resource, value).await,
+        };
+        let held_for = forgotten.map(|(held_for, _)| held_for);
         let status = match &outcome {
             Ok(true) => Status::Success,
             Ok(false) => Status::Fail,
@@ -131,6 +156,28 @@ impl<N: Node> Locks<N> {
         };
         self.metrics.released(status, started.elapsed(), held_for);
         outcome
+    }
+
+    /// Releases `value` by handing the lock to the waiter that made
+    /// `offer`; returns whether `value` was held to the end.
+    async fn hand_off(&self, resource: &str, value: &LockValue, offer: Offer, streak: u32) -> Result<bool, Error> {
+        let handed = self.engine.hand_off(resource, value, offer.ttl).await;
+        let outcome = match &handed {
+            Ok(HandOff { lease: Some(_), .. }) => "handed",
+            Ok(HandOff { lease: None, .. }) => "failed",
+            Err(_) => "unavailable",
+        };
+        self.metrics.handoffs.with_label_values(&[outcome]).inc();
+        let HandOff { old_held, lease } = handed?;
+        if let Some(lease) = lease {
+            self.remember(&lease.value, Instant::now() + lease.validity, streak);
+            if let Err(lease) = offer.to.send(lease) {
+                // The waiter left meanwhile: nobody wants the lock.
+                self.forget(&lease.value);
+                let _ = self.engine.release(resource, &lease.value).await;
+            }
+        }
+        Ok(old_held)
     }
 
     /// Takes the lock on `resource`, waiting up to `wait` in the local queue
@@ -151,7 +198,7 @@ impl<N: Node> Locks<N> {
         let outcome = self.acquire_unrecorded(resource, ttl, wait, give_up).await;
         let (status, failure) = match &outcome {
             Ok(Acquired::Granted(lease)) => {
-                self.remember(&lease.value, Instant::now() + lease.validity);
+                self.remember(&lease.value, Instant::now() + lease.validity, 0);
                 (Status::Success, None)
             }
             Ok(Acquired::NotGranted { reason, .. }) => (
@@ -194,6 +241,7 @@ impl<N: Node> Locks<N> {
         tokio::spawn(async move {
             let deadline = Instant::now() + wait;
             let mut give_up = std::pin::pin!(give_up);
+            let mut offer = None;
             let outcome = async {
                 if let Some(slot) = &slot {
                     tokio::select! {
@@ -207,6 +255,7 @@ impl<N: Node> Locks<N> {
                         () = tx.closed() => return Err(Error::Cancelled),
                         () = &mut give_up => return Err(Error::Cancelled),
                     }
+                    offer = Some(slot.offer(ttl));
                 }
                 let left = deadline.saturating_duration_since(Instant::now());
                 let wake = slot.as_ref().map(|s| s.released());
@@ -216,9 +265,23 @@ impl<N: Node> Locks<N> {
                         () = &mut give_up => {}
                     }
                 };
-                locks.engine.acquire(&resource, ttl, left, stop, wake).await
+                // As head, a release in this daemon may hand the lock over.
+                let handed = async {
+                    match offer.as_mut() {
+                        Some(offer) => match offer.await {
+                            Ok(lease) => lease,
+                            Err(_) => std::future::pending().await,
+                        },
+                        None => std::future::pending().await,
+                    }
+                };
+                locks.engine.acquire(&resource, ttl, left, stop, wake, handed).await
             }
             .await;
+            // A lock handed over just as the wait ended is nobody's.
+            if let Some(Ok(lease)) = offer.as_mut().map(oneshot::Receiver::try_recv) {
+                let _ = locks.engine.release(&lease.resource, &lease.value).await;
+            }
             // Leave the queue before answering: the next one starts now.
             drop(slot);
             if let Err(Ok(Acquired::Granted(lease))) = tx.send(outcome) {

@@ -58,6 +58,9 @@ pub struct Metrics {
     hold_seconds: Histogram,
     node_seconds: HistogramVec,
     node_errors: IntCounterVec,
+    /// `redlock_handoffs_total{outcome}`: releases that handed the lock to
+    /// the next local waiter in one round.
+    pub handoffs: IntCounterVec,
     /// Locks held through this daemon (granted, not yet released or expired).
     pub locks_held: IntGauge,
     /// Requests waiting in this daemon's queues.
@@ -154,6 +157,12 @@ impl Metrics {
                 "redlock_node_errors_total",
                 "Failed or timed-out requests per master",
                 "node",
+            ),
+            handoffs: counter(
+                "redlock_handoffs_total",
+                "Releases that handed the lock straight to this daemon's next waiter, by outcome (handed, failed, \
+                 unavailable)",
+                "outcome",
             ),
             locks_held: gauge("redlock_locks_held", "Locks held through this daemon"),
             waiters: gauge("redlock_waiters", "Requests waiting in this daemon's queues"),

@@ -210,6 +210,7 @@ fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
         NodeVote::Errored(_) => NodeOutcome::Errored,
         NodeVote::Quarantined => NodeOutcome::Quarantined,
         NodeVote::Unusable(_) => NodeOutcome::Unusable,
+        NodeVote::NotAwaited => NodeOutcome::NotAwaited,
     }
 }
 

@@ -6,9 +6,16 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::Notify;
+use std::time::Duration;
+
+use tokio::sync::{Notify, oneshot};
 
 use crate::error::Error;
+use crate::redlock::Lease;
+
+/// Hand-offs in a row to this daemon's own waiters before a release is
+/// published instead, so waiters on other daemons get their turn.
+pub const MAX_HANDOFFS_IN_ROW: u32 = 4;
 
 /// The queues of one daemon, with limits.
 pub struct Waiters {
@@ -30,6 +37,17 @@ struct Queue {
     head_left: Arc<Notify>,
     /// Notified when a release of this resource was published.
     released: Arc<Notify>,
+    /// The head's standing offer to take the lock over directly.
+    offer: Option<Offer>,
+}
+
+/// The head of a queue, ready to be handed the lock by a local release.
+pub struct Offer {
+    ticket: u64,
+    /// The TTL the head asked for.
+    pub ttl: Duration,
+    /// Where the lock goes; closed when the head has left.
+    pub to: oneshot::Sender<Lease>,
 }
 
 /// A place in a resource's queue; leaving (drop) lets the next one in.
@@ -73,6 +91,7 @@ impl Waiters {
             tickets: VecDeque::new(),
             head_left: Arc::new(Notify::new()),
             released: Arc::new(Notify::new()),
+            offer: None,
         });
         if queue.tickets.len() >= self.per_resource {
             return Err(Error::ResourceExhausted(format!(
@@ -99,6 +118,19 @@ impl Waiters {
             // so a release during an attempt is not lost.
             queue.released.notify_one();
         }
+    }
+
+    /// The head's offer for `resource`, if it made one; taking it ends it.
+    /// `None` (release and announce as usual) also when the lock being
+    /// released was itself the end of `MAX_HANDOFFS_IN_ROW` hand-offs
+    /// (`streak`), so waiters on other daemons get their turn.
+    pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
+        if streak >= MAX_HANDOFFS_IN_ROW {
+            return None;
+        }
+        let mut state = self.state();
+        let queue = state.queues.get_mut(resource)?;
+        queue.offer.take().filter(|o| !o.to.is_closed())
     }
 
     /// How many requests wait in all.
@@ -134,6 +166,21 @@ impl Slot {
     pub fn released(&self) -> &Notify {
         &self.released
     }
+
+    /// Offers (as head) to be handed the lock with `ttl` by a release in
+    /// this daemon; the lease arrives on the receiver.
+    pub fn offer(&self, ttl: Duration) -> oneshot::Receiver<Lease> {
+        let (to, from) = oneshot::channel();
+        let mut state = self.waiters.state();
+        if let Some(queue) = state.queues.get_mut(&self.resource) {
+            queue.offer = Some(Offer {
+                ticket: self.ticket,
+                ttl,
+                to,
+            });
+        }
+        from
+    }
 }
 
 impl Drop for Slot {
@@ -141,6 +188,9 @@ impl Drop for Slot {
         let mut state = self.waiters.state();
         if let Some(queue) = state.queues.get_mut(&self.resource) {
             queue.tickets.retain(|t| *t != self.ticket);
+            if queue.offer.as_ref().is_some_and(|o| o.ticket == self.ticket) {
+                queue.offer = None;
+            }
             if queue.tickets.is_empty() {
                 state.queues.remove(&self.resource);
             }

@@ -224,6 +224,17 @@ impl redlockd::redlock::Node for Gate {
         self.node.try_lock(key, value, ttl).await
     }
 
+    async fn hand_off(
+        &self,
+        key: &str,
+        old: &str,
+        new: &str,
+        ttl: Duration,
+    ) -> Result<(bool, Option<u64>), redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.hand_off(key, old, new, ttl).await
+    }
+
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, redlockd::redlock::NodeError> {
         self.check()?;
         self.node.publish_fence(key, value, counter).await
@@ -299,6 +310,7 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
                 Duration::ZERO,
                 std::future::pending(),
                 None,
+                std::future::pending(),
             )
             .await;
         let Ok(Acquired::Granted(lease)) = outcome else {

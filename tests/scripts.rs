@@ -50,6 +50,74 @@ async fn a_resent_lock_command_succeeds_again_with_a_fresh_counter() {
 }
 
 #[tokio::test]
+async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let (old, new, stranger) = (LockValue::random(), LockValue::random(), LockValue::random());
+    let first = node.try_lock(KEY, old.expose(), TTL).await.unwrap().unwrap();
+    let (was, counter) = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    assert!(was);
+    let counter = counter.expect("granted");
+    assert!(counter > first);
+    let admin = cluster.admin(0).await;
+    let holder: Option<String> = admin.get(KEY).await.unwrap();
+    assert_eq!(holder.as_deref(), Some(new.expose()));
+    let pttl: i64 = admin.pttl(KEY).await.unwrap();
+    assert!(pttl > 0 && pttl <= 10_000, "{pttl}");
+    // A re-send finds its own value: granted again with a fresh counter.
+    let (was, again) = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    assert!(!was && again.unwrap() > counter);
+    // Someone else's lock is left alone.
+    let (was, none) = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
+    assert_eq!((was, none), (false, None));
+    assert_eq!(
+        admin.get::<Option<String>, _>(KEY).await.unwrap().as_deref(),
+        Some(new.expose())
+    );
+    // A free key is granted (the old lock had expired).
+    let _: i64 = admin.del(KEY).await.unwrap();
+    let (was, free) = node.hand_off(KEY, old.expose(), stranger.expose(), TTL).await.unwrap();
+    assert!(!was && free.is_some());
+    // A master that lost its data (no marker) only releases.
+    let _: i64 = admin.del("redlockd:verified").await.unwrap();
+    let (was, unverified) = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
+    assert_eq!((was, unverified), (true, None));
+    assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
+    let _ = admin.quit().await;
+}
+
+#[tokio::test]
+async fn a_marker_from_another_process_is_refused_as_unverified() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    // What a promoted replica, or a restart that kept its data, looks like:
+    // the marker names a process that is no longer running.
+    let marker: String = admin.get("redlockd:verified").await.unwrap();
+    let (_, replid) = marker.split_once(':').unwrap();
+    let _: () = admin
+        .set(
+            "redlockd:verified",
+            format!("0123456789abcdef:{replid}"),
+            None,
+            None,
+            false,
+        )
+        .await
+        .unwrap();
+    let value = LockValue::random();
+    let refused = node.try_lock(KEY, value.expose(), TTL).await.unwrap_err();
+    assert!(refused.0.contains("UNVERIFIED"), "{refused}");
+    let (was, granted) = node.hand_off(KEY, value.expose(), value.expose(), TTL).await.unwrap();
+    assert_eq!((was, granted), (false, None));
+    assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
+    // The daemon's repair writes this process's identity back: usable again.
+    let _: () = admin.set("redlockd:verified", marker, None, None, false).await.unwrap();
+    assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    let _ = admin.quit().await;
+}
+
+#[tokio::test]
 async fn the_fence_is_published_only_by_the_holder_and_only_upwards() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;

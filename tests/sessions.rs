@@ -217,6 +217,65 @@ async fn waiters_in_one_daemon_are_served_first_in_first_out() {
     daemon.stop().await;
 }
 
+/// The value of the counter `series` (with its labels) in a scrape.
+fn counter(scrape: &str, series: &str) -> u64 {
+    scrape
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_fifth() {
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    // Slow retries: the waiters are served by hand-offs and wake-ups only.
+    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MIN".into(), "5s".into());
+    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MAX".into(), "6s".into());
+    let daemon = Daemon::start_with(env).await;
+    let mut holder = daemon.client().await;
+    let first = must_acquire(&mut holder, "handoff", 30.0, 0.0).await;
+    let (grants_tx, mut grants) = mpsc::unbounded_channel();
+    for i in 0..6 {
+        let mut client = daemon.client().await;
+        let grants = grants_tx.clone();
+        tokio::spawn(async move {
+            let lease = must_acquire(&mut client, "handoff", 30.0, 20.0).await;
+            grants.send((i, lease.fencing_token)).unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(release(&mut client, &lease).await, "held to the end");
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(release(&mut holder, &first).await);
+    let mut order = Vec::new();
+    let mut last = first.fencing_token;
+    for _ in 0..6 {
+        let (i, token) = tokio::time::timeout(Duration::from_secs(4), grants.recv())
+            .await
+            .expect("a waiter was left waiting for a retry")
+            .unwrap();
+        assert!(token > last, "token {token} after {last}");
+        last = token;
+        order.push(i);
+    }
+    assert_eq!(order, [0, 1, 2, 3, 4, 5], "first in, first out");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let scrape = daemon.scrape().await;
+    // Seven releases: four handed over, the fifth published (others get a
+    // turn), the sixth handed over, the last had nobody to hand to.
+    assert_eq!(
+        counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
+        5,
+        "{scrape}"
+    );
+    assert_eq!(counter(&scrape, "redlock_handoffs_total{outcome=\"failed\"}"), 0);
+    assert_eq!(counter(&scrape, "redlock_release_total{status=\"success\"}"), 7);
+    let empty = inspect(&mut holder, "handoff").await;
+    assert!(!empty.held, "{empty:?}");
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn a_published_release_wakes_a_waiter_long_before_its_next_retry() {
     let cluster = Cluster::start(5);

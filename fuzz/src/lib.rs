@@ -226,6 +226,22 @@ pub fn check_reply(reply: &Value) {
             );
         }
     }
+    // HAND_OFF: [0 or 1, a counter or 0], nothing else.
+    match replies::hand_off(reply.clone()) {
+        Ok((was, counter)) => {
+            let Value::Array(parts) = reply else {
+                panic!("hand_off read {reply:?}")
+            };
+            assert!(
+                matches!(parts.as_slice(), [Value::Integer(w), Value::Integer(c)]
+                    if (*w == 1) == was && *w <= 1 && *w >= 0
+                    && u64::try_from(*c).ok() == Some(counter.unwrap_or(0))),
+                "hand_off read {reply:?} as {was} {counter:?}"
+            );
+            assert_ne!(counter, Some(0), "hand_off gave counter 0");
+        }
+        Err(e) => assert!(e.0.starts_with("unexpected hand-off reply"), "{e}"),
+    }
     // PUBLISH_FENCE, EXTEND, UNLOCK: exactly 0 or 1.
     match replies::flag(reply.clone()) {
         Ok(f) => assert!(

@@ -3,9 +3,13 @@
 //! round goes to all nodes at once, each bounded by the per-node timeout.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::future::join_all;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::{Instant, timeout};
 
@@ -51,6 +55,9 @@ pub enum NodeVote {
     Quarantined,
     /// Not asked: the node failed preflight or is not verified yet.
     Unusable(String),
+    /// Asked, but a quorum had granted before it answered; its lock, if
+    /// any, goes with the release to all.
+    NotAwaited,
 }
 
 impl NodeVote {
@@ -63,6 +70,7 @@ impl NodeVote {
             NodeVote::Errored(_) => "errored",
             NodeVote::Quarantined => "quarantined",
             NodeVote::Unusable(_) => "unusable",
+            NodeVote::NotAwaited => "not awaited",
         }
     }
 
@@ -98,6 +106,15 @@ pub enum Acquired {
         /// What each node said in the last attempt.
         votes: Vec<NodeVote>,
     },
+}
+
+/// The result of `Engine::hand_off`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandOff {
+    /// Whether a majority still held the old lock (it was held to the end).
+    pub old_held: bool,
+    /// The new owner's lock, when a quorum granted it.
+    pub lease: Option<Lease>,
 }
 
 /// A quorum view of one resource (no lock values in it).
@@ -184,12 +201,19 @@ impl<N: Node> Engine<N> {
         wait: Duration,
         give_up: impl Future<Output = ()>,
         wake: Option<&Notify>,
+        handed: impl Future<Output = Lease>,
     ) -> Result<Acquired, Error> {
         let key = self.lock_key(resource);
         let deadline = Instant::now() + wait;
         let mut give_up = std::pin::pin!(give_up);
+        // A lock handed over by a local release (`hand_off`) ends the wait;
+        // looked at between attempts only, so no attempt is cut half-way.
+        let mut handed = std::pin::pin!(handed);
         let mut attempts = 0;
         loop {
+            if let Some(lease) = (&mut handed).now_or_never() {
+                return Ok(Acquired::Granted(lease));
+            }
             attempts += 1;
             let value = LockValue::random();
             let failure = match self.attempt(&key, &value, ttl).await {
@@ -237,6 +261,7 @@ impl<N: Node> Engine<N> {
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}
                 () = woken => {}
+                lease = &mut handed => return Ok(Acquired::Granted(lease)),
                 () = &mut give_up => return Err(Error::Cancelled),
             }
         }
@@ -262,6 +287,19 @@ impl<N: Node> Engine<N> {
     ) -> Result<(u64, Duration), Attempt> {
         // Round 1: lock and bump the fence counter everywhere.
         let votes = self.round_one(key, value, ttl).await;
+        self.granted(key, value, ttl, t0, votes).await
+    }
+
+    /// After round 1 (or a hand-off round): a quorum of grants, then round
+    /// 2 when needed, then the validity left.
+    async fn granted(
+        &self,
+        key: &str,
+        value: &LockValue,
+        ttl: Duration,
+        t0: Instant,
+        votes: Vec<NodeVote>,
+    ) -> Result<(u64, Duration), Attempt> {
         let counters: Vec<Option<u64>> = votes
             .iter()
             .map(|v| match v {
@@ -312,7 +350,15 @@ impl<N: Node> Engine<N> {
                 Err(_) => NodeVote::TimedOut,
             }
         });
-        join_all(calls).await
+        // Decided as soon as a quorum granted (the slower nodes still hold
+        // the lock or not; release goes to all). A failure waits for every
+        // answer, so it can say what each node did.
+        let quorum = self.quorum();
+        let votes = gather(calls, |votes| {
+            votes.iter().filter(|v| matches!(v, Some(NodeVote::Granted(_)))).count() >= quorum
+        })
+        .await;
+        votes.into_iter().map(|v| v.unwrap_or(NodeVote::NotAwaited)).collect()
     }
 
     /// Round 2: tell the holders that returned less than `T` to store `T`,
@@ -336,7 +382,12 @@ impl<N: Node> Engine<N> {
                 node.publish_fence(key, value.expose(), minted.max),
             )
         });
-        let answers = join_all(calls).await;
+        let needed = self.quorum().saturating_sub(minted.at_max.len());
+        let answers = gather(calls, |answers| {
+            answers.iter().filter(|a| matches!(a, Some(Ok(Ok(true))))).count() >= needed
+        })
+        .await;
+        let answers: Vec<_> = answers.into_iter().flatten().collect();
         let stored = answers.iter().filter(|a| matches!(a, Ok(Ok(true)))).count();
         if minted.at_max.len() + stored >= self.quorum() {
             return Ok(());
@@ -366,6 +417,79 @@ impl<N: Node> Engine<N> {
         join_all(calls).await
     }
 
+    /// Hands the lock `old` on `resource` straight to a new owner (the next
+    /// waiter in this daemon) in one round instead of a release, a
+    /// published wake-up and a new acquisition: every usable node swaps
+    /// `old` (or a free key) for a fresh value with `ttl`, advancing its
+    /// fence counter; the token is minted from those counters exactly as in
+    /// an acquisition (round 2 when needed), so it outranks every earlier
+    /// grant. Nodes not usable for acquisitions only release `old`.
+    ///
+    /// On failure the new value is removed from every node and `old` is
+    /// released (and announced) as by `release`.
+    ///
+    /// # Errors
+    /// `Error::Unavailable` when fewer than a quorum of nodes answered.
+    pub async fn hand_off(&self, resource: &str, old: &LockValue, ttl: Duration) -> Result<HandOff, Error> {
+        let key = self.lock_key(resource);
+        let new = LockValue::random();
+        let t0 = Instant::now();
+        let calls = self.nodes.iter().map(|node| {
+            let (key, new) = (&key, &new);
+            async move {
+                let usable = matches!(node.standing(), Standing::Usable);
+                let answer = if usable {
+                    timeout(
+                        self.config.node_timeout,
+                        node.hand_off(key, old.expose(), new.expose(), ttl),
+                    )
+                    .await
+                } else {
+                    timeout(self.config.node_timeout, node.unlock(key, old.expose(), false))
+                        .await
+                        .map(|held| held.map(|held| (held, None)))
+                };
+                match answer {
+                    Ok(Ok((was, Some(counter)))) => (Some(was), NodeVote::Granted(counter)),
+                    Ok(Ok((was, None))) if usable => (Some(was), NodeVote::Taken),
+                    Ok(Ok((was, None))) => (Some(was), NodeVote::Unusable("not verified".into())),
+                    Ok(Err(e)) => (None, NodeVote::Errored(e.0)),
+                    Err(_) => (None, NodeVote::TimedOut),
+                }
+            }
+        });
+        let (held, votes): (Vec<Option<bool>>, Vec<NodeVote>) = join_all(calls).await.into_iter().unzip();
+        match self.granted(&key, &new, ttl, t0, votes).await {
+            Ok((fencing_token, validity)) => Ok(HandOff {
+                old_held: self.tally(&held).is_ok_and(|n| n >= self.quorum()),
+                lease: Some(Lease {
+                    resource: resource.to_owned(),
+                    value: new,
+                    fencing_token,
+                    validity,
+                }),
+            }),
+            Err(_) => {
+                // Cleaned up as a failed attempt, then released as usual.
+                self.unlock_all(&key, &new, false).await;
+                let released = self.unlock_all(&key, old, true).await;
+                let was_held: Vec<Option<bool>> = held
+                    .iter()
+                    .zip(&released)
+                    .map(|(swap, unlock)| match (swap, unlock) {
+                        (Some(true), _) | (_, Some(true)) => Some(true),
+                        (Some(false), _) | (_, Some(false)) => Some(false),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(HandOff {
+                    old_held: self.tally(&was_held)? >= self.quorum(),
+                    lease: None,
+                })
+            }
+        }
+    }
+
     /// Resets the TTL of a held lock on every node (DESIGN §3). Returns the
     /// new validity, or `None` when a majority no longer holds `value`.
     ///
@@ -374,15 +498,19 @@ impl<N: Node> Engine<N> {
     pub async fn extend(&self, resource: &str, value: &LockValue, ttl: Duration) -> Result<Option<Duration>, Error> {
         let key = self.lock_key(resource);
         let t0 = Instant::now();
-        let calls = self
-            .nodes
-            .iter()
-            .map(|node| timeout(self.config.node_timeout, node.extend(&key, value.expose(), ttl)));
-        let answers: Vec<Option<bool>> = join_all(calls)
-            .await
-            .into_iter()
-            .map(|a| a.ok().and_then(Result::ok))
-            .collect();
+        let calls = self.nodes.iter().map(|node| async {
+            timeout(self.config.node_timeout, node.extend(&key, value.expose(), ttl))
+                .await
+                .ok()
+                .and_then(Result::ok)
+        });
+        // Extended as soon as a quorum said so; otherwise every answer.
+        let quorum = self.quorum();
+        let answers = gather(calls, |answers| {
+            answers.iter().filter(|a| matches!(a, Some(Some(true)))).count() >= quorum
+        })
+        .await;
+        let answers: Vec<Option<bool>> = answers.into_iter().map(Option::flatten).collect();
         let held = self.tally(&answers)?;
         if held < self.quorum() {
             return Ok(None);
@@ -480,6 +608,40 @@ impl<N: Node> Engine<N> {
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
+
+/// Runs `calls` at once and collects their answers in order until
+/// `settled` says the outcome is known (or all have answered); the answers
+/// not awaited are `None`. Every call is started (polled once, so its
+/// command is sent) before any answer is looked at.
+async fn gather<T, F: Future<Output = T>>(
+    calls: impl IntoIterator<Item = F>,
+    settled: impl Fn(&[Option<T>]) -> bool,
+) -> Vec<Option<T>> {
+    let mut started: Vec<Pin<Box<F>>> = calls.into_iter().map(Box::pin).collect();
+    let mut answers: Vec<Option<T>> = (0..started.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        for (call, answer) in started.iter_mut().zip(answers.iter_mut()) {
+            if let Poll::Ready(value) = call.as_mut().poll(cx) {
+                *answer = Some(value);
+            }
+        }
+        Poll::Ready(())
+    })
+    .await;
+    let mut running: FuturesUnordered<_> = started
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| answers[*i].is_none())
+        .map(|(i, call)| async move { (i, call.await) })
+        .collect();
+    while !settled(&answers) {
+        let Some((i, answer)) = running.next().await else {
+            break;
+        };
+        answers[i] = Some(answer);
+    }
+    answers
+}
 
 /// "3 granted, 1 timed out, 1 quarantined": what the nodes said, by kind.
 pub fn summarize(votes: &[NodeVote]) -> String {

@@ -138,6 +138,20 @@ impl Node for FakeNode {
         .await
     }
 
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<(bool, Option<u64>), NodeError> {
+        self.call(|state, now| {
+            let was = holds(state, key, old);
+            if !was && !holds(state, key, new) && state.keys.contains_key(key) {
+                return (false, None);
+            }
+            state.keys.insert(key.to_owned(), (new.to_owned(), now + ttl));
+            let next = state.counter.map_or(1, |c| c + 1);
+            state.counter = Some(next);
+            (was, Some(next))
+        })
+        .await
+    }
+
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
         self.call(|state, _| {
             let held = holds(state, key, value);

@@ -18,7 +18,7 @@ pub mod tls;
 use std::fmt;
 use std::time::Duration;
 
-pub use engine::{Acquired, Engine, EngineConfig, FailureReason, Inspection, NodeInspection, NodeVote};
+pub use engine::{Acquired, Engine, EngineConfig, FailureReason, HandOff, Inspection, NodeInspection, NodeVote};
 pub use node::{KeyView, Node, NodeError};
 
 /// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).

@@ -38,6 +38,19 @@ pub trait Node: Send + Sync + 'static {
         ttl: Duration,
     ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
 
+    /// Hand-off: atomically release `old` and lock `new` for `ttl` (when
+    /// `key` holds `old`, is free, or already holds `new`), advancing the
+    /// fence counter as `try_lock` does. Returns whether `old` held the key,
+    /// and the counter when `new` now holds it. A node that may have lost
+    /// data only releases.
+    fn hand_off(
+        &self,
+        key: &str,
+        old: &str,
+        new: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(bool, Option<u64>), NodeError>> + Send;
+
     /// Round 2: if `key` still holds `value`, raise the fence counter to at
     /// least `counter` and return `true`; otherwise `false`.
     fn publish_fence(

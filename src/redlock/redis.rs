@@ -20,7 +20,7 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{KeyView, Node, NodeError};
 use super::replies;
-use super::scripts::{EXTEND, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
+use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 use crate::metrics::Metrics;
 
 /// How to reach one master.
@@ -56,6 +56,7 @@ pub struct RedisNode {
     marker_key: String,
     released_channel: String,
     try_lock: Script,
+    hand_off: Script,
     publish_fence: Script,
     extend: Script,
     unlock: Script,
@@ -116,6 +117,7 @@ impl RedisNode {
             marker_key: format!("{}:verified", config.key_prefix),
             released_channel: released_channel(&config.key_prefix),
             try_lock: Script::new(TRY_LOCK),
+            hand_off: Script::new(HAND_OFF),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
             unlock: Script::new(UNLOCK),
@@ -183,6 +185,7 @@ impl RedisNode {
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
             let scripts = [
                 &self.try_lock,
+                &self.hand_off,
                 &self.publish_fence,
                 &self.extend,
                 &self.unlock,
@@ -340,6 +343,11 @@ impl Node for RedisNode {
             self.probe_wanted.notify_one();
         }
         replies::try_lock(reply?)
+    }
+
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<(bool, Option<u64>), NodeError> {
+        let args = vec![old.into(), new.into(), ttl_arg(ttl)];
+        replies::hand_off(self.eval(&self.hand_off, key, args, &self.round_options).await?)
     }
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {

@@ -34,6 +34,29 @@ pub fn try_lock(reply: Value) -> Result<Option<u64>, NodeError> {
     }
 }
 
+/// `HAND_OFF`: `{was_held, counter}`, `was_held` 0 or 1, `counter` 0 (not
+/// granted) or the new fence counter.
+///
+/// # Errors
+/// Any other reply.
+pub fn hand_off(reply: Value) -> Result<(bool, Option<u64>), NodeError> {
+    let unexpected = |what: &dyn std::fmt::Debug| {
+        NodeError(format!(
+            "unexpected hand-off reply {what:?} (expected [0 or 1, a fence counter or 0])"
+        ))
+    };
+    let Value::Array(parts) = reply else {
+        return Err(unexpected(&reply));
+    };
+    match parts.as_slice() {
+        [Value::Integer(was @ 0..=1), Value::Integer(counter)] => match u64::try_from(*counter) {
+            Ok(counter) => Ok((*was == 1, Some(counter).filter(|c| *c > 0))),
+            Err(_) => Err(unexpected(&parts)),
+        },
+        _ => Err(unexpected(&parts)),
+    }
+}
+
 /// `PUBLISH_FENCE`, `EXTEND`, `UNLOCK`: the integer 1 (done) or 0 (the key
 /// does not hold our value).
 ///
@@ -280,6 +303,22 @@ fn describe(value: &Value) -> String {
 mod tests {
     use fred::bytes::Bytes;
     use fred::types::{Key, Map};
+
+    #[test]
+    fn hand_off_is_held_and_counter_or_an_error() {
+        let reply = |was: i64, counter: i64| Value::Array(vec![Value::Integer(was), Value::Integer(counter)]);
+        assert_eq!(hand_off(reply(1, 42)), Ok((true, Some(42))));
+        assert_eq!(hand_off(reply(0, 0)), Ok((false, None)));
+        assert_eq!(hand_off(reply(1, 0)), Ok((true, None)));
+        for bad in [
+            reply(2, 5),
+            reply(1, -3),
+            Value::Integer(1),
+            Value::Array(vec![Value::Integer(1)]),
+        ] {
+            assert!(hand_off(bad.clone()).is_err(), "{bad:?}");
+        }
+    }
 
     use super::*;
 

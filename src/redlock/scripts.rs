@@ -1,14 +1,23 @@
 //! The Lua scripts of DESIGN §1, each one atomic step on one master, and
 //! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
 
-/// Round 1 (DESIGN §1): lock, then advance the fence counter, seeding it from
-/// the node's clock (µs) when missing. "Already mine" counts as success so a
+/// Round 1 (DESIGN §1): only on a node whose data a daemon verified, and
+/// in this very process: the marker (`run_id:master_replid`, written by
+/// REPAIR) must name the running process's `run_id`. A restart that kept
+/// its data, or a promoted replica that copied the marker, fails here even
+/// before any daemon's monitor has noticed. Then lock, and advance the fence
+/// counter, seeding it from the node's clock (µs) when missing. "Already mine" counts as success so a
 /// re-sent command is harmless; it takes a fresh counter value, which keeps
 /// every counter value handed out once. `string.format('%d')` keeps all
 /// digits (`tostring` would print 1.7e+15).
 pub const TRY_LOCK: &str = r"
-if redis.call('EXISTS', KEYS[3]) == 0 then
+local marker = redis.call('GET', KEYS[3])
+if marker == false then
   return redis.error_reply('UNVERIFIED node not verified since its data was lost or it started')
+end
+local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+if string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
+  return redis.error_reply('UNVERIFIED node restarted or failed over since it was verified')
 end
 local held = redis.call('GET', KEYS[1])
 if held == false then
@@ -23,6 +32,38 @@ local t = redis.call('TIME')
 local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
 redis.call('SET', KEYS[2], string.format('%d', seed))
 return seed
+";
+
+/// Hand-off (DESIGN §4, issue #7): release ARGV[1] and lock ARGV[2] for
+/// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
+/// TRY_LOCK it grants only on a free key (or one it already holds: a
+/// re-send), on a verified node, and advances the fence counter. Replies
+/// `{was_held, counter}`: whether ARGV[1] held the key, and the new counter
+/// (0 = not granted; an unverified node only releases).
+pub const HAND_OFF: &str = r"
+local held = redis.call('GET', KEYS[1])
+local was = 0
+if held == ARGV[1] then
+  was = 1
+elseif held ~= false and held ~= ARGV[2] then
+  return {0, 0}
+end
+local marker = redis.call('GET', KEYS[3])
+local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+if marker == false or string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
+  if was == 1 then
+    redis.call('DEL', KEYS[1])
+  end
+  return {was, 0}
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {was, redis.call('INCR', KEYS[2])}
+end
+local t = redis.call('TIME')
+local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('SET', KEYS[2], string.format('%d', seed))
+return {was, seed}
 ";
 
 /// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
