@@ -1,0 +1,426 @@
+//! Side-by-side benchmark (issue #7): redlockd over gRPC, as a separate
+//! process, against what a user would pick instead, on the same machine and
+//! the same five local `redis-server` masters, in one run:
+//!
+//! - rslock (crates.io), in this process;
+//! - node-redlock 5 (`bench/node/bench.js`, when node and its modules are there);
+//! - etcd's lock API, single node, one lease per client session (when
+//!   Debian's `etcd-server` is installed).
+//!
+//! Workloads: (a) one client, acquire + release on distinct names;
+//! (b) `--clients` concurrent clients, distinct names; (c) `--clients` clients
+//! on one name, each waiting until it holds it, releasing at once;
+//! (d) `--sessions` open `Hold` sessions (redlockd only): the daemon's RSS
+//! and CPU while it renews them.
+//!
+//! Prints Markdown tables on stdout (progress on stderr):
+//!
+//! ```sh
+//! scripts/bench                                   # everything, from a fresh machine
+//! cargo bench --bench compare -- --duration 5 --systems redlockd,rslock --workloads a,b
+//! ```
+#![forbid(unsafe_code)]
+
+#[path = "compare/daemon.rs"]
+mod daemon;
+#[path = "compare/drive.rs"]
+mod drive;
+#[path = "compare/etcd.rs"]
+mod etcd;
+#[path = "compare/in_process.rs"]
+mod in_process;
+#[path = "compare/measure.rs"]
+mod measure;
+#[path = "compare/node.rs"]
+mod node;
+#[path = "compare/report.rs"]
+mod report;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, ValueEnum};
+
+use crate::drive::{Outcome, Timing};
+use crate::measure::{Role, Watched};
+
+/// redlockd side by side with rslock, node-redlock and etcd (issue #7).
+#[derive(Parser)]
+#[command(name = "compare", bin_name = "scripts/bench")]
+struct Args {
+    /// Seconds measured per workload and system.
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Seconds of warm-up before each measured window.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Which systems to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "redlockd,rslock,node,etcd")]
+    systems: Vec<System>,
+    /// Which workloads to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
+    workloads: Vec<Workload>,
+    /// Concurrent clients in (b) and (c).
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+    /// HTTP/2 connections the gRPC clients of (a)-(c) share (redlockd and
+    /// etcd); 1 = one application process with `--clients` tasks.
+    #[arg(long, default_value_t = 1)]
+    connections: usize,
+    /// Hold sessions in (d).
+    #[arg(long, default_value_t = 10_000)]
+    sessions: usize,
+    /// HTTP/2 connections the sessions of (d) are spread over.
+    #[arg(long, default_value_t = 128)]
+    session_connections: usize,
+    /// TTL of the sessions of (d); the daemon renews each at about a third of it.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    hold_ttl: Duration,
+    /// The redlockd binary [default: target/release/redlockd].
+    #[arg(long)]
+    daemon: Option<PathBuf>,
+    /// Before each run, wait up to this many seconds for the machine's other
+    /// processes to go (nearly) idle; 0 = do not wait.
+    #[arg(long, default_value_t = 0.0)]
+    quiet: f64,
+    /// Also write the report here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Passed by `cargo bench` (without it, as under `cargo test`, nothing runs).
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
+pub enum System {
+    Redlockd,
+    Rslock,
+    Node,
+    Etcd,
+}
+
+impl System {
+    pub fn label(self) -> &'static str {
+        match self {
+            System::Redlockd => "redlockd (gRPC)",
+            System::Rslock => "rslock (in-process)",
+            System::Node => "node-redlock",
+            System::Etcd => "etcd lock API",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            System::Redlockd => "redlockd",
+            System::Rslock => "rslock",
+            System::Node => "node",
+            System::Etcd => "etcd",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
+pub enum Workload {
+    A,
+    B,
+    C,
+    D,
+}
+
+impl Workload {
+    fn key(self) -> &'static str {
+        match self {
+            Workload::A => "a",
+            Workload::B => "b",
+            Workload::C => "c",
+            Workload::D => "d",
+        }
+    }
+}
+
+/// One system in one workload.
+pub enum Run {
+    Done(Outcome),
+    Failed(String),
+    Skipped(String),
+}
+
+/// Everything a report shows.
+pub struct Results {
+    pub args_line: String,
+    pub environment: Vec<(String, String)>,
+    pub clients: usize,
+    pub runs: BTreeMap<(Workload, System), Run>,
+    pub sessions: Option<Result<daemon::SessionOutcome, String>>,
+}
+
+fn main() -> anyhow::Result<()> {
+    // `cargo test --all-targets` and nextest build this target too, and run
+    // it without `--bench` (nextest first with `--list`): report no tests
+    // and start nothing. `cargo bench` always passes `--bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        if !std::env::args().any(|a| a == "--list") {
+            say("not a test: run it with `cargo bench --bench compare -- ARGS` or scripts/bench");
+        }
+        return Ok(());
+    }
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let results = runtime.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut int, mut term) = (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?);
+        // On a signal, `bench` is dropped: every server it started is stopped.
+        tokio::select! {
+            results = bench(&args) => results,
+            _ = int.recv() => anyhow::bail!("interrupted"),
+            _ = term.recv() => anyhow::bail!("terminated"),
+        }
+    });
+    // Every server this run started is stopped by now (dropped in `bench`).
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    let report = report::markdown(&results?);
+    print!("{report}");
+    if let Some(out) = &args.out {
+        std::fs::write(out, &report).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn say(message: impl AsRef<str>) {
+    eprintln!("compare: {}", message.as_ref());
+}
+
+async fn bench(args: &Args) -> anyhow::Result<Results> {
+    let timing = Timing {
+        warmup: Duration::from_secs_f64(args.warmup),
+        duration: Duration::from_secs_f64(args.duration),
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let wants = |s: System| args.systems.contains(&s);
+    let mut runs = BTreeMap::new();
+    let mut workloads = args.workloads.clone();
+    workloads.sort();
+    workloads.dedup();
+    // The workloads every system runs (d is redlockd's alone).
+    let shared: Vec<Workload> = workloads.iter().copied().filter(|w| *w != Workload::D).collect();
+
+    say("starting five redis-server masters");
+    let masters = tokio::task::spawn_blocking(|| redlockd::dev::start_masters(5))
+        .await?
+        .map_err(anyhow::Error::msg)?;
+    let urls: Vec<String> = masters.iter().map(redlockd::dev::RedisProcess::url).collect();
+    let me = Watched {
+        role: Role::Client,
+        pid: std::process::id(),
+    };
+    let redis: Vec<Watched> = masters
+        .iter()
+        .filter_map(|m| m.pid())
+        .map(|pid| Watched { role: Role::Redis, pid })
+        .collect();
+
+    let daemon_binary = args.daemon.clone().unwrap_or_else(daemon::default_binary);
+    let mut daemon = if wants(System::Redlockd) {
+        say(format!("starting {}", daemon_binary.display()));
+        Some(daemon::Daemon::start(&daemon_binary, &urls, args.sessions + 100).await?)
+    } else {
+        None
+    };
+    let etcd_binary = etcd::find();
+    let etcd = match (&etcd_binary, wants(System::Etcd) && !shared.is_empty()) {
+        (Some(binary), true) => {
+            say(format!("starting {}", binary.display()));
+            match etcd::Etcd::start(binary).await {
+                Ok(etcd) => Some(etcd),
+                Err(e) => {
+                    say(format!("etcd: {e:#}"));
+                    let message = format!("could not start: {e}");
+                    for &w in &shared {
+                        runs.insert((w, System::Etcd), Run::Failed(message.clone()));
+                    }
+                    None
+                }
+            }
+        }
+        (None, true) => {
+            for &w in &shared {
+                let note = "not installed (`apt-get install etcd-server`)".to_owned();
+                runs.insert((w, System::Etcd), Run::Skipped(note));
+            }
+            None
+        }
+        _ => None,
+    };
+    let node_dir = root.join("bench").join("node");
+    let node = if wants(System::Node) {
+        match node::available(&node_dir) {
+            Ok(node) => Some(node),
+            Err(why) => {
+                for &w in &shared {
+                    runs.insert((w, System::Node), Run::Skipped(why.clone()));
+                }
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    let mut systems = args.systems.clone();
+    systems.sort();
+    systems.dedup();
+    for &workload in &shared {
+        let clients = if workload == Workload::A {
+            1
+        } else {
+            args.clients.max(1)
+        };
+        let contended = workload == Workload::C;
+        for &system in &systems {
+            if runs.contains_key(&(workload, system)) {
+                continue;
+            }
+            let prefix = format!("bench:{}:{}", system.key(), workload.key());
+            quiet(args.quiet).await;
+            say(format!(
+                "({}) {} with {clients} client(s)",
+                workload.key(),
+                system.label()
+            ));
+            let run: anyhow::Result<Outcome> = async {
+                match system {
+                    System::Redlockd => {
+                        let daemon = daemon.as_ref().context("redlockd is not running")?;
+                        let channels = daemon.channels(args.connections.max(1)).await?;
+                        let lockers = (0..clients)
+                            .map(|i| daemon::GrpcLocker::new(channels[i % channels.len()].clone()))
+                            .collect();
+                        let watched = watch(&me, &redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
+                        Ok(drive::run(lockers, contended, &prefix, timing, &watched).await)
+                    }
+                    System::Rslock => {
+                        let locker = in_process::RsLocker::new(&urls);
+                        let watched = watch(&me, &redis, None);
+                        Ok(drive::run(vec![locker; clients], contended, &prefix, timing, &watched).await)
+                    }
+                    System::Node => {
+                        let node = node.as_ref().context("node is not available")?;
+                        node::run(node, &node_dir, &urls, workload.key(), clients, timing, &redis).await
+                    }
+                    System::Etcd => {
+                        let etcd = etcd.as_ref().context("etcd is not running")?;
+                        let mut lockers = Vec::new();
+                        for _ in 0..args.connections.max(1) {
+                            let channel = etcd.channel().await?;
+                            let share = clients.div_ceil(args.connections.max(1));
+                            lockers.extend(etcd.clients(&channel, share).await?);
+                        }
+                        lockers.truncate(clients);
+                        let watched = watch(&me, &[], etcd.pid().map(|pid| (Role::Etcd, pid)));
+                        let outcome = drive::run(lockers.clone(), contended, &prefix, timing, &watched).await;
+                        for locker in lockers {
+                            locker.close().await?;
+                        }
+                        Ok(outcome)
+                    }
+                }
+            }
+            .await;
+            let run = match run {
+                Ok(outcome) => {
+                    say(format!("    {}", report::one_line(&outcome)));
+                    if let Some(e) = &outcome.first_error {
+                        say(format!("    first error: {e}"));
+                    }
+                    Run::Done(outcome)
+                }
+                Err(e) => {
+                    say(format!("    failed: {e:#}"));
+                    Run::Failed(format!("{e:#}"))
+                }
+            };
+            runs.insert((workload, system), run);
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    let environment = report::environment(
+        &daemon_binary,
+        daemon.is_some(),
+        &node_dir,
+        node.as_deref(),
+        etcd_binary.as_deref().filter(|_| etcd.is_some()),
+    );
+    // (d) measures sessions alone: etcd is no longer needed, and the daemon
+    // starts afresh (its RSS before the sessions is a new daemon's).
+    drop(etcd);
+    let sessions = if workloads.contains(&Workload::D) {
+        if daemon.is_some() && !shared.is_empty() {
+            drop(daemon.take());
+            say("restarting redlockd for (d)");
+            daemon = Some(daemon::Daemon::start(&daemon_binary, &urls, args.sessions + 100).await?);
+        }
+        match &daemon {
+            Some(daemon) => {
+                quiet(args.quiet).await;
+                say(format!(
+                    "(d) {} Hold sessions (TTL {:?}) over {} connections",
+                    args.sessions, args.hold_ttl, args.session_connections
+                ));
+                let plan = daemon::SessionPlan {
+                    sessions: args.sessions,
+                    channels: args.session_connections,
+                    ttl: args.hold_ttl,
+                    duration: timing.duration,
+                };
+                let watched = watch(&me, &redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
+                let outcome = daemon::sessions(daemon, &plan, &watched)
+                    .await
+                    .map_err(|e| format!("{e:#}"));
+                match &outcome {
+                    Ok(o) => say(format!("    {}", report::sessions_line(o))),
+                    Err(e) => say(format!("    failed: {e}")),
+                }
+                Some(outcome)
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+
+    drop(daemon);
+    drop(masters);
+    let args_line: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    Ok(Results {
+        args_line: args_line.join(" "),
+        environment,
+        clients: args.clients,
+        runs,
+        sessions,
+    })
+}
+
+/// Waits for a quiet machine, when asked to.
+async fn quiet(limit: f64) {
+    if limit > 0.0 {
+        let busy = measure::wait_quiet(Duration::from_secs_f64(limit), 0.25).await;
+        if busy >= 0.25 {
+            say(format!(
+                "the machine is still busy ({busy:.2} cores used by other processes); measuring anyway"
+            ));
+        }
+    }
+}
+
+/// The processes whose CPU counts in one run: the client (this process), `more`, and `extra`.
+fn watch(client: &Watched, more: &[Watched], extra: Option<(Role, u32)>) -> Vec<Watched> {
+    let mut all = vec![client.clone()];
+    all.extend_from_slice(more);
+    if let Some((role, pid)) = extra {
+        all.push(Watched { role, pid });
+    }
+    all
+}

@@ -1,0 +1,530 @@
+//! The report: Markdown tables (throughput and latency with ratios, CPU per
+//! operation, the sessions of (d), the issue's targets), and the versions
+//! and machine they were measured on.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::daemon::SessionOutcome;
+use crate::drive::Outcome;
+use crate::measure::Role;
+use crate::{Results, Run, System, Workload};
+
+const SYSTEMS: [System; 4] = [System::Redlockd, System::Rslock, System::Node, System::Etcd];
+const MB: f64 = 1024.0 * 1024.0;
+
+/// The whole report.
+pub fn markdown(results: &Results) -> String {
+    let mut out = String::new();
+    let command = if results.args_line.is_empty() {
+        "scripts/bench".to_owned()
+    } else {
+        format!("scripts/bench {}", results.args_line)
+    };
+    let _ = writeln!(out, "\n`{command}`\n");
+    for (name, value) in &results.environment {
+        let _ = writeln!(out, "- {name}: {value}");
+    }
+    throughput(&mut out, results);
+    cpu(&mut out, results);
+    if let Some(sessions) = &results.sessions {
+        sessions_table(&mut out, sessions);
+    }
+    targets(&mut out, results);
+    out
+}
+
+fn throughput(out: &mut String, results: &Results) {
+    let rows: Vec<Workload> = [Workload::A, Workload::B, Workload::C]
+        .into_iter()
+        .filter(|w| results.runs.keys().any(|(rw, _)| rw == w))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n| workload | {} | redlockd / rslock | redlockd / etcd |\n|---|---|---|---|---|---|---|",
+        SYSTEMS.map(System::label).join(" | ")
+    );
+    for w in rows {
+        let mut cells = vec![workload_label(w, results.clients)];
+        for s in SYSTEMS {
+            cells.push(match results.runs.get(&(w, s)) {
+                Some(Run::Done(o)) => cell(o),
+                Some(Run::Failed(e)) => format!("failed: {}", short(e)),
+                Some(Run::Skipped(why)) => format!("skipped: {}", short(why)),
+                None => "—".into(),
+            });
+        }
+        cells.push(ratio_cell(results, w, System::Rslock));
+        cells.push(ratio_cell(results, w, System::Etcd));
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nEach cell: lock cycles per second (acquire + release; for (c) hand-offs per second), then the \
+         acquire latency p50 · p99 · p99.9 (for (c) the wait, from asking to holding). Ratios are \
+         redlockd's value over the other's (ops: higher is better; latency: lower is better)."
+    );
+}
+
+fn cpu(out: &mut String, results: &Results) {
+    let done: Vec<(&(Workload, System), &Outcome)> = results
+        .runs
+        .iter()
+        .filter_map(|(k, r)| match r {
+            Run::Done(o) => Some((k, o)),
+            _ => None,
+        })
+        .collect();
+    if done.is_empty() {
+        return;
+    }
+    let roles = [Role::Client, Role::Daemon, Role::Redis, Role::Etcd];
+    let _ = writeln!(
+        out,
+        "\nCPU-seconds per 1000 operations, by process (client = the process driving the workload: this \
+         benchmark, with rslock in it, or node); then these processes' CPU over wall time (cores busy, of {}), \
+         and the CPU of every other process on the machine in the same window (background load):\n\n\
+         | workload | system | {} | total | cores busy | other processes, cores |\n|---|---|{}---|---|---|",
+        std::thread::available_parallelism().map_or(0, usize::from),
+        roles.map(Role::label).join(" | "),
+        "---|".repeat(roles.len())
+    );
+    for ((w, s), o) in done {
+        let per_k = |cpu: f64| {
+            if o.ops == 0 {
+                "—".to_owned()
+            } else {
+                format!("{:.3}", cpu * 1000.0 / o.ops as f64)
+            }
+        };
+        let cells: Vec<String> = roles
+            .iter()
+            .map(|r| o.cpu.get(*r).map_or_else(|| "—".to_owned(), per_k))
+            .collect();
+        let (busy, others) = if o.seconds > 0.0 {
+            (o.cpu.total() / o.seconds, o.cpu.others() / o.seconds)
+        } else {
+            (0.0, 0.0)
+        };
+        let _ = writeln!(
+            out,
+            "| ({}) | {} | {} | {} | {busy:.2} | {others:.2} |",
+            w.key(),
+            s.label(),
+            cells.join(" | "),
+            per_k(o.cpu.total())
+        );
+    }
+}
+
+fn sessions_table(out: &mut String, sessions: &Result<SessionOutcome, String>) {
+    let o = match sessions {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = writeln!(out, "\n(d) Hold sessions: failed: {}", short(e));
+            return;
+        }
+    };
+    let renewals = o.renewals_metric.unwrap_or(o.renewals_seen as f64);
+    let per_s = |cpu: Option<f64>| cpu.map_or_else(|| "—".to_owned(), |c| format!("{:.2}", c / o.seconds));
+    let daemon_cpu = o.cpu.get(Role::Daemon);
+    let per_k = daemon_cpu
+        .filter(|_| renewals > 0.0)
+        .map_or_else(|| "—".to_owned(), |c| format!("{:.3}", c * 1000.0 / renewals));
+    let _ = writeln!(
+        out,
+        "\n(d) redlockd, freshly started, with {planned} open `Hold` sessions (TTL {ttl:?}: each renewed \
+         about every {third:?}):\n\n\
+         | sessions held | opened in | daemon RSS: idle → held (peak) | renewals/s | LOST | redlockd CPU | \
+         redis ×5 CPU | client CPU | redlockd CPU-s per 1000 renewals | other processes |\n\
+         |---|---|---|---|---|---|---|---|---|---|",
+        planned = o.planned,
+        ttl = o.ttl,
+        third = o.ttl / 3,
+    );
+    let _ = writeln!(
+        out,
+        "| {held} of {planned}{failed} | {open:.1} s{retried} | {before} → **{held_rss}** ({peak}) | {rate} | {lost} | \
+         {d} cores | {r} cores | {c} cores | {per_k} | {others} cores |",
+        held = o.held,
+        planned = o.planned,
+        failed = if o.failed_to_open > 0 {
+            format!(
+                " ({} failed: {})",
+                o.failed_to_open,
+                short(o.first_error.as_deref().unwrap_or(""))
+            )
+        } else {
+            String::new()
+        },
+        retried = if o.open_retries > 0 {
+            format!(" ({} starts refused and retried)", o.open_retries)
+        } else {
+            String::new()
+        },
+        open = o.open_seconds,
+        before = mb(o.rss_before),
+        held_rss = mb(o.rss_held),
+        peak = mb(o.rss_peak),
+        rate = int(renewals / o.seconds),
+        lost = if o.lost > 0 {
+            format!("**{}** ({} in the window)", o.lost, o.lost_in_window)
+        } else {
+            "0".into()
+        },
+        d = per_s(daemon_cpu),
+        r = per_s(o.cpu.get(Role::Redis)),
+        c = per_s(o.cpu.get(Role::Client)),
+        others = per_s(Some(o.cpu.others())),
+    );
+    if let Some(why) = &o.lost_reason {
+        let _ = writeln!(out, "\nThe first session lost: {}", short(why));
+    }
+}
+
+fn targets(out: &mut String, results: &Results) {
+    let get = |w, s| match results.runs.get(&(w, s)) {
+        Some(Run::Done(o)) if o.ops > 0 => Some(o),
+        _ => None,
+    };
+    let mut rows: Vec<(String, String, Option<bool>)> = Vec::new();
+    let (ra, sa, ea) = (
+        get(Workload::A, System::Redlockd),
+        get(Workload::A, System::Rslock),
+        get(Workload::A, System::Etcd),
+    );
+    if let (Some(r), Some(s)) = (ra, sa) {
+        let (rp, sp) = (p(r, 0.5), p(s, 0.5));
+        rows.push((
+            "(a) acquire p50 ≤ 1.5 × rslock's".into(),
+            format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
+            Some(secs(rp) <= 1.5 * secs(sp)),
+        ));
+    }
+    if let (Some(r), Some(e)) = (ra, ea) {
+        rows.push((
+            "(a) throughput ≥ 5 × etcd's".into(),
+            format!(
+                "{}/s vs {}/s (×{})",
+                int(r.rate()),
+                int(e.rate()),
+                ratio(r.rate() / e.rate())
+            ),
+            Some(r.rate() >= 5.0 * e.rate()),
+        ));
+    }
+    let (rb, sb) = (get(Workload::B, System::Redlockd), get(Workload::B, System::Rslock));
+    if let (Some(r), Some(s)) = (rb, sb) {
+        rows.push((
+            "(b) throughput ≥ 1.5 × rslock's".into(),
+            format!(
+                "{}/s vs {}/s (×{})",
+                int(r.rate()),
+                int(s.rate()),
+                ratio(r.rate() / s.rate())
+            ),
+            Some(r.rate() >= 1.5 * s.rate()),
+        ));
+    }
+    if let Some(r) = rb {
+        let p99 = p(r, 0.99);
+        rows.push((
+            "(b) acquire p99 ≤ 2 ms".into(),
+            lat(p99),
+            Some(p99.is_some_and(|d| d <= Duration::from_millis(2))),
+        ));
+    }
+    let (rc, sc) = (get(Workload::C, System::Redlockd), get(Workload::C, System::Rslock));
+    if let (Some(r), Some(s)) = (rc, sc) {
+        let (rp, sp) = (p(r, 0.99), p(s, 0.99));
+        rows.push((
+            "(c) wait p99 ≤ rslock's / 10".into(),
+            format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
+            Some(secs(rp) * 10.0 <= secs(sp)),
+        ));
+        rows.push((
+            "(c) hand-offs/s ≥ rslock's".into(),
+            format!(
+                "{}/s vs {}/s (×{})",
+                int(r.rate()),
+                int(s.rate()),
+                ratio(r.rate() / s.rate())
+            ),
+            Some(r.rate() >= s.rate()),
+        ));
+    }
+    if let Some(Ok(o)) = &results.sessions {
+        rows.push((
+            format!("(d) {} sessions with daemon RSS ≤ 50 MB", o.planned),
+            format!("{} held, {} LOST, RSS {}", o.held, o.lost, mb(o.rss_held)),
+            Some(o.held == o.planned && o.lost == 0 && o.rss_held.is_some_and(|b| (b as f64) <= 50.0 * MB)),
+        ));
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nTargets (issue #7; ratios within this run):\n\n| target | measured | |\n|---|---|---|"
+    );
+    for (target, measured, met) in rows {
+        let verdict = match met {
+            Some(true) => "met",
+            Some(false) => "**missed**",
+            None => "—",
+        };
+        let _ = writeln!(out, "| {target} | {measured} | {verdict} |");
+    }
+}
+
+fn workload_label(w: Workload, clients: usize) -> String {
+    match w {
+        Workload::A => "(a) 1 client, acquire + release, distinct names".into(),
+        Workload::B => format!("(b) {clients} clients, distinct names"),
+        Workload::C => format!("(c) {clients} clients on one name, wait until held, release at once"),
+        Workload::D => "(d) Hold sessions".into(),
+    }
+}
+
+fn cell(o: &Outcome) -> String {
+    let mut cell = format!(
+        "**{}/s**<br>{} · {} · {}",
+        int(o.rate()),
+        lat(p(o, 0.5)),
+        lat(p(o, 0.99)),
+        lat(p(o, 0.999))
+    );
+    if o.errors > 0 {
+        let _ = write!(cell, "<br>{} errors", o.errors);
+    }
+    if o.not_acquired > 0 {
+        let _ = write!(cell, "<br>{} not acquired", o.not_acquired);
+    }
+    cell
+}
+
+fn ratio_cell(results: &Results, w: Workload, other: System) -> String {
+    let (Some(Run::Done(r)), Some(Run::Done(o))) =
+        (results.runs.get(&(w, System::Redlockd)), results.runs.get(&(w, other)))
+    else {
+        return "—".into();
+    };
+    if r.ops == 0 || o.ops == 0 {
+        return "—".into();
+    }
+    let x = |q| secs(p(r, q)) / secs(p(o, q));
+    format!(
+        "ops ×{}<br>p50 ×{} · p99 ×{} · p99.9 ×{}",
+        ratio(r.rate() / o.rate()),
+        ratio(x(0.5)),
+        ratio(x(0.99)),
+        ratio(x(0.999))
+    )
+}
+
+/// A line for the progress log.
+pub fn one_line(o: &Outcome) -> String {
+    format!(
+        "{}/s, p50 {}, p99 {}, p99.9 {} ({} ops in {:.1} s, {} errors, {} not acquired; CPU {:.2} s, others {:.2} s)",
+        int(o.rate()),
+        lat(p(o, 0.5)),
+        lat(p(o, 0.99)),
+        lat(p(o, 0.999)),
+        o.ops,
+        o.seconds,
+        o.errors,
+        o.not_acquired,
+        o.cpu.total(),
+        o.cpu.others()
+    )
+}
+
+/// A line for the progress log.
+pub fn sessions_line(o: &SessionOutcome) -> String {
+    format!(
+        "{} of {} held (opened in {:.1} s), RSS {} → {}, renewals/s {} (seen {}), LOST {}, \
+         daemon CPU {:.2} s in {:.1} s",
+        o.held,
+        o.planned,
+        o.open_seconds,
+        mb(o.rss_before),
+        mb(o.rss_held),
+        o.renewals_metric.map_or_else(|| "?".into(), |r| int(r / o.seconds)),
+        int(o.renewals_seen as f64 / o.seconds),
+        o.lost,
+        o.cpu.get(Role::Daemon).unwrap_or(0.0),
+        o.seconds
+    )
+}
+
+fn p(o: &Outcome, q: f64) -> Option<Duration> {
+    o.latencies.quantile(q)
+}
+
+fn secs(d: Option<Duration>) -> f64 {
+    d.map_or(f64::NAN, |d| d.as_secs_f64())
+}
+
+/// ×0.35, ×4.4, ×18, ×32,348.
+fn ratio(x: f64) -> String {
+    if !x.is_finite() {
+        "—".into()
+    } else if x >= 100.0 {
+        int(x)
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// 137 µs, 4.0 ms, 350 ms, 1.20 s.
+fn lat(d: Option<Duration>) -> String {
+    let Some(d) = d else { return "—".into() };
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 10_000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else if us < 1_000_000.0 {
+        format!("{:.0} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+/// 22,700.
+fn int(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    let digits = format!("{:.0}", x.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn mb(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "—".into(), |b| format!("{:.1} MB", b as f64 / MB))
+}
+
+fn short(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("").replace('|', "/");
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(80).collect::<String>())
+    } else {
+        line
+    }
+}
+
+/// What the numbers were measured with.
+pub fn environment(
+    daemon: &Path,
+    daemon_ran: bool,
+    node_dir: &Path,
+    node: Option<&Path>,
+    etcd: Option<&Path>,
+) -> Vec<(String, String)> {
+    let first_line = |program: &Path, arg: &str| {
+        Command::new(program)
+            .arg(arg)
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.lines().next().map(str::to_owned))
+            .unwrap_or_else(|| "?".into())
+    };
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or("?", str::trim)
+        .to_owned();
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let debian = std::fs::read_to_string("/etc/debian_version").unwrap_or_default();
+    let mut env = vec![(
+        "machine".to_owned(),
+        format!(
+            "{cores} cores ({model}), Linux {}, Debian {}",
+            kernel.trim(),
+            debian.trim()
+        ),
+    )];
+    let redis = redlockd::dev::find_redis_server()
+        .map(|p| first_line(&p, "--version"))
+        .unwrap_or_default();
+    // "Redis server v=7.0.15 sha=… malloc=…": the version is enough.
+    let redis = redis
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("v="))
+        .map_or(redis.clone(), |v| format!("redis-server {v}"));
+    env.push(("masters".into(), format!("5 × {redis}, no persistence, on loopback")));
+    if daemon_ran {
+        env.push((
+            "redlockd".into(),
+            format!(
+                "{} (release), its own process; clients over gRPC (tonic)",
+                first_line(daemon, "--version")
+            ),
+        ));
+    }
+    env.push((
+        "rslock".into(),
+        format!("{} (in the benchmark process)", locked_version("rslock")),
+    ));
+    if let Some(node) = node {
+        let version = |package: &str| {
+            let json = std::fs::read_to_string(node_dir.join("node_modules").join(package).join("package.json"))
+                .unwrap_or_default();
+            serde_json::from_str::<serde_json::Value>(&json)
+                .ok()
+                .and_then(|v| v["version"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| "?".into())
+        };
+        env.push((
+            "node-redlock".into(),
+            format!(
+                "redlock {} + ioredis {} on node {}",
+                version("redlock").trim_start_matches('v'),
+                version("ioredis"),
+                first_line(node, "--version")
+            ),
+        ));
+    }
+    if let Some(etcd) = etcd {
+        env.push((
+            "etcd".into(),
+            format!(
+                "etcd {}, single node, data on local disk; client: tonic with etcd's message definitions",
+                first_line(etcd, "--version").trim_start_matches("etcd Version: ")
+            ),
+        ));
+    }
+    env
+}
+
+/// A package's version in Cargo.lock.
+fn locked_version(package: &str) -> String {
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap_or_default();
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == format!("name = \"{package}\"") {
+            if let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = ")) {
+                return v.trim_matches('"').to_owned();
+            }
+        }
+    }
+    "?".into()
+}
