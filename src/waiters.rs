@@ -133,6 +133,13 @@ impl Waiters {
         queue.offer.take().filter(|o| !o.to.is_closed())
     }
 
+    /// Release notifications were lost: wake every queue's head.
+    pub fn released_all(&self) {
+        for queue in self.state().queues.values() {
+            queue.released.notify_one();
+        }
+    }
+
     /// How many requests wait in all.
     pub fn waiting(&self) -> usize {
         self.state().waiting
