@@ -9,6 +9,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut prost = prost_build::Config::new();
     prost.protoc_executable(protoc);
     tonic_prost_build::configure()
+        // Small per-call buffers (src/codec.rs): an open Hold session costs
+        // far less memory.
+        .codec_path("crate::codec::SmallCodec")
         .file_descriptor_set_path(out_dir.join("redlockd_descriptor.bin"))
         .compile_with_config(
             prost,

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod codec;
 pub mod config;
 pub mod dev;
 pub mod error;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
@@ -16,8 +17,7 @@ use crate::locks::Locks;
 use crate::proto::lock_server::Lock;
 use crate::proto::{
     AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
-    HoldResponse, InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, ReleaseRequest,
-    ReleaseResponse,
+    InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, ReleaseRequest, ReleaseResponse,
 };
 use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
 use crate::session;
@@ -170,7 +170,8 @@ impl<N: Node> Lock for LockService<N> {
         ))
     }
 
-    type HoldStream = ReceiverStream<Result<HoldResponse, Status>>;
+    type HoldStream =
+        futures::stream::Map<ReceiverStream<Box<session::Reply>>, fn(Box<session::Reply>) -> session::Reply>;
 
     async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
         let caller = self.auth.caller(request.metadata())?;
@@ -186,7 +187,8 @@ impl<N: Node> Lock for LockService<N> {
             guard,
         );
         tokio::spawn(session);
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let unbox: fn(Box<session::Reply>) -> session::Reply = |reply| *reply;
+        Ok(Response::new(ReceiverStream::new(rx).map(unbox)))
     }
 
     async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {

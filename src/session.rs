@@ -38,7 +38,14 @@ struct Plan {
 }
 
 /// What the daemon sends down the stream.
-type Out = mpsc::Sender<Result<HoldResponse, Status>>;
+///
+/// Items are boxed: tokio's channel allocates its slots 32 at a time, and
+/// 32 unboxed `Result<HoldResponse, Status>` are about 6 KiB per session;
+/// boxed, a session's queue costs a few hundred bytes while it is empty.
+pub type Out = mpsc::Sender<Box<Reply>>;
+
+/// One message down the stream.
+pub type Reply = Result<HoldResponse, Status>;
 
 fn event(event: HoldEvent, reason: &str) -> HoldResponse {
     HoldResponse {
@@ -97,7 +104,7 @@ pub async fn run<N: Node>(
         }))) => start,
         Ok(Ok(Some(_))) | Err(_) => {
             let error = Error::invalid("start", "a Hold session must begin with `start`, within 10 s");
-            let _ = out.send(Err(error.into())).await;
+            let _ = out.send(Box::new(Err(error.into()))).await;
             return;
         }
         Ok(Ok(None) | Err(_)) => return,
@@ -105,7 +112,7 @@ pub async fn run<N: Node>(
     let plan = match plan(&caller, start, &limits, node_timeout) {
         Ok(plan) => plan,
         Err(error) => {
-            let _ = out.send(Err(error.into())).await;
+            let _ = out.send(Box::new(Err(error.into()))).await;
             return;
         }
     };
@@ -126,22 +133,24 @@ pub async fn run<N: Node>(
                 nodes: wire_outcomes(&votes),
                 ..event(HoldEvent::NotAcquired, wire_reason(reason).as_str_name())
             };
-            let _ = out.send(Ok(message)).await;
+            let _ = out.send(Box::new(Ok(message))).await;
             return;
         }
         Err(Error::Cancelled) if !out.is_closed() => {
-            let _ = out.send(Err(Error::ShuttingDown.into())).await;
+            let _ = out.send(Box::new(Err(Error::ShuttingDown.into()))).await;
             return;
         }
         Err(error) => {
-            let _ = out.send(Err(error.into())).await;
+            let _ = out.send(Box::new(Err(error.into()))).await;
             return;
         }
     };
     let ending = hold(&locks, &plan, &lease, node_timeout, &mut inbound, &out).await;
     if let Some((HoldEvent::Lost, reason)) = ending {
         // LOST first: the client must stop now, not after our cleanup.
-        let _ = out.send_timeout(Ok(event(HoldEvent::Lost, reason)), node_timeout).await;
+        let _ = out
+            .send_timeout(Box::new(Ok(event(HoldEvent::Lost, reason))), node_timeout)
+            .await;
     }
     let held_to_end = locks.release(&lease.resource, &lease.value).await.unwrap_or(false);
     if let Some((HoldEvent::Released, reason)) = ending {
@@ -149,7 +158,7 @@ pub async fn run<N: Node>(
             held_to_end,
             ..event(HoldEvent::Released, reason)
         };
-        let _ = out.send_timeout(Ok(message), Duration::from_secs(1)).await;
+        let _ = out.send_timeout(Box::new(Ok(message)), Duration::from_secs(1)).await;
     }
     tracing::debug!(resource = %plan.resource, held_to_end, "session ended");
 }
@@ -168,12 +177,12 @@ async fn hold<N: Node>(
     // Validity counts from the end of the rounds, which is about now.
     let mut deadline = started + lease.validity;
     if out
-        .send(Ok(with_lease(
+        .send(Box::new(Ok(with_lease(
             HoldEvent::Acquired,
             &plan.resource,
             lease,
             lease.validity,
-        )))
+        ))))
         .await
         .is_err()
     {
@@ -218,7 +227,12 @@ async fn hold<N: Node>(
                         // Never queue behind a slow reader: a stale EXTENDED
                         // would make the client count validity too late.
                         if let Err(mpsc::error::TrySendError::Closed(_)) =
-                            out.try_send(Ok(with_lease(HoldEvent::Extended, &plan.resource, lease, validity)))
+                            out.try_send(Box::new(Ok(with_lease(
+                                HoldEvent::Extended,
+                                &plan.resource,
+                                lease,
+                                validity,
+                            ))))
                         {
                             return None;
                         }
