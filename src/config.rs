@@ -196,6 +196,9 @@ pub struct LockConfig {
     pub max_waiters: usize,
     /// Most open Hold sessions in this daemon.
     pub max_sessions: usize,
+    /// Most releases in a row handed straight to this daemon's next waiter
+    /// before one is published for every daemon (0: never hand off).
+    pub max_handoffs_in_row: u32,
 }
 
 /// A configuration that cannot be used; the message names the setting.
@@ -373,6 +376,12 @@ impl Config {
             if n == 0 || n > 1_000_000 {
                 return fail(format!("{name} ({n}) must lie within [1, 1000000]"));
             }
+        }
+        if lock.max_handoffs_in_row > 1000 {
+            return fail(format!(
+                "lock.max_handoffs_in_row ({}) must lie within [0, 1000]",
+                lock.max_handoffs_in_row
+            ));
         }
         if self.safety.check_interval < Duration::from_millis(10)
             || self.safety.check_interval > Duration::from_secs(60)

@@ -151,10 +151,10 @@ pub async fn run(
         .map_err(|e| RunError::Reflection(e.to_string()))?;
 
     // Releases published on any master wake this daemon's waiters.
-    let waiters = Arc::new(Waiters::new(
-        config.lock.max_waiters_per_resource,
-        config.lock.max_waiters,
-    ));
+    let waiters = Arc::new(
+        Waiters::new(config.lock.max_waiters_per_resource, config.lock.max_waiters)
+            .with_handoffs(config.lock.max_handoffs_in_row),
+    );
     let mut subscribers = Vec::new();
     for (index, url) in config.redis.nodes.iter().enumerate() {
         let subscriber = redlock::released::subscribe(&config.node(url, tls.clone()), waiters.clone())

@@ -13,15 +13,14 @@ use tokio::sync::{Notify, oneshot};
 use crate::error::Error;
 use crate::redlock::Lease;
 
-/// Hand-offs in a row to this daemon's own waiters before a release is
-/// published instead, so waiters on other daemons get their turn.
-pub const MAX_HANDOFFS_IN_ROW: u32 = 4;
-
 /// The queues of one daemon, with limits.
 pub struct Waiters {
     state: Mutex<State>,
     per_resource: usize,
     total: usize,
+    /// Hand-offs in a row to this daemon's own waiters before a release is
+    /// published instead, so waiters on other daemons get their turn.
+    max_handoffs_in_row: u32,
 }
 
 #[derive(Default)]
@@ -60,13 +59,21 @@ pub struct Slot {
 }
 
 impl Waiters {
-    /// Queues of at most `per_resource` waiters each, `total` in all.
+    /// Queues of at most `per_resource` waiters each, `total` in all; at
+    /// most 16 local hand-offs in a row (see `with_handoffs`).
     pub fn new(per_resource: usize, total: usize) -> Waiters {
         Waiters {
             state: Mutex::new(State::default()),
             per_resource,
             total,
+            max_handoffs_in_row: 16,
         }
+    }
+
+    /// At most `n` hand-offs in a row to local waiters (0: never hand off).
+    pub fn with_handoffs(mut self, n: u32) -> Waiters {
+        self.max_handoffs_in_row = n;
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -122,10 +129,10 @@ impl Waiters {
 
     /// The head's offer for `resource`, if it made one; taking it ends it.
     /// `None` (release and announce as usual) also when the lock being
-    /// released was itself the end of `MAX_HANDOFFS_IN_ROW` hand-offs
+    /// released was itself the end of `max_handoffs_in_row` hand-offs
     /// (`streak`), so waiters on other daemons get their turn.
     pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
-        if streak >= MAX_HANDOFFS_IN_ROW {
+        if streak >= self.max_handoffs_in_row {
             return None;
         }
         let mut state = self.state();

@@ -232,6 +232,7 @@ async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_f
     // Slow retries: the waiters are served by hand-offs and wake-ups only.
     env.insert("REDLOCKD__LOCK__RETRY_DELAY_MIN".into(), "5s".into());
     env.insert("REDLOCKD__LOCK__RETRY_DELAY_MAX".into(), "6s".into());
+    env.insert("REDLOCKD__LOCK__MAX_HANDOFFS_IN_ROW".into(), "4".into());
     let daemon = Daemon::start_with(env).await;
     let mut holder = daemon.client().await;
     let first = must_acquire(&mut holder, "handoff", 30.0, 0.0).await;
@@ -273,6 +274,29 @@ async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_f
     assert_eq!(counter(&scrape, "redlock_release_total{status=\"success\"}"), 7);
     let empty = inspect(&mut holder, "handoff").await;
     assert!(!empty.held, "{empty:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn with_hand_offs_off_every_release_is_published_and_waiters_still_get_the_lock() {
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__LOCK__MAX_HANDOFFS_IN_ROW".into(), "0".into());
+    let daemon = Daemon::start_with(env).await;
+    let mut holder = daemon.client().await;
+    let first = must_acquire(&mut holder, "no-handoff", 30.0, 0.0).await;
+    let mut waiter = daemon.client().await;
+    let waiting = tokio::spawn(async move { must_acquire(&mut waiter, "no-handoff", 30.0, 5.0).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(release(&mut holder, &first).await);
+    let second = waiting.await.unwrap();
+    assert!(second.fencing_token > first.fencing_token);
+    let scrape = daemon.scrape().await;
+    assert_eq!(
+        counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
+        0,
+        "{scrape}"
+    );
     daemon.stop().await;
 }
 
