@@ -6,59 +6,31 @@ mod support;
 use std::time::Duration;
 
 use support::*;
-use tonic_health::pb::HealthCheckRequest;
-use tonic_health::pb::health_check_response::ServingStatus;
-use tonic_health::pb::health_client::HealthClient;
 use tonic_reflection::pb::v1::ServerReflectionRequest;
 use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
 use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
 use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
 
-async fn channel(daemon: &Daemon) -> tonic::transport::Channel {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{}", daemon.addr)).unwrap();
-    endpoint.connect().await.unwrap()
-}
-
-async fn status(daemon: &Daemon, service: &str) -> ServingStatus {
-    let mut health = HealthClient::new(channel(daemon).await);
-    let request = HealthCheckRequest {
-        service: service.into(),
-    };
-    let reply = health.check(request).await.unwrap().into_inner();
-    reply.status()
-}
-
-/// Polls until the status is `want` (the monitor probes every 200 ms here).
-async fn until_status(daemon: &Daemon, want: ServingStatus) {
-    for _ in 0..100 {
-        if status(daemon, "").await == want && status(daemon, redlockd::SERVICE_NAME).await == want {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("health never became {want:?}");
-}
-
 #[tokio::test]
 async fn health_is_serving_only_while_a_quorum_of_masters_is_usable() {
     let mut cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
-    assert_eq!(status(&daemon, "").await, ServingStatus::Serving);
-    assert_eq!(status(&daemon, redlockd::SERVICE_NAME).await, ServingStatus::Serving);
+    assert_eq!(daemon.health("").await, ServingStatus::Serving);
+    assert_eq!(daemon.health(redlockd::SERVICE_NAME).await, ServingStatus::Serving);
     for i in 0..2 {
         cluster.masters[i].kill();
     }
     // Two of five down: still a quorum.
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(status(&daemon, "").await, ServingStatus::Serving);
+    assert_eq!(daemon.health("").await, ServingStatus::Serving);
     cluster.masters[2].kill();
-    until_status(&daemon, ServingStatus::NotServing).await;
+    daemon.until_health(ServingStatus::NotServing).await;
     // Liveness does not follow Redis: the process is alive.
-    assert_eq!(status(&daemon, "liveness").await, ServingStatus::Serving);
+    assert_eq!(daemon.health("liveness").await, ServingStatus::Serving);
     for i in 0..3 {
         cluster.masters[i].restart().unwrap();
     }
-    until_status(&daemon, ServingStatus::Serving).await;
+    daemon.until_health(ServingStatus::Serving).await;
     daemon.stop().await;
 }
 
@@ -66,7 +38,7 @@ async fn health_is_serving_only_while_a_quorum_of_masters_is_usable() {
 async fn server_reflection_lists_the_lock_and_health_services() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
-    let mut reflection = ServerReflectionClient::new(channel(&daemon).await);
+    let mut reflection = ServerReflectionClient::new(daemon.channel().await);
     let request = ServerReflectionRequest {
         host: String::new(),
         message_request: Some(MessageRequest::ListServices(String::new())),

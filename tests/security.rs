@@ -15,9 +15,6 @@ use support::certs::Pki;
 use support::*;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
-use tonic_health::pb::HealthCheckRequest;
-use tonic_health::pb::health_check_response::ServingStatus;
-use tonic_health::pb::health_client::HealthClient;
 
 /// A CA for the server and the good clients, another for the bad ones.
 fn pki(dir: &std::path::Path) -> Pki {
@@ -232,16 +229,7 @@ async fn calls_without_a_valid_token_are_unauthenticated_on_every_method() {
         );
     }
     // Health stays open for the kubelet's probes.
-    let channel = Channel::from_shared(format!("http://{}", daemon.addr))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let health = HealthClient::new(channel)
-        .check(HealthCheckRequest::default())
-        .await
-        .unwrap();
-    assert_eq!(health.into_inner().status(), ServingStatus::Serving);
+    assert_eq!(daemon.health("").await, ServingStatus::Serving);
     daemon.stop().await;
 }
 
@@ -362,26 +350,6 @@ fn deployed_acl(password: &str) -> Vec<String> {
     args
 }
 
-async fn health(daemon: &Daemon) -> ServingStatus {
-    let channel = Channel::from_shared(format!("http://{}", daemon.addr))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let reply = HealthClient::new(channel).check(HealthCheckRequest::default()).await;
-    reply.unwrap().into_inner().status()
-}
-
-async fn until_health(daemon: &Daemon, want: ServingStatus) {
-    for _ in 0..100 {
-        if health(daemon).await == want {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("health never became {want:?}");
-}
-
 /// Masters running exactly the ACL of deploy/ (default user off), the daemon
 /// logging in as `redlockd`; `wrong` get a wrong password.
 async fn daemon_under_acl(cluster: &Cluster, wrong: &[usize]) -> Daemon {
@@ -441,7 +409,7 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(release(&mut client, &first).await);
     assert!(waiting.await.unwrap().acquired);
-    assert_eq!(health(&daemon).await, ServingStatus::Serving);
+    assert_eq!(daemon.health("").await, ServingStatus::Serving);
     let scrape = daemon.scrape().await;
     assert!(
         scrape.contains("redlock_node_state{node=\"4\",state=\"unverified\"} 1"),
@@ -451,7 +419,7 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
 
     // Three wrong: no quorum, and health says so.
     let daemon = daemon_under_acl(&cluster, &[2, 3, 4]).await;
-    until_health(&daemon, ServingStatus::NotServing).await;
+    daemon.until_health(ServingStatus::NotServing).await;
     let status = daemon
         .client()
         .await

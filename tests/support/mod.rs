@@ -18,6 +18,9 @@ use redlockd::proto::lock_client::LockClient;
 use redlockd::proto::{AcquireRequest, AcquireResponse, Lease, ReleaseRequest};
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+pub use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
 
 /// Five (or n) independent masters, killed on drop.
 pub struct Cluster {
@@ -133,6 +136,36 @@ impl Daemon {
         LockClient::connect(format!("http://{}", self.addr))
             .await
             .expect("connecting to the daemon")
+    }
+
+    /// A plain-text channel to the daemon (health, reflection).
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    /// What gRPC health says of `service` ("" = the whole server).
+    pub async fn health(&self, service: &str) -> ServingStatus {
+        let request = HealthCheckRequest {
+            service: service.into(),
+        };
+        let mut health = HealthClient::new(self.channel().await);
+        health.check(request).await.unwrap().into_inner().status()
+    }
+
+    /// Polls until health says `want` for the server and the lock service
+    /// (the monitor probes every 200 ms in tests).
+    pub async fn until_health(&self, want: ServingStatus) {
+        for _ in 0..100 {
+            if self.health("").await == want && self.health(redlockd::SERVICE_NAME).await == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("health never became {want:?}");
     }
 
     /// Ends the daemon abruptly, like `kill -9`: no drain, nothing released.
