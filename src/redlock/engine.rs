@@ -7,9 +7,8 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::join_all;
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::{Instant, timeout};
 
@@ -611,35 +610,29 @@ mod tests;
 
 /// Runs `calls` at once and collects their answers in order until
 /// `settled` says the outcome is known (or all have answered); the answers
-/// not awaited are `None`. Every call is started (polled once, so its
+/// not awaited are `None`. Every call is polled from the start (so its
 /// command is sent) before any answer is looked at.
 async fn gather<T, F: Future<Output = T>>(
     calls: impl IntoIterator<Item = F>,
     settled: impl Fn(&[Option<T>]) -> bool,
 ) -> Vec<Option<T>> {
-    let mut started: Vec<Pin<Box<F>>> = calls.into_iter().map(Box::pin).collect();
-    let mut answers: Vec<Option<T>> = (0..started.len()).map(|_| None).collect();
+    let mut calls: Vec<Pin<Box<F>>> = calls.into_iter().map(Box::pin).collect();
+    let mut answers: Vec<Option<T>> = (0..calls.len()).map(|_| None).collect();
     std::future::poll_fn(|cx| {
-        for (call, answer) in started.iter_mut().zip(answers.iter_mut()) {
-            if let Poll::Ready(value) = call.as_mut().poll(cx) {
+        for (call, answer) in calls.iter_mut().zip(answers.iter_mut()) {
+            if answer.is_none()
+                && let Poll::Ready(value) = call.as_mut().poll(cx)
+            {
                 *answer = Some(value);
             }
         }
-        Poll::Ready(())
+        if answers.iter().all(Option::is_some) || settled(&answers) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     })
     .await;
-    let mut running: FuturesUnordered<_> = started
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| answers[*i].is_none())
-        .map(|(i, call)| async move { (i, call.await) })
-        .collect();
-    while !settled(&answers) {
-        let Some((i, answer)) = running.next().await else {
-            break;
-        };
-        answers[i] = Some(answer);
-    }
     answers
 }
 
