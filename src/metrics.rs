@@ -58,6 +58,7 @@ pub struct Metrics {
     hold_seconds: Histogram,
     node_seconds: HistogramVec,
     node_errors: IntCounterVec,
+    node_not_awaited: IntCounterVec,
     /// `redlock_handoffs_total{outcome}`: releases that handed the lock to
     /// the next local waiter in one round.
     pub handoffs: IntCounterVec,
@@ -158,6 +159,12 @@ impl Metrics {
                 "Failed or timed-out requests per master",
                 "node",
             ),
+            node_not_awaited: counter(
+                "redlock_node_requests_not_awaited_total",
+                "Requests per master whose answer was not awaited: the round was decided by the others first, or \
+                 was cut off",
+                "node",
+            ),
             handoffs: counter(
                 "redlock_handoffs_total",
                 "Releases that handed the lock straight to this daemon's next waiter, by outcome (handed, failed, \
@@ -207,6 +214,11 @@ impl Metrics {
         if !ok {
             self.node_errors.with_label_values(&[&label]).inc();
         }
+    }
+
+    /// A round stopped waiting for master `node`'s answer.
+    pub fn node_not_awaited(&self, node: usize) {
+        self.node_not_awaited.with_label_values(&[&node.to_string()]).inc();
     }
 
     /// The registry, for more collectors.

@@ -35,6 +35,53 @@ async fn health_is_serving_only_while_a_quorum_of_masters_is_usable() {
 }
 
 #[tokio::test]
+async fn answers_a_round_did_not_wait_for_and_timeouts_are_counted_per_master() {
+    use support::proxy::{Mode, Proxy};
+    let cluster = Cluster::start(5);
+    let mut proxies = Vec::new();
+    for master in &cluster.masters {
+        proxies.push(Proxy::start(([127, 0, 0, 1], master.port()).into()).await);
+    }
+    let env = support::rig::rig_env(&cluster, &proxies, &[("REDLOCKD__SAFETY__QUARANTINE", "false")]);
+    let daemon = Daemon::start_with(env).await;
+    let mut client = daemon.client().await;
+    // Master 4 answers in ~40 ms, well within the 100 ms node timeout: the
+    // other four decide each acquisition first; releases wait for all.
+    let slow = Mode::Delay {
+        base: Duration::from_millis(20),
+        jitter: Duration::ZERO,
+    };
+    proxies[4].set_mode(slow);
+    for i in 0..5 {
+        let lease = must_acquire(&mut client, &format!("slow{i}"), 1.0, 0.0).await;
+        assert!(release(&mut client, &lease).await);
+    }
+    // Master 3 goes silent: each release to it runs into the timeout.
+    proxies[3].set_mode(Mode::Blackhole);
+    for i in 0..2 {
+        let lease = must_acquire(&mut client, &format!("silent{i}"), 1.0, 0.0).await;
+        assert!(release(&mut client, &lease).await);
+    }
+    let scrape = daemon.scrape().await;
+    let not_awaited = |node: usize| {
+        series_or_zero(
+            &scrape,
+            &format!(r#"redlock_node_requests_not_awaited_total{{node="{node}"}}"#),
+        )
+    };
+    let errors = |node: usize| series_or_zero(&scrape, &format!(r#"redlock_node_errors_total{{node="{node}"}}"#));
+    assert!(not_awaited(4) >= 5.0, "master 4: {} not awaited", not_awaited(4));
+    assert!(errors(3) >= 2.0, "master 3: {} errors", errors(3));
+    assert_eq!(
+        errors(0) + errors(1) + errors(2),
+        0.0,
+        "healthy masters counted as failing"
+    );
+    proxies[3].set_mode(Mode::Pass);
+    daemon.stop().await;
+}
+
+#[tokio::test]
 async fn server_reflection_lists_the_lock_and_health_services() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
@@ -69,6 +116,15 @@ fn series(scrape: &str, name_and_labels: &str) -> f64 {
         .unwrap()
 }
 
+/// Like `series`, but a series never touched (absent) is 0.
+fn series_or_zero(scrape: &str, name_and_labels: &str) -> f64 {
+    if scrape.contains(name_and_labels) {
+        series(scrape, name_and_labels)
+    } else {
+        0.0
+    }
+}
+
 #[tokio::test]
 async fn metrics_count_real_traffic() {
     let cluster = Cluster::start(5);
@@ -93,14 +149,26 @@ async fn metrics_count_real_traffic() {
     assert_eq!(series(&scrape, "redlock_acquire_duration_seconds_count"), 7.0);
     assert_eq!(series(&scrape, "redlock_locks_held"), 1.0);
     assert_eq!(series(&scrape, "redlock_sessions"), 0.0);
-    // Every master answered every round: 7 acquires + 3 releases each.
+    // Every master was asked in every round (7 acquires + 3 releases); a
+    // round decided early by the others leaves its answer not awaited.
+    let mut answered = 0.0;
     for node in 0..5 {
-        let count = series(
+        let timed = series(
             &scrape,
             &format!(r#"redlock_node_request_duration_seconds_count{{node="{node}"}}"#),
         );
-        assert!(count >= 10.0, "node {node}: {count}");
+        let not_awaited = series_or_zero(
+            &scrape,
+            &format!(r#"redlock_node_requests_not_awaited_total{{node="{node}"}}"#),
+        );
+        assert!(
+            timed + not_awaited >= 10.0,
+            "node {node}: {timed} answered, {not_awaited} not awaited"
+        );
+        answered += timed;
     }
+    // A quorum answered every round.
+    assert!(answered >= 30.0, "{answered} answers in 10 rounds");
     assert!(
         !scrape.contains("m0") && !scrape.contains("still-held"),
         "a resource name leaked into a label"

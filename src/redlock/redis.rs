@@ -248,10 +248,16 @@ impl RedisNode {
     /// Runs a lock script by SHA with the lock key, fence key and marker key.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>, options: &Options) -> Result<Value, NodeError> {
         let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
-        let started = Instant::now();
+        let mut timing = Timing {
+            observer: self.observer.as_ref(),
+            started: Instant::now(),
+            timeout: self.round_options.timeout,
+            answered: false,
+        };
         let reply = self.eval_keys(script, keys, args, options).await;
-        if let Some((metrics, index)) = &self.observer {
-            metrics.node_request(*index, started.elapsed(), reply.is_ok());
+        timing.answered = true;
+        if let Some((metrics, index)) = timing.observer {
+            metrics.node_request(*index, timing.started.elapsed(), reply.is_ok());
         }
         reply
     }
@@ -274,6 +280,30 @@ impl RedisNode {
             other => other,
         };
         result.map_err(node_error)
+    }
+}
+
+/// Times one script call. A call dropped before its answer counts as a
+/// failed request when the round timeout had passed, and as not awaited
+/// when its round was decided without it.
+struct Timing<'a> {
+    observer: Option<&'a (Arc<Metrics>, usize)>,
+    started: Instant,
+    timeout: Option<Duration>,
+    answered: bool,
+}
+
+impl Drop for Timing<'_> {
+    fn drop(&mut self) {
+        let Some((metrics, index)) = self.observer.filter(|_| !self.answered) else {
+            return;
+        };
+        let took = self.started.elapsed();
+        if self.timeout.is_some_and(|limit| took >= limit) {
+            metrics.node_request(*index, took, false);
+        } else {
+            metrics.node_not_awaited(*index);
+        }
     }
 }
 
