@@ -16,8 +16,10 @@ FROM rust:1-bookworm AS builder
 WORKDIR /src
 
 # Only what the build reads (see .dockerignore): the manifest and lock file,
-# the build script, the proto files, the compiled-in default config, the code.
+# the build script, the proto files, the compiled-in default config, the code,
+# and the patched fred (vendor/README.md).
 COPY Cargo.toml Cargo.lock build.rs ./
+COPY vendor ./vendor
 COPY proto ./proto
 COPY config ./config
 COPY src ./src
