@@ -126,7 +126,10 @@ pub async fn run<N: Node>(
             }
         }
     };
-    let lease = match locks.acquire(plan.name.clone(), plan.ttl, plan.wait, give_up).await {
+    // The rounds' futures are boxed: an idle session keeps only its small
+    // loop state, not room for the largest round (issue #7, (d)).
+    let acquiring = Box::pin(locks.acquire(plan.name.clone(), plan.ttl, plan.wait, give_up));
+    let lease = match acquiring.await {
         Ok(Acquired::Granted(lease)) => lease,
         Ok(Acquired::NotGranted { reason, votes, .. }) => {
             let message = HoldResponse {
@@ -152,7 +155,9 @@ pub async fn run<N: Node>(
             .send_timeout(Box::new(Ok(event(HoldEvent::Lost, reason))), node_timeout)
             .await;
     }
-    let held_to_end = locks.release(&lease.resource, &lease.value).await.unwrap_or(false);
+    let held_to_end = Box::pin(locks.release(&lease.resource, &lease.value))
+        .await
+        .unwrap_or(false);
     if let Some((HoldEvent::Released, reason)) = ending {
         let message = HoldResponse {
             held_to_end,
@@ -199,28 +204,26 @@ async fn hold<N: Node>(
     let max_hold_end = started + plan.max_hold;
     let closing = locks.closing();
     tokio::pin!(closing);
+    // One timer for the three deadlines (LOST, max_hold, next extension):
+    // an idle session is mostly this loop's state, kept small (issue #7 (d)).
+    let timer = sleep_until(next_extend);
+    tokio::pin!(timer);
     loop {
         let lost_at = deadline.checked_sub(lost_margin).unwrap_or(deadline);
+        timer.as_mut().reset(lost_at.min(max_hold_end).min(next_extend));
         tokio::select! {
             biased;
             () = &mut closing => return Some((HoldEvent::Released, "the daemon is shutting down")),
             () = out.closed() => return None,
-            () = sleep_until(lost_at) => return Some((HoldEvent::Lost, "the lock could not be extended in time")),
-            () = sleep_until(max_hold_end) => return Some((HoldEvent::Released, "max_hold used up")),
-            message = inbound.message() => match message {
-                Ok(Some(HoldRequest { request: Some(Ask::Release(_)) })) | Ok(None) => {
-                    return Some((HoldEvent::Released, "released by the client"));
+            () = &mut timer => {
+                let now = Instant::now();
+                if now >= lost_at {
+                    return Some((HoldEvent::Lost, "the lock could not be extended in time"));
                 }
-                Ok(Some(HoldRequest { request: Some(Ask::Start(_)) })) => {
-                    return Some((HoldEvent::Released, "`start` may be sent only once; released"));
+                if now >= max_hold_end {
+                    return Some((HoldEvent::Released, "max_hold used up"));
                 }
-                Ok(Some(HoldRequest { request: None })) => {
-                    return Some((HoldEvent::Released, "an empty request; released"));
-                }
-                Err(_) => return None,
-            },
-            () = sleep_until(next_extend) => {
-                match locks.extend(&lease.resource, &lease.value, plan.ttl).await {
+                match Box::pin(locks.extend(&lease.resource, &lease.value, plan.ttl)).await {
                     Ok(Some(validity)) => {
                         deadline = Instant::now() + validity;
                         next_extend = schedule(deadline);
@@ -242,6 +245,18 @@ async fn hold<N: Node>(
                     Err(_) => next_extend = Instant::now() + node_timeout * 2,
                 }
             }
+            message = inbound.message() => match message {
+                Ok(Some(HoldRequest { request: Some(Ask::Release(_)) })) | Ok(None) => {
+                    return Some((HoldEvent::Released, "released by the client"));
+                }
+                Ok(Some(HoldRequest { request: Some(Ask::Start(_)) })) => {
+                    return Some((HoldEvent::Released, "`start` may be sent only once; released"));
+                }
+                Ok(Some(HoldRequest { request: None })) => {
+                    return Some((HoldEvent::Released, "an empty request; released"));
+                }
+                Err(_) => return None,
+            },
         }
     }
 }
