@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::metrics::{Metrics, Status};
+use crate::redlock::engine::Head;
 use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
 use crate::waiters::{Offer, Waiters};
 
@@ -243,6 +244,7 @@ impl<N: Node> Locks<N> {
             let mut give_up = std::pin::pin!(give_up);
             let mut offer = None;
             let outcome = async {
+                let mut held_here = false;
                 if let Some(slot) = &slot {
                     tokio::select! {
                         () = slot.until_head() => {}
@@ -255,10 +257,11 @@ impl<N: Node> Locks<N> {
                         () = tx.closed() => return Err(Error::Cancelled),
                         () = &mut give_up => return Err(Error::Cancelled),
                     }
-                    offer = Some(slot.offer(ttl));
+                    let (from, held) = slot.offer(ttl);
+                    offer = Some(from);
+                    held_here = held;
                 }
                 let left = deadline.saturating_duration_since(Instant::now());
-                let wake = slot.as_ref().map(|s| s.released());
                 let stop = async {
                     tokio::select! {
                         () = tx.closed() => {}
@@ -266,24 +269,32 @@ impl<N: Node> Locks<N> {
                     }
                 };
                 // As head, a release in this daemon may hand the lock over.
-                let handed = async {
-                    match offer.as_mut() {
-                        Some(offer) => match offer.await {
-                            Ok(lease) => lease,
-                            Err(_) => std::future::pending().await,
+                let head = match (&slot, offer.as_mut()) {
+                    (Some(slot), Some(offer)) => Some(Head {
+                        wake: slot.released(),
+                        handed: async {
+                            match offer.await {
+                                Ok(lease) => lease,
+                                Err(_) => std::future::pending().await,
+                            }
                         },
-                        None => std::future::pending().await,
-                    }
+                        held_here,
+                    }),
+                    _ => None,
                 };
-                locks.engine.acquire(&resource, ttl, left, stop, wake, handed).await
+                locks.engine.acquire(&resource, ttl, left, stop, head).await
             }
             .await;
             // A lock handed over just as the wait ended is nobody's.
             if let Some(Ok(lease)) = offer.as_mut().map(oneshot::Receiver::try_recv) {
                 let _ = locks.engine.release(&lease.resource, &lease.value).await;
             }
-            // Leave the queue before answering: the next one starts now.
-            drop(slot);
+            // Leave the queue before answering: the next one starts now
+            // (and knows whether the lock is held here).
+            match (slot, &outcome) {
+                (Some(slot), Ok(Acquired::Granted(_))) => slot.leave_holding(),
+                (slot, _) => drop(slot),
+            }
             if let Err(Ok(Acquired::Granted(lease))) = tx.send(outcome) {
                 tracing::info!(resource = %lease.resource, "the caller left before its lock was granted; releasing it");
                 let _ = locks.release(&lease.resource, &lease.value).await;

@@ -38,6 +38,9 @@ struct Queue {
     released: Arc<Notify>,
     /// The head's standing offer to take the lock over directly.
     offer: Option<Offer>,
+    /// The last head left holding the lock: the next head need not try
+    /// before that holder's release hands the lock over (or is published).
+    held_here: bool,
 }
 
 /// The head of a queue, ready to be handed the lock by a local release.
@@ -99,6 +102,7 @@ impl Waiters {
             head_left: Arc::new(Notify::new()),
             released: Arc::new(Notify::new()),
             offer: None,
+            held_here: false,
         });
         if queue.tickets.len() >= self.per_resource {
             return Err(Error::ResourceExhausted(format!(
@@ -182,18 +186,28 @@ impl Slot {
     }
 
     /// Offers (as head) to be handed the lock with `ttl` by a release in
-    /// this daemon; the lease arrives on the receiver.
-    pub fn offer(&self, ttl: Duration) -> oneshot::Receiver<Lease> {
+    /// this daemon; the lease arrives on the receiver. Also says whether
+    /// the head before left holding the lock (see `leave_holding`).
+    pub fn offer(&self, ttl: Duration) -> (oneshot::Receiver<Lease>, bool) {
         let (to, from) = oneshot::channel();
         let mut state = self.waiters.state();
+        let mut held_here = false;
         if let Some(queue) = state.queues.get_mut(&self.resource) {
             queue.offer = Some(Offer {
                 ticket: self.ticket,
                 ttl,
                 to,
             });
+            held_here = std::mem::take(&mut queue.held_here);
         }
-        from
+        (from, held_here)
+    }
+
+    /// Leaves the queue as the new holder of the lock.
+    pub fn leave_holding(self) {
+        if let Some(queue) = self.waiters.state().queues.get_mut(&self.resource) {
+            queue.held_here = true;
+        }
     }
 }
 
@@ -217,6 +231,8 @@ impl Drop for Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TTL: Duration = Duration::from_secs(1);
 
     #[tokio::test]
     async fn waiters_are_served_first_in_first_out() {
@@ -257,6 +273,23 @@ mod tests {
         let all = waiters.join("t").err().unwrap();
         assert!(all.to_string().contains("max_waiters"), "{all}");
         assert_eq!(all.code(), tonic::Code::ResourceExhausted);
+    }
+
+    #[tokio::test]
+    async fn the_next_head_learns_whether_the_one_before_left_holding_the_lock() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let first = waiters.join("r").unwrap();
+        let second = waiters.join("r").unwrap();
+        let third = waiters.join("r").unwrap();
+        assert!(!first.offer(TTL).1, "nobody held it before the first head");
+        first.leave_holding();
+        second.until_head().await;
+        assert!(second.offer(TTL).1);
+        // The hint is read once, and a head that left empty-handed gives none.
+        assert!(!second.offer(TTL).1);
+        drop(second);
+        third.until_head().await;
+        assert!(!third.offer(TTL).1);
     }
 
     #[tokio::test]

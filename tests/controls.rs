@@ -309,8 +309,7 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
                 Duration::from_secs(5),
                 Duration::ZERO,
                 std::future::pending(),
-                None,
-                std::future::pending(),
+                redlockd::redlock::engine::ALONE,
             )
             .await;
         let Ok(Acquired::Granted(lease)) = outcome else {

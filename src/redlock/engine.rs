@@ -160,6 +160,20 @@ pub struct Engine<N> {
     config: EngineConfig,
 }
 
+/// What the head of a local queue (`crate::waiters`) brings to `acquire`.
+pub struct Head<'a, H> {
+    /// Notified when a release of the resource was published.
+    pub wake: &'a Notify,
+    /// Resolves with a lease handed over by a release in this daemon.
+    pub handed: H,
+    /// The lock is held through this daemon now (the head before took it):
+    /// its release will hand it over, so the first attempt waits.
+    pub held_here: bool,
+}
+
+/// `acquire` for a caller that heads no queue.
+pub const ALONE: Option<Head<'static, std::future::Pending<Lease>>> = None;
+
 impl<N: Node> Engine<N> {
     /// An engine over `nodes` (odd count, at most 16; config validation
     /// guarantees it for the daemon).
@@ -187,63 +201,81 @@ impl<N: Node> Engine<N> {
 
     /// Takes the lock on `resource`, retrying with jitter until `wait` has
     /// passed or `give_up` resolves (checked between attempts only, so an
-    /// attempt is never abandoned half-way with keys left behind). `wake`,
-    /// when notified (a release was published), ends a retry delay early.
+    /// attempt is never abandoned half-way with keys left behind). `head`
+    /// is given when the caller heads a local queue (see `Head`).
     ///
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum
     /// of nodes. Contention is `Ok(Acquired::NotGranted)`.
-    pub async fn acquire(
+    pub async fn acquire<H: Future<Output = Lease>>(
         &self,
         resource: &str,
         ttl: Duration,
         wait: Duration,
         give_up: impl Future<Output = ()>,
-        wake: Option<&Notify>,
-        handed: impl Future<Output = Lease>,
+        head: Option<Head<'_, H>>,
     ) -> Result<Acquired, Error> {
         let key = self.lock_key(resource);
         let deadline = Instant::now() + wait;
         let mut give_up = std::pin::pin!(give_up);
+        let (wake, handed, mut defer) = match head {
+            Some(Head {
+                wake,
+                handed,
+                held_here,
+            }) => (Some(wake), Some(handed), held_here),
+            None => (None, None, false),
+        };
         // A lock handed over by a local release (`hand_off`) ends the wait;
         // looked at between attempts only, so no attempt is cut half-way.
-        let mut handed = std::pin::pin!(handed);
+        let mut handed = std::pin::pin!(async {
+            match handed {
+                Some(handed) => handed.await,
+                None => std::future::pending().await,
+            }
+        });
         let mut attempts = 0;
         loop {
             if let Some(lease) = (&mut handed).now_or_never() {
                 return Ok(Acquired::Granted(lease));
             }
-            attempts += 1;
-            let value = LockValue::random();
-            let failure = match self.attempt(&key, &value, ttl).await {
-                Ok((fencing_token, validity)) => {
-                    let lease = Lease {
-                        resource: resource.to_owned(),
-                        value,
-                        fencing_token,
-                        validity,
-                    };
-                    return Ok(Acquired::Granted(lease));
-                }
-                Err(failure) => failure,
-            };
-            let now = Instant::now();
-            if now >= deadline {
-                return match failure {
-                    Attempt::Failed(reason, votes) => Ok(Acquired::NotGranted {
-                        reason,
-                        attempts,
-                        votes,
-                    }),
-                    Attempt::Unreachable { reached, votes } => Err(Error::Unavailable {
-                        reached,
-                        needed: self.quorum(),
-                        detail: summarize(&votes),
-                        votes,
-                    }),
+            // Held through this daemon: an attempt now would only be refused
+            // (and cost every master a script); wait first. The wait ends
+            // with an attempt, so the outcome is always the masters' answer.
+            if !std::mem::take(&mut defer) {
+                attempts += 1;
+                let value = LockValue::random();
+                let failure = match self.attempt(&key, &value, ttl).await {
+                    Ok((fencing_token, validity)) => {
+                        let lease = Lease {
+                            resource: resource.to_owned(),
+                            value,
+                            fencing_token,
+                            validity,
+                        };
+                        return Ok(Acquired::Granted(lease));
+                    }
+                    Err(failure) => failure,
                 };
+                if Instant::now() >= deadline {
+                    return match failure {
+                        Attempt::Failed(reason, votes) => Ok(Acquired::NotGranted {
+                            reason,
+                            attempts,
+                            votes,
+                        }),
+                        Attempt::Unreachable { reached, votes } => Err(Error::Unavailable {
+                            reached,
+                            needed: self.quorum(),
+                            detail: summarize(&votes),
+                            votes,
+                        }),
+                    };
+                }
             }
-            let delay = self.retry_delay().min(deadline - now);
+            let delay = self
+                .retry_delay()
+                .min(deadline.saturating_duration_since(Instant::now()));
             let woken = async {
                 match wake {
                     Some(notify) => {
@@ -271,8 +303,16 @@ impl<N: Node> Engine<N> {
     async fn attempt(&self, key: &str, value: &LockValue, ttl: Duration) -> Result<(u64, Duration), Attempt> {
         let t0 = Instant::now();
         let result = self.rounds(key, value, ttl, t0).await;
-        if result.is_err() {
-            self.unlock_all(key, value, false).await;
+        if let Err(Attempt::Failed(_, votes) | Attempt::Unreachable { votes, .. }) = &result {
+            // A node that said "held by another owner", or was never asked,
+            // holds nothing of this attempt: only the others are cleaned.
+            let maybe_ours: Vec<bool> = votes
+                .iter()
+                .map(|v| !matches!(v, NodeVote::Taken | NodeVote::Quarantined | NodeVote::Unusable(_)))
+                .collect();
+            if maybe_ours.contains(&true) {
+                self.unlock_where(key, value, false, &maybe_ours).await;
+            }
         }
         result
     }
@@ -407,7 +447,17 @@ impl<N: Node> Engine<N> {
 
     /// Compare-and-delete on every node, errors ignored (step 6).
     async fn unlock_all(&self, key: &str, value: &LockValue, announce: bool) -> Vec<Option<bool>> {
-        let calls = self.nodes.iter().map(|node| async move {
+        self.unlock_where(key, value, announce, &[true; quorum::MAX_NODES][..self.nodes.len()])
+            .await
+    }
+
+    /// Compare-and-delete on the nodes `to[i]` names; `None` for the
+    /// others and for errors.
+    async fn unlock_where(&self, key: &str, value: &LockValue, announce: bool, to: &[bool]) -> Vec<Option<bool>> {
+        let calls = self.nodes.iter().zip(to).map(|(node, asked)| async move {
+            if !asked {
+                return None;
+            }
             match timeout(self.config.node_timeout, node.unlock(key, value.expose(), announce)).await {
                 Ok(Ok(held)) => Some(held),
                 _ => None,

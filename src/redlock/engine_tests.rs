@@ -4,6 +4,7 @@
 use std::future::pending;
 use std::time::Duration;
 
+use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::*;
@@ -35,9 +36,7 @@ fn cluster(counters: &[u64]) -> (Engine<FakeNode>, Vec<FakeNode>) {
 }
 
 async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
-    engine
-        .acquire(resource, TTL, Duration::ZERO, pending(), None, pending())
-        .await
+    engine.acquire(resource, TTL, Duration::ZERO, pending(), ALONE).await
 }
 
 fn lease(outcome: Result<Acquired, Error>) -> Lease {
@@ -147,9 +146,7 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
         node.set_fault(Fault::Slow(Duration::from_millis(45)));
     }
     let ttl = Duration::from_millis(40);
-    let outcome = engine
-        .acquire("r", ttl, Duration::ZERO, pending(), None, pending())
-        .await;
+    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE).await;
     let Ok(Acquired::NotGranted {
         reason: FailureReason::ValidityUsedUp { left: Duration::ZERO },
         attempts: 1,
@@ -172,7 +169,21 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_failed_attempt_releases_on_every_node_even_one_whose_reply_was_lost() {
+async fn an_attempt_every_node_refused_sends_no_cleanup() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let holder = lease(once(&engine, "r").await);
+    let outcome = once(&engine, "r").await;
+    assert!(matches!(outcome, Ok(Acquired::NotGranted { .. })), "{outcome:?}");
+    assert!(
+        nodes.iter().all(|n| n.unlocks() == 0),
+        "a refused attempt sent releases"
+    );
+    assert!(engine.release("r", &holder.value).await.unwrap());
+    assert!(nodes.iter().all(|n| n.unlocks() == 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_attempt_releases_on_every_node_that_may_hold_it_even_one_whose_reply_was_lost() {
     let (engine, nodes) = cluster(&[0; 5]);
     let key = engine.lock_key("r");
     let other = LockValue::random();
@@ -183,8 +194,12 @@ async fn a_failed_attempt_releases_on_every_node_even_one_whose_reply_was_lost()
     nodes[2].set_fault(Fault::LoseReplies);
     let outcome = once(&engine, "r").await;
     assert!(matches!(outcome, Ok(Acquired::NotGranted { .. })), "{outcome:?}");
-    for node in &nodes {
+    for node in &nodes[2..] {
         assert_eq!(node.unlocks(), 1, "{} was not sent a release", node.name());
+    }
+    // Nodes 0 and 1 answered "held by another owner": nothing to clean.
+    for node in &nodes[..2] {
+        assert_eq!(node.unlocks(), 0, "{} was sent a needless release", node.name());
     }
     nodes[2].set_fault(Fault::None);
     for node in &nodes[2..] {
@@ -265,11 +280,7 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
     let first = lease(once(&engine, "r").await);
     let waiter = {
         let engine = engine.clone();
-        tokio::spawn(async move {
-            engine
-                .acquire("r", TTL, Duration::from_secs(5), pending(), None, pending())
-                .await
-        })
+        tokio::spawn(async move { engine.acquire("r", TTL, Duration::from_secs(5), pending(), ALONE).await })
     };
     tokio::time::sleep(Duration::from_secs(1)).await;
     let released_at = Instant::now();
@@ -284,9 +295,7 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
 async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
     let (engine, _) = cluster(&[0; 5]);
     lease(once(&engine, "r").await);
-    let outcome = engine
-        .acquire("r", TTL, Duration::from_secs(1), pending(), None, pending())
-        .await;
+    let outcome = engine.acquire("r", TTL, Duration::from_secs(1), pending(), ALONE).await;
     match outcome {
         Ok(Acquired::NotGranted { reason, attempts, .. }) => {
             assert_eq!(reason, FailureReason::Taken);
@@ -300,11 +309,7 @@ async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
 async fn extend_keeps_the_lock_and_is_refused_after_expiry() {
     let (engine, _) = cluster(&[0; 5]);
     let ttl = Duration::from_secs(1);
-    let lease = lease(
-        engine
-            .acquire("r", ttl, Duration::ZERO, pending(), None, pending())
-            .await,
-    );
+    let lease = lease(engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE).await);
     tokio::time::sleep(Duration::from_millis(800)).await;
     let validity = engine.extend("r", &lease.value, ttl).await.unwrap();
     assert_eq!(validity, Some(ttl - Duration::from_millis(12)));
@@ -334,9 +339,7 @@ async fn give_up_stops_the_wait_and_leaves_nothing_held() {
     let (engine, nodes) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);
     let give_up = tokio::time::sleep(Duration::from_millis(500));
-    let outcome = engine
-        .acquire("r", TTL, Duration::from_secs(30), give_up, None, pending())
-        .await;
+    let outcome = engine.acquire("r", TTL, Duration::from_secs(30), give_up, ALONE).await;
     assert_eq!(outcome, Err(Error::Cancelled));
     let key = engine.lock_key("r");
     assert!(
@@ -466,4 +469,43 @@ async fn a_hand_off_counts_only_usable_nodes_and_releases_on_the_others() {
     assert!(handed.old_held);
     let key = engine.lock_key("r");
     assert!(nodes.iter().all(|n| n.holder(&key).is_none()));
+}
+
+/// `acquire` as the head of a local queue; the lease comes from `handed`.
+async fn as_head(engine: &Engine<FakeNode>, held_here: bool, handed: oneshot::Receiver<Lease>) -> Lease {
+    let wake = Notify::new();
+    let head = Head {
+        wake: &wake,
+        handed: async { handed.await.expect("the hand-off was dropped") },
+        held_here,
+    };
+    lease(
+        engine
+            .acquire("r", TTL, Duration::from_secs(5), pending(), Some(head))
+            .await,
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_head_whose_lock_is_held_here_waits_for_the_hand_off_instead_of_trying() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let tries = || nodes.iter().map(FakeNode::tries).sum::<usize>();
+    for held_here in [false, true] {
+        let holder = lease(once(&engine, "r").await);
+        let before = tries();
+        let (to, from) = oneshot::channel();
+        let handing = async {
+            // Before any retry delay (100-300 ms) ends.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let handed = engine.hand_off("r", &holder.value, TTL).await.unwrap();
+            assert!(handed.old_held);
+            to.send(handed.lease.expect("handed over")).unwrap();
+        };
+        let (got, ()) = tokio::join!(as_head(&engine, held_here, from), handing);
+        assert!(got.fencing_token > holder.fencing_token);
+        // Without the hint the head tried at once, and every master refused.
+        let expected = if held_here { 0 } else { 5 };
+        assert_eq!(tries() - before, expected, "held_here = {held_here}");
+        assert!(engine.release("r", &got.value).await.unwrap());
+    }
 }

@@ -31,6 +31,7 @@ struct State {
     fault: Fault,
     standing: Option<Standing>,
     unlocks: usize,
+    tries: usize,
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -85,6 +86,11 @@ impl FakeNode {
         self.state().unlocks
     }
 
+    /// How many lock commands (`try_lock`) reached this node.
+    pub fn tries(&self) -> usize {
+        self.state().tries
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -125,6 +131,7 @@ impl Node for FakeNode {
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
         self.call(|state, now| {
+            state.tries += 1;
             if !holds(state, key, value) {
                 if state.keys.contains_key(key) {
                     return None;
