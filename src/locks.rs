@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use crate::error::Error;
 use crate::metrics::{Metrics, Status};
 use crate::redlock::engine::Head;
+use crate::redlock::node::Announce;
 use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
 use crate::waiters::{Offer, Waiters};
 
@@ -147,6 +148,10 @@ impl<N: Node> Locks<N> {
         let outcome = match self.waiters.take_offer(resource, streak) {
             // The next waiter here gets the lock in one round.
             Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
+            // Local waiters must hear it even if none has tried yet.
+            None if self.waiters.has_waiters(resource) => {
+                self.engine.release_announced(resource, value, Announce::Always).await
+            }
             None => self.engine.release(resource, value).await,
         };
         let held_for = forgotten.map(|(held_for, _)| held_for);

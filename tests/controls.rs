@@ -245,7 +245,12 @@ impl redlockd::redlock::Node for Gate {
         self.node.extend(key, value, ttl).await
     }
 
-    async fn unlock(&self, key: &str, value: &str, announce: bool) -> Result<bool, redlockd::redlock::NodeError> {
+    async fn unlock(
+        &self,
+        key: &str,
+        value: &str,
+        announce: redlockd::redlock::Announce,
+    ) -> Result<bool, redlockd::redlock::NodeError> {
         self.check()?;
         self.node.unlock(key, value, announce).await
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use fred::prelude::{ClientLike, KeysInterface, LuaInterface};
 use redlockd::dev::{RedisProcess, find_redis_server};
 use redlockd::redlock::redis::{RedisNode, RedisNodeConfig};
-use redlockd::redlock::{LockValue, Node};
+use redlockd::redlock::{Announce, LockValue, Node};
 use support::Cluster;
 
 const TTL: Duration = Duration::from_secs(10);
@@ -198,11 +198,11 @@ async fn extend_and_unlock_only_touch_the_holders_key() {
             .await
             .unwrap()
     );
-    assert!(!node.unlock(KEY, theirs.expose(), true).await.unwrap());
+    assert!(!node.unlock(KEY, theirs.expose(), Announce::IfWaited).await.unwrap());
     assert!(node.extend(KEY, mine.expose(), Duration::from_secs(60)).await.unwrap());
     let pttl: i64 = admin.pttl(KEY).await.unwrap();
     assert!(pttl > 5_000, "PEXPIRE did not happen: {pttl}");
-    assert!(node.unlock(KEY, mine.expose(), true).await.unwrap());
+    assert!(node.unlock(KEY, mine.expose(), Announce::IfWaited).await.unwrap());
     let exists: i64 = admin.exists(KEY).await.unwrap();
     assert_eq!(exists, 0);
 }
@@ -215,7 +215,7 @@ async fn scripts_are_reloaded_after_the_node_forgets_them() {
     let value = LockValue::random();
     node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
     let _: () = admin.script_flush(false).await.unwrap();
-    assert!(node.unlock(KEY, value.expose(), true).await.unwrap());
+    assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
 }
 
 #[tokio::test]
@@ -267,10 +267,14 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     assert!(good.extend(KEY, value.expose(), TTL).await.unwrap());
 
     let bad = RedisNode::connect(&node_config(format!("redis://locker:wrong@127.0.0.1:{port}"))).unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(5), bad.unlock(KEY, value.expose(), true)).await;
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(5),
+        bad.unlock(KEY, value.expose(), Announce::IfWaited),
+    )
+    .await;
     // An error, never "not held": the lock is still there.
     assert!(matches!(outcome, Ok(Err(_)) | Err(_)), "{outcome:?}");
-    assert!(good.unlock(KEY, value.expose(), true).await.unwrap());
+    assert!(good.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
     let _ = good.client().quit().await;
 }
 
@@ -320,7 +324,7 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     node.repair(None, &seen.identity()).await.unwrap();
     let value = LockValue::random();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
-    assert!(node.unlock(KEY, value.expose(), true).await.unwrap());
+    assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
 
     // Without the client certificate the master refuses the handshake.
     let no_cert = redlockd::redlock::tls::connector(Some(&ca), None, None).unwrap();
@@ -329,7 +333,11 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
         ..node_config(url)
     })
     .unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(3), refused.unlock(KEY, value.expose(), true)).await;
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(3),
+        refused.unlock(KEY, value.expose(), Announce::IfWaited),
+    )
+    .await;
     assert!(!matches!(outcome, Ok(Ok(_))), "{outcome:?}");
 }
 
@@ -363,7 +371,7 @@ async fn read(url: &str, key: &str) -> Option<String> {
 }
 
 #[tokio::test]
-async fn only_a_real_release_is_announced_not_the_cleanup_of_a_failed_attempt() {
+async fn a_release_is_announced_only_when_someone_waits_for_it() {
     use fred::prelude::{EventInterface, PubsubInterface};
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
@@ -376,17 +384,31 @@ async fn only_a_real_release_is_announced_not_the_cleanup_of_a_failed_attempt() 
     listener.init().await.unwrap();
     let mut messages = listener.message_rx();
     listener.subscribe("redlockd:released").await.unwrap();
-    for announce in [false, true] {
+    let mut announced = Vec::new();
+    // (announce, someone tried meanwhile)
+    for (i, (announce, refused_while_held)) in [
+        (Announce::No, false),       // the cleanup of a failed attempt
+        (Announce::IfWaited, false), // nobody waits: nothing sent
+        (Announce::IfWaited, true),  // a refused attempt marked it
+        (Announce::IfWaited, false), // the mark was cleared by that release
+        (Announce::Always, false),   // this daemon's own waiters
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let value = LockValue::random();
         node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+        if refused_while_held {
+            let other = LockValue::random();
+            assert_eq!(node.try_lock(KEY, other.expose(), TTL).await.unwrap(), None);
+        }
         assert!(node.unlock(KEY, value.expose(), announce).await.unwrap());
+        if let Ok(message) = tokio::time::timeout(Duration::from_millis(300), messages.recv()).await {
+            assert_eq!(message.unwrap().value.as_string().as_deref(), Some(KEY));
+            announced.push(i);
+        }
     }
-    let first = tokio::time::timeout(Duration::from_secs(2), messages.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(first.value.as_string().as_deref(), Some(KEY));
-    // Exactly one: the cleanup unlock published nothing.
-    let second = tokio::time::timeout(Duration::from_millis(300), messages.recv()).await;
-    assert!(second.is_err(), "the cleanup was announced too");
+    assert_eq!(announced, vec![2, 4], "which releases were announced");
+    // An announced mark is gone; a stale one would only cost a message.
+    assert_eq!(read(&cluster.masters[0].url(), "redlockd:waiting:lock:r").await, None);
 }

@@ -12,7 +12,7 @@ use futures::future::join_all;
 use tokio::sync::Notify;
 use tokio::time::{Instant, timeout};
 
-use super::node::{KeyView, Node, Standing};
+use super::node::{Announce, KeyView, Node, Standing};
 use super::quorum::{self, Minted};
 use super::{Lease, LockValue};
 use crate::error::Error;
@@ -311,7 +311,7 @@ impl<N: Node> Engine<N> {
                 .map(|v| !matches!(v, NodeVote::Taken | NodeVote::Quarantined | NodeVote::Unusable(_)))
                 .collect();
             if maybe_ours.contains(&true) {
-                self.unlock_where(key, value, false, &maybe_ours).await;
+                self.unlock_where(key, value, Announce::No, &maybe_ours).await;
             }
         }
         result
@@ -446,14 +446,14 @@ impl<N: Node> Engine<N> {
     }
 
     /// Compare-and-delete on every node, errors ignored (step 6).
-    async fn unlock_all(&self, key: &str, value: &LockValue, announce: bool) -> Vec<Option<bool>> {
+    async fn unlock_all(&self, key: &str, value: &LockValue, announce: Announce) -> Vec<Option<bool>> {
         self.unlock_where(key, value, announce, &[true; quorum::MAX_NODES][..self.nodes.len()])
             .await
     }
 
     /// Compare-and-delete on the nodes `to[i]` names; `None` for the
     /// others and for errors.
-    async fn unlock_where(&self, key: &str, value: &LockValue, announce: bool, to: &[bool]) -> Vec<Option<bool>> {
+    async fn unlock_where(&self, key: &str, value: &LockValue, announce: Announce, to: &[bool]) -> Vec<Option<bool>> {
         let calls = self.nodes.iter().zip(to).map(|(node, asked)| async move {
             if !asked {
                 return None;
@@ -494,7 +494,7 @@ impl<N: Node> Engine<N> {
                     )
                     .await
                 } else {
-                    timeout(self.config.node_timeout, node.unlock(key, old.expose(), false))
+                    timeout(self.config.node_timeout, node.unlock(key, old.expose(), Announce::No))
                         .await
                         .map(|held| held.map(|held| (held, None)))
                 };
@@ -520,8 +520,9 @@ impl<N: Node> Engine<N> {
             }),
             Err(_) => {
                 // Cleaned up as a failed attempt, then released as usual.
-                self.unlock_all(&key, &new, false).await;
-                let released = self.unlock_all(&key, old, true).await;
+                self.unlock_all(&key, &new, Announce::No).await;
+                // Our own waiter is next: announce even unmarked.
+                let released = self.unlock_all(&key, old, Announce::Always).await;
                 let was_held: Vec<Option<bool>> = held
                     .iter()
                     .zip(&released)
@@ -575,8 +576,22 @@ impl<N: Node> Engine<N> {
     /// `Error::Unavailable` when fewer than a quorum of nodes answered (the
     /// deletes were still sent to all).
     pub async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
+        self.release_announced(resource, value, Announce::IfWaited).await
+    }
+
+    /// `release`, announcing it as `announce` says (`Always` when this
+    /// daemon has waiters of its own for the lock).
+    ///
+    /// # Errors
+    /// As `release`.
+    pub async fn release_announced(
+        &self,
+        resource: &str,
+        value: &LockValue,
+        announce: Announce,
+    ) -> Result<bool, Error> {
         let key = self.lock_key(resource);
-        let answers = self.unlock_all(&key, value, true).await;
+        let answers = self.unlock_all(&key, value, announce).await;
         Ok(self.tally(&answers)? >= self.quorum())
     }
 

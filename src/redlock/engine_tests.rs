@@ -440,7 +440,7 @@ async fn a_failed_hand_off_leaves_no_new_value_and_releases_the_old_one() {
     // there): the hand-off cannot reach a quorum.
     let stranger = LockValue::random();
     for node in &nodes[..3] {
-        node.unlock(&key, first.value.expose(), false).await.unwrap();
+        node.unlock(&key, first.value.expose(), Announce::No).await.unwrap();
         node.try_lock(&key, stranger.expose(), TTL).await.unwrap();
     }
     let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();

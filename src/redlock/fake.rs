@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::node::{KeyView, Node, NodeError, Standing};
+use super::node::{Announce, KeyView, Node, NodeError, Standing};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -181,7 +181,7 @@ impl Node for FakeNode {
         .await
     }
 
-    async fn unlock(&self, key: &str, value: &str, _announce: bool) -> Result<bool, NodeError> {
+    async fn unlock(&self, key: &str, value: &str, _announce: Announce) -> Result<bool, NodeError> {
         self.state().unlocks += 1;
         self.call(|state, _| {
             let held = holds(state, key, value);

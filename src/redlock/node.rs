@@ -65,10 +65,14 @@ pub trait Node: Send + Sync + 'static {
     fn extend(&self, key: &str, value: &str, ttl: Duration) -> impl Future<Output = Result<bool, NodeError>> + Send;
 
     /// Compare-and-delete: `true` when `key` held `value` and is now gone.
-    /// `announce` publishes the release so waiting daemons wake at once
-    /// (not for the cleanup of a failed attempt: that would make waiters
-    /// skip their retry delay).
-    fn unlock(&self, key: &str, value: &str, announce: bool) -> impl Future<Output = Result<bool, NodeError>> + Send;
+    /// `announce` says whether the release is published so waiting daemons
+    /// wake at once (see `Announce`).
+    fn unlock(
+        &self,
+        key: &str,
+        value: &str,
+        announce: Announce,
+    ) -> impl Future<Output = Result<bool, NodeError>> + Send;
 
     /// What the node holds for `key` (value, time left) and its fence
     /// counter, read in one atomic step. For introspection only.
@@ -84,4 +88,19 @@ pub struct KeyView {
     pub ttl: Option<Duration>,
     /// The node's fence counter.
     pub fence: Option<u64>,
+}
+
+/// Whether a release is published on the release channel (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announce {
+    /// Never: the cleanup of a failed attempt (announcing it would make
+    /// waiters skip their retry delay for nothing).
+    No,
+    /// When some daemon waits for the lock: a refused lock attempt leaves
+    /// a mark on the master (`<prefix>:waiting:<name>`), and the release
+    /// that finds it publishes and clears it. Nobody waiting, nothing sent.
+    IfWaited,
+    /// Always: this daemon has waiters of its own for the lock, which may
+    /// not have tried yet (and left no mark).
+    Always,
 }

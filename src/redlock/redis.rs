@@ -18,7 +18,7 @@ use fred::types::config::TlsConnector;
 use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
-use super::node::{KeyView, Node, NodeError};
+use super::node::{Announce, KeyView, Node, NodeError};
 use super::replies;
 use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 use crate::metrics::Metrics;
@@ -54,6 +54,8 @@ pub struct RedisNode {
     round_options: Options,
     fence_key: String,
     marker_key: String,
+    /// `<prefix>:`, the start of every lock key.
+    key_start: String,
     released_channel: String,
     try_lock: Script,
     hand_off: Script,
@@ -114,6 +116,7 @@ impl RedisNode {
                 ..Options::default()
             },
             fence_key: format!("{}:fence", config.key_prefix),
+            key_start: format!("{}:", config.key_prefix),
             marker_key: format!("{}:verified", config.key_prefix),
             released_channel: released_channel(&config.key_prefix),
             try_lock: Script::new(TRY_LOCK),
@@ -245,9 +248,19 @@ impl RedisNode {
         self.eval_keys(&self.repair, keys, args, &self.options).await.map(drop)
     }
 
-    /// Runs a lock script by SHA with the lock key, fence key and marker key.
+    /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
+    /// `<prefix>:waiting:<name>`, apart from every lock key (those go on
+    /// with `lock:` or `tenant:`).
+    fn waiting_key(&self, key: &str) -> String {
+        let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
+        format!("{}waiting:{name}", self.key_start)
+    }
+
+    /// Runs a lock script by SHA with the lock key, fence key, marker key
+    /// and the lock's waiting mark.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>, options: &Options) -> Result<Value, NodeError> {
-        let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
+        let waiting = self.waiting_key(key);
+        let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str(), waiting.as_str()];
         let mut timing = Timing {
             observer: self.observer.as_ref(),
             started: Instant::now(),
@@ -392,9 +405,13 @@ impl Node for RedisNode {
         )
     }
 
-    async fn unlock(&self, key: &str, value: &str, announce: bool) -> Result<bool, NodeError> {
-        let channel = if announce { self.released_channel.as_str() } else { "" };
-        let args = vec![value.into(), Value::from(channel)];
+    async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
+        let (channel, when) = match announce {
+            Announce::No => ("", ""),
+            Announce::IfWaited => (self.released_channel.as_str(), "waited"),
+            Announce::Always => (self.released_channel.as_str(), "always"),
+        };
+        let args = vec![value.into(), Value::from(channel), Value::from(when)];
         replies::flag(self.eval(&self.unlock, key, args, &self.options).await?)
     }
 

@@ -9,7 +9,9 @@
 /// counter, seeding it from the node's clock (µs) when missing. "Already mine" counts as success so a
 /// re-sent command is harmless; it takes a fresh counter value, which keeps
 /// every counter value handed out once. `string.format('%d')` keeps all
-/// digits (`tostring` would print 1.7e+15).
+/// digits (`tostring` would print 1.7e+15). A refusal marks the lock as
+/// waited for (KEYS[4], for the TTL asked plus the longest retry delay), so
+/// its release is announced (UNLOCK).
 pub const TRY_LOCK: &str = r"
 local marker = redis.call('GET', KEYS[3])
 if marker == false then
@@ -23,6 +25,7 @@ local held = redis.call('GET', KEYS[1])
 if held == false then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 elseif held ~= ARGV[1] then
+  redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[2]) + 10000)
   return false
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -107,12 +110,17 @@ return 0
 ";
 
 /// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
-/// is published on the release channel ARGV[2] (empty: not announced).
+/// is published on the release channel ARGV[2] (empty: not announced) when
+/// ARGV[3] is `always` or a refused attempt marked it waited for (KEYS[4],
+/// cleared here).
 pub const UNLOCK: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if ARGV[2] ~= '' then
-    redis.call('PUBLISH', ARGV[2], KEYS[1])
+    local waited = redis.call('DEL', KEYS[4])
+    if waited == 1 or ARGV[3] == 'always' then
+      redis.call('PUBLISH', ARGV[2], KEYS[1])
+    end
   end
   return 1
 end
