@@ -38,8 +38,9 @@ async fn split_on_a(rig: &mut Rig, lose_a: impl AsyncFnOnce(&mut Rig)) -> (Repor
     rig.links(0, &[3, 4], Mode::Reset);
     rig.links(1, &[1, 2], Mode::Reset);
     let mut holder = rig.client(0, "holder").await;
+    // Waits a little: on a loaded machine one attempt can time out.
     let held = holder
-        .acquire_ttl("r", LONG_TTL, Duration::ZERO)
+        .acquire_ttl("r", LONG_TTL, Duration::from_secs(2))
         .await
         .expect("the holder gets A, B, C");
 

@@ -507,7 +507,22 @@ impl<N: Node> Engine<N> {
                 }
             }
         });
-        let (held, votes): (Vec<Option<bool>>, Vec<NodeVote>) = join_all(calls).await.into_iter().unzip();
+        // Decided once a quorum swapped the old lock for the new one (the
+        // rest are covered by release-to-all, as in round 1); otherwise
+        // every answer is awaited.
+        let quorum = self.quorum();
+        let answers = gather(calls, |answers| {
+            let swapped = answers
+                .iter()
+                .filter(|a| matches!(a, Some((Some(true), NodeVote::Granted(_)))))
+                .count();
+            swapped >= quorum
+        })
+        .await;
+        let (held, votes): (Vec<Option<bool>>, Vec<NodeVote>) = answers
+            .into_iter()
+            .map(|a| a.unwrap_or((None, NodeVote::NotAwaited)))
+            .unzip();
         match self.granted(&key, &new, ttl, t0, votes).await {
             Ok((fencing_token, validity)) => Ok(HandOff {
                 old_held: self.tally(&held).is_ok_and(|n| n >= self.quorum()),

@@ -422,6 +422,20 @@ async fn a_hand_off_swaps_the_holder_in_one_round_with_a_higher_token() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_hand_off_is_decided_once_a_quorum_swapped() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let first = lease(once(&engine, "r").await);
+    nodes[4].set_fault(Fault::Slow(NODE_TIMEOUT * 4 / 5));
+    let started = Instant::now();
+    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    assert!(started.elapsed() < NODE_TIMEOUT / 2, "waited for the slow master");
+    assert!(handed.old_held, "a quorum held the old lock to the end");
+    let second = handed.lease.expect("a quorum swapped the value");
+    assert!(second.fencing_token > first.fencing_token);
+    assert!(engine.release("r", &second.value).await.unwrap());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_hand_off_of_an_expired_lock_still_grants_a_free_key_but_reports_it_lost() {
     let (engine, _) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);
