@@ -257,10 +257,12 @@ impl RedisNode {
     }
 
     /// Runs a lock script by SHA with the lock key, fence key, marker key
-    /// and the lock's waiting mark.
+    /// and, for the scripts that use it, the lock's waiting mark.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>, options: &Options) -> Result<Value, NodeError> {
-        let waiting = self.waiting_key(key);
-        let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str(), waiting.as_str()];
+        let waiting = script.uses_waiting_mark.then(|| self.waiting_key(key));
+        let mut keys = Vec::with_capacity(4);
+        keys.extend([key, self.fence_key.as_str(), self.marker_key.as_str()]);
+        keys.extend(waiting.as_deref());
         let mut timing = Timing {
             observer: self.observer.as_ref(),
             started: Instant::now(),

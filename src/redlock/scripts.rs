@@ -138,6 +138,9 @@ pub struct Script {
     pub lua: &'static str,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
+    /// It reads KEYS[4], the lock's waiting mark (TRY_LOCK, UNLOCK); the
+    /// other scripts are called without it.
+    pub uses_waiting_mark: bool,
 }
 
 impl Script {
@@ -146,6 +149,7 @@ impl Script {
         Script {
             lua,
             sha: fred::util::sha1_hash(lua),
+            uses_waiting_mark: lua.contains("KEYS[4]"),
         }
     }
 }
