@@ -43,16 +43,17 @@ async fn masters_with_an_evicting_policy_are_refused_at_preflight() {
     // All five answer, but only two may be used: no quorum.
     let status = client.acquire(acquire_req("r", 5.0, 0.0)).await.unwrap_err();
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
-    // The reason is exported, per master.
-    let scraped = daemon.scrape().await;
-    for (node, failed) in [(0, 1), (2, 1), (3, 0)] {
-        let series = format!("redlock_node_preflight_failed{{check=\"maxmemory_policy\",node=\"{node}\"}} {failed}");
-        assert!(scraped.contains(&series), "no {series} in:\n{scraped}");
-    }
-    assert!(
-        scraped.contains("redlock_node_state{node=\"4\",state=\"usable\"} 1"),
-        "{scraped}"
-    );
+    // The reason is exported, per master, once each has been probed.
+    let series: Vec<String> = [(0, 1), (2, 1), (3, 0)]
+        .iter()
+        .map(|(node, failed)| {
+            format!("redlock_node_preflight_failed{{check=\"maxmemory_policy\",node=\"{node}\"}} {failed}")
+        })
+        .chain(["redlock_node_state{node=\"4\",state=\"usable\"} 1".to_string()])
+        .collect();
+    daemon
+        .scrape_until(&series.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
 
     // Fixing one master brings it back at the next probe.
     cluster.config_set(0, "maxmemory-policy", "noeviction").await;

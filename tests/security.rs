@@ -410,11 +410,10 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
     assert!(release(&mut client, &first).await);
     assert!(waiting.await.unwrap().acquired);
     assert_eq!(daemon.health("").await, ServingStatus::Serving);
-    let scrape = daemon.scrape().await;
-    assert!(
-        scrape.contains("redlock_node_state{node=\"4\",state=\"unverified\"} 1"),
-        "the master with the wrong password is not shown as out:\n{scrape}"
-    );
+    // The master with the wrong password is shown as out.
+    daemon
+        .scrape_until(&["redlock_node_state{node=\"4\",state=\"unverified\"} 1"])
+        .await;
     daemon.stop().await;
 
     // Three wrong: no quorum, and health says so.

@@ -38,6 +38,11 @@ impl Monitor {
         interval: Duration,
         probe_timeout: Duration,
     ) -> Monitor {
+        // Every master's series exist from the start (as unverified until
+        // its first probe decides), so an alert never sees a gap.
+        for (index, node) in engine.nodes().iter().enumerate() {
+            metrics.node_standing(index, &node.standing());
+        }
         Monitor {
             engine,
             usable: watch::channel(0).0,
@@ -195,6 +200,49 @@ fn log_change(node: &str, standing: &Standing) {
         }
         Standing::Failed { check, reason } => {
             tracing::error!(node, check = check.as_str(), %reason, "preflight failed: node not used");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::config::Config;
+
+    #[tokio::test]
+    async fn every_master_is_exported_as_unverified_before_its_first_probe() {
+        // Closed ports: nothing ever answers, and no probe runs here.
+        let nodes: Vec<String> = (0..3)
+            .map(|_| {
+                let port = std::net::TcpListener::bind("127.0.0.1:0")
+                    .unwrap()
+                    .local_addr()
+                    .unwrap()
+                    .port();
+                format!("redis://127.0.0.1:{port}")
+            })
+            .collect();
+        let env = HashMap::from([("REDLOCKD__REDIS__NODES".to_string(), nodes.join(","))]);
+        let config = Config::load(None, Some(env)).unwrap();
+        let redis_nodes = nodes
+            .iter()
+            .map(|url| RedisNode::connect(&config.node(url, None)).unwrap())
+            .collect();
+        let engine = Arc::new(Engine::new(redis_nodes, config.engine()));
+        let metrics = Arc::new(Metrics::new());
+        let _monitor = Monitor::new(
+            engine,
+            metrics.clone(),
+            config.rules(),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        let text = String::from_utf8(metrics.render()).unwrap();
+        for node in 0..3 {
+            let series = format!("redlock_node_state{{node=\"{node}\",state=\"unverified\"}} 1");
+            assert!(text.contains(&series), "no {series} in:\n{text}");
         }
     }
 }

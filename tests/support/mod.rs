@@ -187,6 +187,22 @@ impl Daemon {
         response
     }
 
+    /// Scrapes until the text holds every one of `series` (the monitor
+    /// probes the masters concurrently, and one may answer late on a loaded
+    /// machine); panics with the last scrape after 10 s.
+    pub async fn scrape_until(&self, series: &[&str]) -> String {
+        let mut scraped = String::new();
+        for _ in 0..100 {
+            scraped = self.scrape().await;
+            if series.iter().all(|s| scraped.contains(s)) {
+                return scraped;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let missing: Vec<_> = series.iter().filter(|s| !scraped.contains(*s)).collect();
+        panic!("never scraped {missing:?}; the last scrape:\n{scraped}");
+    }
+
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
