@@ -121,7 +121,7 @@ async fn a_waiter_gets_the_lock_right_after_the_holder_releases() {
     // A long TTL: if the waiter gets in, it is because of the release.
     let first = must_acquire(&mut holder, "queue", 60.0, 0.0).await;
     let waiting = tokio::spawn(async move { try_acquire(&mut waiter, "queue", 10.0, 20.0).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    daemon.until_waiters(1).await;
     assert!(!waiting.is_finished());
     assert!(release(&mut holder, &first).await);
     let reply = waiting.await.unwrap();

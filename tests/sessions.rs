@@ -197,7 +197,7 @@ async fn waiters_in_one_daemon_are_served_first_in_first_out() {
     let mut holder = daemon.client().await;
     let first = must_acquire(&mut holder, "fifo", 30.0, 0.0).await;
     let (order_tx, mut order_rx) = mpsc::unbounded_channel();
-    for name in ["a", "b", "c", "d"] {
+    for (queued, name) in ["a", "b", "c", "d"].into_iter().enumerate() {
         let mut client = daemon.client().await;
         let order = order_tx.clone();
         tokio::spawn(async move {
@@ -205,8 +205,8 @@ async fn waiters_in_one_daemon_are_served_first_in_first_out() {
             order.send(name).unwrap();
             assert!(release(&mut client, &lease).await);
         });
-        // Let it join the queue before the next one.
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        // It joins the queue before the next one.
+        daemon.until_waiters(queued + 1).await;
     }
     assert!(release(&mut holder, &first).await);
     let mut order = Vec::new();
@@ -246,7 +246,7 @@ async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_f
             tokio::time::sleep(Duration::from_millis(100)).await;
             assert!(release(&mut client, &lease).await, "held to the end");
         });
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        daemon.until_waiters(i + 1).await;
     }
     assert!(release(&mut holder, &first).await);
     let mut order = Vec::new();
@@ -261,8 +261,10 @@ async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_f
         order.push(i);
     }
     assert_eq!(order, [0, 1, 2, 3, 4, 5], "first in, first out");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let scrape = daemon.scrape().await;
+    // The last waiter releases 100 ms after its grant.
+    let scrape = daemon
+        .scrape_until(&["redlock_release_total{status=\"success\"} 7\n"])
+        .await;
     // Seven releases: four handed over, the fifth published (others get a
     // turn), the sixth handed over, the last had nobody to hand to.
     assert_eq!(
@@ -313,7 +315,7 @@ async fn a_published_release_wakes_a_waiter_long_before_its_next_retry() {
     let first = must_acquire(&mut holder, "wake", 30.0, 0.0).await;
     let mut waiter = waiter_daemon.client().await;
     let waiting = tokio::spawn(async move { try_acquire(&mut waiter, "wake", 30.0, 3.0).await });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    waiter_daemon.until_waiters(1).await;
     assert!(release(&mut holder, &first).await);
     let reply = waiting.await.unwrap();
     assert!(
@@ -376,7 +378,7 @@ async fn a_cancelled_waiter_leaves_the_queue_and_nothing_in_redis() {
     let cancelled = tokio::time::timeout(Duration::from_millis(300), try_acquire(&mut waiter, "c", 30.0, 20.0)).await;
     assert!(cancelled.is_err(), "the waiter should still have been waiting");
     drop(waiter);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    daemon.until_waiters(0).await;
     assert!(release(&mut holder, &first).await);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let view = inspect(&mut holder, "c").await;
@@ -407,7 +409,7 @@ async fn waiter_and_session_limits_answer_resource_exhausted() {
             reply
         }));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    daemon.until_waiters(2).await;
     let mut third = daemon.client().await;
     let status = third.acquire(acquire_req("l", 30.0, 10.0)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");

@@ -203,6 +203,13 @@ impl Daemon {
         panic!("never scraped {missing:?}; the last scrape:\n{scraped}");
     }
 
+    /// Waits until `n` requests wait in this daemon's queues (the
+    /// `redlock_waiters` gauge): a test orders its waiters by this, not by
+    /// sleeping, which a loaded machine can outlast.
+    pub async fn until_waiters(&self, n: usize) {
+        self.scrape_until(&[&format!("\nredlock_waiters {n}\n")]).await;
+    }
+
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
