@@ -144,6 +144,16 @@ async fn a_marker_from_another_process_is_refused_as_unverified() {
     let (was, granted) = node.hand_off(KEY, value.expose(), value.expose(), TTL).await.unwrap();
     assert_eq!((was, granted), (false, None));
     assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
+    // A lock held by another owner is refused before the node is checked
+    // (a refusal grants nothing); one this owner already holds (a re-sent
+    // try) is not granted again by an unverified node.
+    let _: () = admin.set(KEY, "another owner", None, None, false).await.unwrap();
+    assert_eq!(node.try_lock(KEY, value.expose(), TTL).await.unwrap(), None);
+    assert_eq!(admin.get::<String, _>(KEY).await.unwrap(), "another owner");
+    let _: () = admin.set(KEY, value.expose(), None, None, false).await.unwrap();
+    let refused = node.try_lock(KEY, value.expose(), TTL).await.unwrap_err();
+    assert!(refused.0.contains("UNVERIFIED"), "{refused}");
+    let _: i64 = admin.del(KEY).await.unwrap();
     // The daemon's repair writes this process's identity back: usable again.
     let _: () = admin.set("redlockd:verified", marker, None, None, false).await.unwrap();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
@@ -241,7 +251,7 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
             "+del",
             "+pexpire",
             "+incr",
-            "+exists",
+            "+mget",
             "+time",
             "+evalsha",
             "+script|load",

@@ -1,9 +1,12 @@
 //! The Lua scripts of DESIGN §1, each one atomic step on one master, and
 //! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
 
-/// Round 1 (DESIGN §1): only on a node whose data a daemon verified, and
-/// in this very process: the marker (`run_id:master_replid`, written by
-/// REPAIR) must name the running process's `run_id`. A restart that kept
+/// Round 1 (DESIGN §1). A lock held by another owner is refused at once
+/// (a refusal never grants, so it needs no check of the node, and the
+/// contended path skips `INFO`). A grant comes only from a node whose data
+/// a daemon verified, and in this very process: the marker
+/// (`run_id:master_replid`, written by REPAIR) must name the running
+/// process's `run_id`. A restart that kept
 /// its data, or a promoted replica that copied the marker, fails here even
 /// before any daemon's monitor has noticed. Then lock, and advance the fence
 /// counter, seeding it from the node's clock (µs) when missing. "Already mine" counts as success so a
@@ -11,9 +14,15 @@
 /// every counter value handed out once. `string.format('%d')` keeps all
 /// digits (`tostring` would print 1.7e+15). A refusal marks the lock as
 /// waited for (KEYS[4], for the TTL asked plus the longest retry delay), so
-/// its release is announced (UNLOCK).
+/// its release is announced (UNLOCK). The three reads are one `MGET`: each
+/// `redis.call` costs the master about a microsecond.
 pub const TRY_LOCK: &str = r"
-local marker = redis.call('GET', KEYS[3])
+local found = redis.call('MGET', KEYS[3], KEYS[1], KEYS[2])
+local marker, held = found[1], found[2]
+if held ~= false and held ~= ARGV[1] then
+  redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[2]) + 10000)
+  return false
+end
 if marker == false then
   return redis.error_reply('UNVERIFIED node not verified since its data was lost or it started')
 end
@@ -21,14 +30,8 @@ local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 if string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
   return redis.error_reply('UNVERIFIED node restarted or failed over since it was verified')
 end
-local held = redis.call('GET', KEYS[1])
-if held == false then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-elseif held ~= ARGV[1] then
-  redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[2]) + 10000)
-  return false
-end
-if redis.call('EXISTS', KEYS[2]) == 1 then
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if found[3] ~= false then
   return redis.call('INCR', KEYS[2])
 end
 local t = redis.call('TIME')
@@ -44,14 +47,14 @@ return seed
 /// `{was_held, counter}`: whether ARGV[1] held the key, and the new counter
 /// (0 = not granted; an unverified node only releases).
 pub const HAND_OFF: &str = r"
-local held = redis.call('GET', KEYS[1])
+local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2])
+local held, marker = found[1], found[2]
 local was = 0
 if held == ARGV[1] then
   was = 1
 elseif held ~= false and held ~= ARGV[2] then
   return {0, 0}
 end
-local marker = redis.call('GET', KEYS[3])
 local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 if marker == false or string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
   if was == 1 then
@@ -60,7 +63,7 @@ if marker == false or string.sub(marker, 1, string.len(run_id) + 1) ~= run_id ..
   return {was, 0}
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-if redis.call('EXISTS', KEYS[2]) == 1 then
+if found[3] ~= false then
   return {was, redis.call('INCR', KEYS[2])}
 end
 local t = redis.call('TIME')
@@ -112,19 +115,17 @@ return 0
 /// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
 /// is published on the release channel ARGV[2] (empty: not announced) when
 /// ARGV[3] is `always` or a refused attempt marked it waited for (KEYS[4],
-/// cleared here).
+/// cleared here: one `DEL` of both keys deletes two when it was marked).
 pub const UNLOCK: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if ARGV[2] ~= '' then
-    local waited = redis.call('DEL', KEYS[4])
-    if waited == 1 or ARGV[3] == 'always' then
-      redis.call('PUBLISH', ARGV[2], KEYS[1])
-    end
-  end
-  return 1
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
 end
-return 0
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+elseif redis.call('DEL', KEYS[1], KEYS[4]) == 2 or ARGV[3] == 'always' then
+  redis.call('PUBLISH', ARGV[2], KEYS[1])
+end
+return 1
 ";
 
 /// The pub/sub channel on which releases are announced.
