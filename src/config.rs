@@ -196,8 +196,9 @@ pub struct LockConfig {
     pub max_waiters: usize,
     /// Most open Hold sessions in this daemon.
     pub max_sessions: usize,
-    /// Most releases in a row handed straight to this daemon's next waiter
-    /// before one is published for every daemon (0: never hand off).
+    /// Most releases in a row handed straight to this daemon's next waiter,
+    /// once a waiter on another daemon was refused, before one is published
+    /// for every daemon (0: never hand off).
     pub max_handoffs_in_row: u32,
 }
 

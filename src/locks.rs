@@ -174,8 +174,16 @@ impl<N: Node> Locks<N> {
             Err(_) => "unavailable",
         };
         self.metrics.handoffs.with_label_values(&[outcome]).inc();
-        let HandOff { old_held, lease } = handed?;
+        let HandOff {
+            old_held,
+            lease,
+            waited,
+        } = handed?;
         if let Some(lease) = lease {
+            // Hand-offs count towards a published release only while a
+            // waiter elsewhere was refused (the lock's waiting mark); with
+            // nobody else waiting, the queue here keeps the lock.
+            let streak = if waited { streak } else { 0 };
             self.remember(&lease.value, Instant::now() + lease.validity, streak);
             if let Err(lease) = offer.to.send(lease) {
                 // The waiter left meanwhile: nobody wants the lock.

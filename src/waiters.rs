@@ -134,7 +134,9 @@ impl Waiters {
     /// The head's offer for `resource`, if it made one; taking it ends it.
     /// `None` (release and announce as usual) also when the lock being
     /// released was itself the end of `max_handoffs_in_row` hand-offs
-    /// (`streak`), so waiters on other daemons get their turn.
+    /// (`streak`), so waiters on other daemons get their turn. (`Locks`
+    /// counts a hand-off in the streak only when a waiter elsewhere was
+    /// refused; see `HandOff::waited`.)
     pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
         if streak >= self.max_handoffs_in_row {
             return None;

@@ -231,7 +231,7 @@ impl redlockd::redlock::Node for Gate {
         old: &str,
         new: &str,
         ttl: Duration,
-    ) -> Result<(bool, Option<u64>), redlockd::redlock::NodeError> {
+    ) -> Result<redlockd::redlock::Swap, redlockd::redlock::NodeError> {
         self.check()?;
         self.node.hand_off(key, old, new, ttl).await
     }

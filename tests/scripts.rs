@@ -9,7 +9,7 @@ use std::time::Duration;
 use fred::prelude::{ClientLike, KeysInterface, LuaInterface};
 use redlockd::dev::{RedisProcess, find_redis_server};
 use redlockd::redlock::redis::{RedisNode, RedisNodeConfig};
-use redlockd::redlock::{Announce, LockValue, Node};
+use redlockd::redlock::{Announce, LockValue, Node, Swap};
 use support::Cluster;
 
 const TTL: Duration = Duration::from_secs(10);
@@ -88,8 +88,10 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     let node = node(cluster.masters[0].url()).await;
     let (old, new, stranger) = (LockValue::random(), LockValue::random(), LockValue::random());
     let first = node.try_lock(KEY, old.expose(), TTL).await.unwrap().unwrap();
-    let (was, counter) = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    let swap = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    let (was, counter) = (swap.was_held, swap.counter);
     assert!(was);
+    assert!(!swap.waited, "nobody was refused yet");
     let counter = counter.expect("granted");
     assert!(counter > first);
     let admin = cluster.admin(0).await;
@@ -98,10 +100,47 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     let pttl: i64 = admin.pttl(KEY).await.unwrap();
     assert!(pttl > 0 && pttl <= 10_000, "{pttl}");
     // A re-send finds its own value: granted again with a fresh counter.
-    let (was, again) = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    let Swap {
+        was_held: was,
+        counter: again,
+        ..
+    } = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
     assert!(!was && again.unwrap() > counter);
+    // A refused attempt marks the lock with its daemon's tag: a hand-off
+    // reports only another daemon's mark, and leaves it (for the release
+    // that announces).
+    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
+    let swap = node.hand_off(KEY, new.expose(), new.expose(), TTL).await.unwrap();
+    assert!(!swap.waited && swap.was_held && swap.counter.is_some(), "{swap:?}");
+    let elsewhere = self::node(cluster.masters[0].url()).await;
+    assert_eq!(elsewhere.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
+    assert!(
+        node.hand_off(KEY, new.expose(), new.expose(), TTL)
+            .await
+            .unwrap()
+            .waited
+    );
+    // Both daemons waited: each one's hand-off sees the other.
+    assert!(
+        elsewhere
+            .hand_off(KEY, new.expose(), new.expose(), TTL)
+            .await
+            .unwrap()
+            .waited
+    );
+    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
+    assert!(
+        node.hand_off(KEY, new.expose(), new.expose(), TTL)
+            .await
+            .unwrap()
+            .waited
+    );
     // Someone else's lock is left alone.
-    let (was, none) = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
+    let Swap {
+        was_held: was,
+        counter: none,
+        ..
+    } = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
     assert_eq!((was, none), (false, None));
     assert_eq!(
         admin.get::<Option<String>, _>(KEY).await.unwrap().as_deref(),
@@ -109,11 +148,19 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     );
     // A free key is granted (the old lock had expired).
     let _: i64 = admin.del(KEY).await.unwrap();
-    let (was, free) = node.hand_off(KEY, old.expose(), stranger.expose(), TTL).await.unwrap();
+    let Swap {
+        was_held: was,
+        counter: free,
+        ..
+    } = node.hand_off(KEY, old.expose(), stranger.expose(), TTL).await.unwrap();
     assert!(!was && free.is_some());
     // A master that lost its data (no marker) only releases.
     let _: i64 = admin.del("redlockd:verified").await.unwrap();
-    let (was, unverified) = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
+    let Swap {
+        was_held: was,
+        counter: unverified,
+        ..
+    } = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
     assert_eq!((was, unverified), (true, None));
     assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
     let _ = admin.quit().await;
@@ -141,7 +188,11 @@ async fn a_marker_from_another_process_is_refused_as_unverified() {
     let value = LockValue::random();
     let refused = node.try_lock(KEY, value.expose(), TTL).await.unwrap_err();
     assert!(refused.0.contains("UNVERIFIED"), "{refused}");
-    let (was, granted) = node.hand_off(KEY, value.expose(), value.expose(), TTL).await.unwrap();
+    let Swap {
+        was_held: was,
+        counter: granted,
+        ..
+    } = node.hand_off(KEY, value.expose(), value.expose(), TTL).await.unwrap();
     assert_eq!((was, granted), (false, None));
     assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
     // A lock held by another owner is refused before the node is checked

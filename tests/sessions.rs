@@ -225,33 +225,40 @@ fn counter(scrape: &str, series: &str) -> u64 {
         .unwrap_or(0)
 }
 
-#[tokio::test]
-async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_fifth() {
-    let cluster = Cluster::start(5);
-    let mut env = test_env(&cluster);
-    // Slow retries: the waiters are served by hand-offs and wake-ups only.
+/// Settings for the hand-off tests: slow retries (waiters are served by
+/// hand-offs and wake-ups only), at most 4 hand-offs in a row.
+fn handoff_env(cluster: &Cluster) -> HashMap<String, String> {
+    let mut env = test_env(cluster);
     env.insert("REDLOCKD__LOCK__RETRY_DELAY_MIN".into(), "5s".into());
     env.insert("REDLOCKD__LOCK__RETRY_DELAY_MAX".into(), "6s".into());
     env.insert("REDLOCKD__LOCK__MAX_HANDOFFS_IN_ROW".into(), "4".into());
-    let daemon = Daemon::start_with(env).await;
-    let mut holder = daemon.client().await;
-    let first = must_acquire(&mut holder, "handoff", 30.0, 0.0).await;
-    let (grants_tx, mut grants) = mpsc::unbounded_channel();
-    for i in 0..6 {
+    env
+}
+
+/// Queues `n` waiters for `resource` on `daemon`, each holding the lock
+/// for 100 ms once granted; they report `(index, token)` in grant order.
+async fn queue_waiters(daemon: &Daemon, resource: &'static str, n: usize) -> mpsc::UnboundedReceiver<(usize, u64)> {
+    let (grants_tx, grants) = mpsc::unbounded_channel();
+    for i in 0..n {
         let mut client = daemon.client().await;
         let grants = grants_tx.clone();
         tokio::spawn(async move {
-            let lease = must_acquire(&mut client, "handoff", 30.0, 20.0).await;
+            let lease = must_acquire(&mut client, resource, 30.0, 20.0).await;
             grants.send((i, lease.fencing_token)).unwrap();
             tokio::time::sleep(Duration::from_millis(100)).await;
             assert!(release(&mut client, &lease).await, "held to the end");
         });
         daemon.until_waiters(i + 1).await;
     }
-    assert!(release(&mut holder, &first).await);
+    grants
+}
+
+/// Receives `n` grants; checks they come first in, first out, with rising
+/// tokens after `after`.
+async fn in_order(grants: &mut mpsc::UnboundedReceiver<(usize, u64)>, n: usize, after: u64) {
     let mut order = Vec::new();
-    let mut last = first.fencing_token;
-    for _ in 0..6 {
+    let mut last = after;
+    for _ in 0..n {
         let (i, token) = tokio::time::timeout(Duration::from_secs(4), grants.recv())
             .await
             .expect("a waiter was left waiting for a retry")
@@ -260,23 +267,88 @@ async fn a_release_hands_the_lock_to_the_next_local_waiter_and_publishes_every_f
         last = token;
         order.push(i);
     }
-    assert_eq!(order, [0, 1, 2, 3, 4, 5], "first in, first out");
+    assert_eq!(order, (0..n).collect::<Vec<_>>(), "first in, first out");
+}
+
+#[tokio::test]
+async fn a_release_hands_the_lock_to_each_local_waiter_in_turn_while_nobody_else_waits() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start_with(handoff_env(&cluster)).await;
+    let mut holder = daemon.client().await;
+    let first = must_acquire(&mut holder, "handoff", 30.0, 0.0).await;
+    let mut grants = queue_waiters(&daemon, "handoff", 6).await;
+    assert!(release(&mut holder, &first).await);
+    in_order(&mut grants, 6, first.fencing_token).await;
     // The last waiter releases 100 ms after its grant.
     let scrape = daemon
         .scrape_until(&["redlock_release_total{status=\"success\"} 7\n"])
         .await;
-    // Seven releases: four handed over, the fifth published (others get a
-    // turn), the sixth handed over, the last had nobody to hand to.
+    // Seven releases: six handed over (no daemon but this one waited, so
+    // the limit of 4 in a row does not apply), the last had nobody to hand to.
+    assert_eq!(
+        counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
+        6,
+        "{scrape}"
+    );
+    assert_eq!(counter(&scrape, "redlock_handoffs_total{outcome=\"failed\"}"), 0);
+    let empty = inspect(&mut holder, "handoff").await;
+    assert!(!empty.held, "{empty:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn hand_offs_go_on_while_nobody_else_waits_and_yield_every_fifth_to_another_daemon() {
+    let cluster = Cluster::start(5);
+    let env = handoff_env(&cluster);
+    let (here, elsewhere) = (Daemon::start_with(env.clone()).await, Daemon::start_with(env).await);
+    let mut holder = here.client().await;
+    let first = must_acquire(&mut holder, "shared", 30.0, 0.0).await;
+    // A waiter on the other daemon is refused: every master marks the lock.
+    let mut other = elsewhere.client().await;
+    let waiting_elsewhere = tokio::spawn(async move {
+        let lease = must_acquire(&mut other, "shared", 30.0, 20.0).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(release(&mut other, &lease).await, "held to the end");
+        lease.fencing_token
+    });
+    for i in 0..5 {
+        let admin = cluster.admin(i).await;
+        let mut marked = false;
+        for _ in 0..100 {
+            let mark: Option<String> = fred::prelude::KeysInterface::get(&admin, "redlockd:waiting:lock:shared")
+                .await
+                .unwrap();
+            marked = mark.is_some();
+            if marked {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(marked, "master {i} never marked the lock as waited for");
+    }
+    let mut grants = queue_waiters(&here, "shared", 6).await;
+    assert!(release(&mut holder, &first).await);
+    // Four hand-offs, then the fifth release is published: whoever wins it
+    // (the other daemon's waiter or the next one here), the other daemon's
+    // waiter is served and this daemon hands over only five of its seven
+    // releases (one published, and one more with nobody here to hand to,
+    // or whose successor had to try after the other daemon's release).
+    let theirs = tokio::time::timeout(Duration::from_secs(10), waiting_elsewhere)
+        .await
+        .expect("the waiter on the other daemon was starved")
+        .unwrap();
+    assert!(theirs > first.fencing_token);
+    in_order(&mut grants, 6, first.fencing_token).await;
+    let scrape = here
+        .scrape_until(&["redlock_release_total{status=\"success\"} 7\n"])
+        .await;
     assert_eq!(
         counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
         5,
         "{scrape}"
     );
-    assert_eq!(counter(&scrape, "redlock_handoffs_total{outcome=\"failed\"}"), 0);
-    assert_eq!(counter(&scrape, "redlock_release_total{status=\"success\"}"), 7);
-    let empty = inspect(&mut holder, "handoff").await;
-    assert!(!empty.held, "{empty:?}");
-    daemon.stop().await;
+    here.stop().await;
+    elsewhere.stop().await;
 }
 
 #[tokio::test]

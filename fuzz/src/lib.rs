@@ -226,19 +226,20 @@ pub fn check_reply(reply: &Value) {
             );
         }
     }
-    // HAND_OFF: [0 or 1, a counter or 0], nothing else.
+    // HAND_OFF: [0 or 1, a counter or 0, 0 or 1], nothing else.
     match replies::hand_off(reply.clone()) {
-        Ok((was, counter)) => {
+        Ok(swap) => {
             let Value::Array(parts) = reply else {
                 panic!("hand_off read {reply:?}")
             };
             assert!(
-                matches!(parts.as_slice(), [Value::Integer(w), Value::Integer(c)]
-                    if (*w == 1) == was && *w <= 1 && *w >= 0
-                    && u64::try_from(*c).ok() == Some(counter.unwrap_or(0))),
-                "hand_off read {reply:?} as {was} {counter:?}"
+                matches!(parts.as_slice(), [Value::Integer(w), Value::Integer(c), Value::Integer(m)]
+                    if (*w == 1) == swap.was_held && (0..=1).contains(w)
+                    && u64::try_from(*c).ok() == Some(swap.counter.unwrap_or(0))
+                    && (*m == 1) == swap.waited && (0..=1).contains(m)),
+                "hand_off read {reply:?} as {swap:?}"
             );
-            assert_ne!(counter, Some(0), "hand_off gave counter 0");
+            assert_ne!(swap.counter, Some(0), "hand_off gave counter 0");
         }
         Err(e) => assert!(e.0.starts_with("unexpected hand-off reply"), "{e}"),
     }

@@ -12,7 +12,7 @@ use futures::future::join_all;
 use tokio::sync::Notify;
 use tokio::time::{Instant, timeout};
 
-use super::node::{Announce, KeyView, Node, Standing};
+use super::node::{Announce, KeyView, Node, Standing, Swap};
 use super::quorum::{self, Minted};
 use super::{Lease, LockValue};
 use crate::error::Error;
@@ -114,6 +114,9 @@ pub struct HandOff {
     pub old_held: bool,
     /// The new owner's lock, when a quorum granted it.
     pub lease: Option<Lease>,
+    /// A master saw the lock marked as waited for: a waiter that is not
+    /// this daemon's head was refused since the last announced release.
+    pub waited: bool,
 }
 
 /// A quorum view of one resource (no lock values in it).
@@ -496,12 +499,22 @@ impl<N: Node> Engine<N> {
                 } else {
                     timeout(self.config.node_timeout, node.unlock(key, old.expose(), Announce::No))
                         .await
-                        .map(|held| held.map(|held| (held, None)))
+                        .map(|held| {
+                            held.map(|was_held| Swap {
+                                was_held,
+                                counter: None,
+                                waited: false,
+                            })
+                        })
                 };
                 match answer {
-                    Ok(Ok((was, Some(counter)))) => (Some(was), NodeVote::Granted(counter)),
-                    Ok(Ok((was, None))) if usable => (Some(was), NodeVote::Taken),
-                    Ok(Ok((was, None))) => (Some(was), NodeVote::Unusable("not verified".into())),
+                    Ok(Ok(
+                        swap @ Swap {
+                            counter: Some(counter), ..
+                        },
+                    )) => (Some(swap), NodeVote::Granted(counter)),
+                    Ok(Ok(swap)) if usable => (Some(swap), NodeVote::Taken),
+                    Ok(Ok(swap)) => (Some(swap), NodeVote::Unusable("not verified".into())),
                     Ok(Err(e)) => (None, NodeVote::Errored(e.0)),
                     Err(_) => (None, NodeVote::TimedOut),
                 }
@@ -514,18 +527,22 @@ impl<N: Node> Engine<N> {
         let answers = gather(calls, |answers| {
             let swapped = answers
                 .iter()
-                .filter(|a| matches!(a, Some((Some(true), NodeVote::Granted(_)))))
+                .filter(|a| matches!(a, Some((Some(Swap { was_held: true, .. }), NodeVote::Granted(_)))))
                 .count();
             swapped >= quorum
         })
         .await;
-        let (held, votes): (Vec<Option<bool>>, Vec<NodeVote>) = answers
+        let (swaps, votes): (Vec<Option<Swap>>, Vec<NodeVote>) = answers
             .into_iter()
             .map(|a| a.unwrap_or((None, NodeVote::NotAwaited)))
             .unzip();
+        let held: Vec<Option<bool>> = swaps.iter().map(|s| s.map(|s| s.was_held)).collect();
+        // Any master that saw the mark: a waiter elsewhere was refused.
+        let waited = swaps.iter().flatten().any(|s| s.waited);
         match self.granted(&key, &new, ttl, t0, votes).await {
             Ok((fencing_token, validity)) => Ok(HandOff {
                 old_held: self.tally(&held).is_ok_and(|n| n >= self.quorum()),
+                waited,
                 lease: Some(Lease {
                     resource: resource.to_owned(),
                     value: new,
@@ -550,6 +567,7 @@ impl<N: Node> Engine<N> {
                 Ok(HandOff {
                     old_held: self.tally(&was_held)? >= self.quorum(),
                     lease: None,
+                    waited,
                 })
             }
         }

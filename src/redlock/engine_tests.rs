@@ -422,6 +422,28 @@ async fn a_hand_off_swaps_the_holder_in_one_round_with_a_higher_token() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_hand_off_reports_a_waiter_elsewhere_once_a_master_saw_its_mark() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let first = lease(once(&engine, "r").await);
+    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    assert!(!handed.waited, "nobody else waits");
+    // Another daemon's waiter was refused by one master.
+    nodes[2].mark_waited_elsewhere(&engine.lock_key("r"));
+    let second = handed.lease.unwrap();
+    let handed = engine.hand_off("r", &second.value, TTL).await.unwrap();
+    assert!(handed.waited, "the mark on master 2 was not reported");
+    // An announcing release clears it.
+    assert!(
+        engine
+            .release_announced("r", &handed.lease.unwrap().value, Announce::Always)
+            .await
+            .unwrap()
+    );
+    let third = lease(once(&engine, "r").await);
+    assert!(!engine.hand_off("r", &third.value, TTL).await.unwrap().waited);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_hand_off_is_decided_once_a_quorum_swapped() {
     let (engine, nodes) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::node::{Announce, KeyView, Node, NodeError, Standing};
+use super::node::{Announce, KeyView, Node, NodeError, Standing, Swap};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +32,10 @@ struct State {
     standing: Option<Standing>,
     unlocks: usize,
     tries: usize,
+    /// Locks marked as waited for by another daemon's refused attempt
+    /// (`mark_waited_elsewhere`), until an announcing unlock. This node's
+    /// own refusals are its daemon's: they do not count (as in Redis).
+    waited: std::collections::HashSet<String>,
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -79,6 +83,11 @@ impl FakeNode {
             .get(key)
             .filter(|(_, expires)| *expires > now)
             .map(|(v, _)| v.clone())
+    }
+
+    /// Marks `key` as if a waiter on another daemon had been refused.
+    pub fn mark_waited_elsewhere(&self, key: &str) {
+        self.state().waited.insert(key.to_owned());
     }
 
     /// How many unlock commands reached this node.
@@ -145,16 +154,25 @@ impl Node for FakeNode {
         .await
     }
 
-    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<(bool, Option<u64>), NodeError> {
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<Swap, NodeError> {
         self.call(|state, now| {
-            let was = holds(state, key, old);
-            if !was && !holds(state, key, new) && state.keys.contains_key(key) {
-                return (false, None);
+            let was_held = holds(state, key, old);
+            let waited = state.waited.contains(key);
+            if !was_held && !holds(state, key, new) && state.keys.contains_key(key) {
+                return Swap {
+                    was_held,
+                    counter: None,
+                    waited,
+                };
             }
             state.keys.insert(key.to_owned(), (new.to_owned(), now + ttl));
             let next = state.counter.map_or(1, |c| c + 1);
             state.counter = Some(next);
-            (was, Some(next))
+            Swap {
+                was_held,
+                counter: Some(next),
+                waited,
+            }
         })
         .await
     }
@@ -181,12 +199,16 @@ impl Node for FakeNode {
         .await
     }
 
-    async fn unlock(&self, key: &str, value: &str, _announce: Announce) -> Result<bool, NodeError> {
+    async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
         self.state().unlocks += 1;
         self.call(|state, _| {
             let held = holds(state, key, value);
             if held {
                 state.keys.remove(key);
+                // Like UNLOCK: an announcing release clears the mark.
+                if announce != Announce::No {
+                    state.waited.remove(key);
+                }
             }
             held
         })

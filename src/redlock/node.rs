@@ -13,6 +13,18 @@ pub use super::health::Standing;
 #[error("{0}")]
 pub struct NodeError(pub String);
 
+/// What a hand-off did on one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Swap {
+    /// The old value held the key (and no longer does).
+    pub was_held: bool,
+    /// The new fence counter, when the new value now holds the key.
+    pub counter: Option<u64>,
+    /// A refused attempt marked the lock as waited for since its last
+    /// release (`<prefix>:waiting:<name>`): someone may be waiting elsewhere.
+    pub waited: bool,
+}
+
 /// One lock store. Implementations must make every method atomic on the node
 /// and idempotent under re-sends (a client may send a command twice after a
 /// reconnect).
@@ -41,15 +53,16 @@ pub trait Node: Send + Sync + 'static {
     /// Hand-off: atomically release `old` and lock `new` for `ttl` (when
     /// `key` holds `old`, is free, or already holds `new`), advancing the
     /// fence counter as `try_lock` does. Returns whether `old` held the key,
-    /// and the counter when `new` now holds it. A node that may have lost
-    /// data only releases.
+    /// the counter when `new` now holds it, and whether a refused attempt
+    /// marked the lock as waited for. A node that may have lost data only
+    /// releases.
     fn hand_off(
         &self,
         key: &str,
         old: &str,
         new: &str,
         ttl: Duration,
-    ) -> impl Future<Output = Result<(bool, Option<u64>), NodeError>> + Send;
+    ) -> impl Future<Output = Result<Swap, NodeError>> + Send;
 
     /// Round 2: if `key` still holds `value`, raise the fence counter to at
     /// least `counter` and return `true`; otherwise `false`.

@@ -18,7 +18,7 @@ use fred::types::config::TlsConnector;
 use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
-use super::node::{Announce, KeyView, Node, NodeError};
+use super::node::{Announce, KeyView, Node, NodeError, Swap};
 use super::replies;
 use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 use crate::metrics::Metrics;
@@ -68,6 +68,9 @@ pub struct RedisNode {
     probe_wanted: Arc<Notify>,
     /// The connection generation the scripts were last loaded on.
     scripts_generation: AtomicU64,
+    /// Names this client in the waiting marks its refused attempts leave,
+    /// so its own hand-offs can tell its waiters from other daemons'.
+    waiter_tag: Value,
     /// Where each request's latency and errors go, with this node's index.
     observer: Option<(Arc<Metrics>, usize)>,
 }
@@ -129,6 +132,7 @@ impl RedisNode {
             health,
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
+            waiter_tag: Value::from(super::LockValue::random().expose()),
             observer: None,
         })
     }
@@ -379,7 +383,7 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let args = vec![value.into(), ttl_arg(ttl)];
+        let args = vec![value.into(), ttl_arg(ttl), self.waiter_tag.clone()];
         let reply = self.eval(&self.try_lock, key, args, &self.round_options).await;
         if let Err(NodeError(e)) = &reply
             && e.contains("UNVERIFIED")
@@ -390,8 +394,8 @@ impl Node for RedisNode {
         replies::try_lock(reply?)
     }
 
-    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<(bool, Option<u64>), NodeError> {
-        let args = vec![old.into(), new.into(), ttl_arg(ttl)];
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<Swap, NodeError> {
+        let args = vec![old.into(), new.into(), ttl_arg(ttl), self.waiter_tag.clone()];
         replies::hand_off(self.eval(&self.hand_off, key, args, &self.round_options).await?)
     }
 

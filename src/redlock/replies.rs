@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use fred::types::Value;
 
-use super::node::{KeyView, NodeError};
+use super::node::{KeyView, NodeError, Swap};
 
 /// `TRY_LOCK`: the node's new fence counter (a positive integer), or `None`
 /// when another value holds the key (nil).
@@ -34,23 +34,31 @@ pub fn try_lock(reply: Value) -> Result<Option<u64>, NodeError> {
     }
 }
 
-/// `HAND_OFF`: `{was_held, counter}`, `was_held` 0 or 1, `counter` 0 (not
-/// granted) or the new fence counter.
+/// `HAND_OFF`: `{was_held, counter, waited}`, `was_held` and `waited` 0 or
+/// 1, `counter` 0 (not granted) or the new fence counter.
 ///
 /// # Errors
 /// Any other reply.
-pub fn hand_off(reply: Value) -> Result<(bool, Option<u64>), NodeError> {
+pub fn hand_off(reply: Value) -> Result<Swap, NodeError> {
     let unexpected = |what: &dyn std::fmt::Debug| {
         NodeError(format!(
-            "unexpected hand-off reply {what:?} (expected [0 or 1, a fence counter or 0])"
+            "unexpected hand-off reply {what:?} (expected [0 or 1, a fence counter or 0, 0 or 1])"
         ))
     };
     let Value::Array(parts) = reply else {
         return Err(unexpected(&reply));
     };
     match parts.as_slice() {
-        [Value::Integer(was @ 0..=1), Value::Integer(counter)] => match u64::try_from(*counter) {
-            Ok(counter) => Ok((*was == 1, Some(counter).filter(|c| *c > 0))),
+        [
+            Value::Integer(was @ 0..=1),
+            Value::Integer(counter),
+            Value::Integer(waited @ 0..=1),
+        ] => match u64::try_from(*counter) {
+            Ok(counter) => Ok(Swap {
+                was_held: *was == 1,
+                counter: Some(counter).filter(|c| *c > 0),
+                waited: *waited == 1,
+            }),
             Err(_) => Err(unexpected(&parts)),
         },
         _ => Err(unexpected(&parts)),
@@ -306,15 +314,29 @@ mod tests {
 
     #[test]
     fn hand_off_is_held_and_counter_or_an_error() {
-        let reply = |was: i64, counter: i64| Value::Array(vec![Value::Integer(was), Value::Integer(counter)]);
-        assert_eq!(hand_off(reply(1, 42)), Ok((true, Some(42))));
-        assert_eq!(hand_off(reply(0, 0)), Ok((false, None)));
-        assert_eq!(hand_off(reply(1, 0)), Ok((true, None)));
+        let reply = |was: i64, counter: i64, waited: i64| {
+            Value::Array(vec![
+                Value::Integer(was),
+                Value::Integer(counter),
+                Value::Integer(waited),
+            ])
+        };
+        let swap = |was_held, counter, waited| {
+            Ok(Swap {
+                was_held,
+                counter,
+                waited,
+            })
+        };
+        assert_eq!(hand_off(reply(1, 42, 0)), swap(true, Some(42), false));
+        assert_eq!(hand_off(reply(0, 0, 1)), swap(false, None, true));
+        assert_eq!(hand_off(reply(1, 0, 0)), swap(true, None, false));
         for bad in [
-            reply(2, 5),
-            reply(1, -3),
+            reply(2, 5, 0),
+            reply(1, -3, 0),
+            reply(1, 5, 2),
             Value::Integer(1),
-            Value::Array(vec![Value::Integer(1)]),
+            Value::Array(vec![Value::Integer(1), Value::Integer(5)]),
         ] {
             assert!(hand_off(bad.clone()).is_err(), "{bad:?}");
         }

@@ -14,13 +14,19 @@
 /// every counter value handed out once. `string.format('%d')` keeps all
 /// digits (`tostring` would print 1.7e+15). A refusal marks the lock as
 /// waited for (KEYS[4], for the TTL asked plus the longest retry delay), so
-/// its release is announced (UNLOCK). The three reads are one `MGET`: each
-/// `redis.call` costs the master about a microsecond.
+/// its release is announced (UNLOCK). The mark names who waits: ARGV[3],
+/// the refused daemon's tag, or `*` once a second daemon was refused (see
+/// HAND_OFF). The four reads are one `MGET`: each `redis.call` costs the
+/// master about a microsecond.
 pub const TRY_LOCK: &str = r"
-local found = redis.call('MGET', KEYS[3], KEYS[1], KEYS[2])
+local found = redis.call('MGET', KEYS[3], KEYS[1], KEYS[2], KEYS[4])
 local marker, held = found[1], found[2]
 if held ~= false and held ~= ARGV[1] then
-  redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[2]) + 10000)
+  local who = ARGV[3]
+  if found[4] ~= false and found[4] ~= who then
+    who = '*'
+  end
+  redis.call('SET', KEYS[4], who, 'PX', tonumber(ARGV[2]) + 10000)
   return false
 end
 if marker == false then
@@ -44,32 +50,39 @@ return seed
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
 /// TRY_LOCK it grants only on a free key (or one it already holds: a
 /// re-send), on a verified node, and advances the fence counter. Replies
-/// `{was_held, counter}`: whether ARGV[1] held the key, and the new counter
-/// (0 = not granted; an unverified node only releases).
+/// `{was_held, counter, waited}`: whether ARGV[1] held the key, the new
+/// counter (0 = not granted; an unverified node only releases), and whether
+/// a daemon other than ARGV[4] (this one's tag) was refused since the last
+/// announced release: the mark (KEYS[4], left for the UNLOCK that
+/// announces) names another daemon or several.
 pub const HAND_OFF: &str = r"
-local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2])
+local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2], KEYS[4])
 local held, marker = found[1], found[2]
+local waited = 0
+if found[4] ~= false and found[4] ~= ARGV[4] then
+  waited = 1
+end
 local was = 0
 if held == ARGV[1] then
   was = 1
 elseif held ~= false and held ~= ARGV[2] then
-  return {0, 0}
+  return {0, 0, waited}
 end
 local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 if marker == false or string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
   if was == 1 then
     redis.call('DEL', KEYS[1])
   end
-  return {was, 0}
+  return {was, 0, waited}
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 if found[3] ~= false then
-  return {was, redis.call('INCR', KEYS[2])}
+  return {was, redis.call('INCR', KEYS[2]), waited}
 end
 local t = redis.call('TIME')
 local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
 redis.call('SET', KEYS[2], string.format('%d', seed))
-return {was, seed}
+return {was, seed, waited}
 ";
 
 /// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
