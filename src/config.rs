@@ -104,6 +104,37 @@ pub struct ServerConfig {
     pub max_concurrent_streams: u32,
     /// Most requests handled at once per client connection; more wait.
     pub max_requests_per_connection: usize,
+    /// Threads of the async runtime; 0 = half the available cores, at
+    /// least 1 (`ServerConfig::workers`).
+    pub worker_threads: usize,
+}
+
+/// The largest `server.worker_threads`.
+const MAX_WORKER_THREADS: usize = 64;
+
+impl ServerConfig {
+    /// The runtime's thread count (see `runtime_threads`).
+    pub fn workers(&self) -> usize {
+        runtime_threads(self.worker_threads)
+    }
+}
+
+/// `server.worker_threads` resolved: as set, or for 0 half the cores this
+/// process may use (cgroup quotas count), at least 1.
+fn runtime_threads(worker_threads: usize) -> usize {
+    match worker_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+        n => n,
+    }
+}
+
+fn check_worker_threads(threads: usize) -> Result<(), ConfigError> {
+    if threads > MAX_WORKER_THREADS {
+        return Err(ConfigError(format!(
+            "server.worker_threads ({threads}) must lie within [0, {MAX_WORKER_THREADS}] (0 = half the cores)"
+        )));
+    }
+    Ok(())
 }
 
 /// Log line format.
@@ -225,6 +256,29 @@ impl Config {
     /// # Errors
     /// When a source cannot be read or parsed, or the result is invalid.
     pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
+        let config: Config = Config::sources(file, env)?
+            .try_deserialize()
+            .map_err(|e| ConfigError(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads only `server.worker_threads` (and checks its range): the
+    /// runtime is built before the rest is loaded (`redlockd dev` starts its
+    /// masters on it first, and their addresses are part of the config).
+    ///
+    /// # Errors
+    /// When a source cannot be read or parsed, or the value is out of range.
+    pub fn workers(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<usize, ConfigError> {
+        let threads: usize = Config::sources(file, env)?
+            .get("server.worker_threads")
+            .map_err(|e| ConfigError(e.to_string()))?;
+        check_worker_threads(threads)?;
+        Ok(runtime_threads(threads))
+    }
+
+    /// Defaults, then `file`, then the environment, not yet deserialized.
+    fn sources(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<config::Config, ConfigError> {
         let mut builder =
             config::Config::builder().add_source(config::File::from_str(DEFAULT_TOML, config::FileFormat::Toml));
         if let Some(path) = file {
@@ -237,13 +291,10 @@ impl Config {
             .with_list_parse_key("redis.nodes")
             .try_parsing(true)
             .source(env);
-        let config: Config = builder
+        builder
             .add_source(environment)
             .build()
-            .and_then(config::Config::try_deserialize)
-            .map_err(|e| ConfigError(e.to_string()))?;
-        config.validate()?;
-        Ok(config)
+            .map_err(|e| ConfigError(e.to_string()))
     }
 
     /// Checks every cross-field rule.
@@ -423,6 +474,7 @@ impl Config {
                 return fail(format!("{name} ({}) is not a readable file", path.display()));
             }
         }
+        check_worker_threads(server.worker_threads)?;
         if !(MIN_MESSAGE_SIZE..=MAX_MESSAGE_SIZE).contains(&server.max_message_size) {
             return fail(format!(
                 "server.max_message_size ({}) must lie within [{MIN_MESSAGE_SIZE}, {MAX_MESSAGE_SIZE}] bytes",

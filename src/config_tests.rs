@@ -98,6 +98,10 @@ fn server_tls_limits_and_tokens_are_checked_naming_the_setting() {
             &[("REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION", "0")],
             "server.max_requests_per_connection",
         ),
+        (
+            &[("REDLOCKD__SERVER__WORKER_THREADS", "65")],
+            "server.worker_threads (65) must lie within [0, 64]",
+        ),
         (&[("REDLOCKD__SERVER__TLS_CERT_FILE", not_pem)], "set together"),
         (
             &[("REDLOCKD__SERVER__TLS_CLIENT_CA_FILE", not_pem)],
@@ -134,4 +138,22 @@ fn server_tls_limits_and_tokens_are_checked_naming_the_setting() {
     assert_eq!(config.server.max_message_size, 4096);
     assert!(config.auth.tokens_file.is_none());
     assert!(!config.auth().unwrap().is_on());
+}
+
+#[test]
+fn worker_threads_are_read_before_the_rest_and_zero_means_half_the_cores() {
+    let env = |v: &str| {
+        Some(HashMap::from([(
+            "REDLOCKD__SERVER__WORKER_THREADS".to_string(),
+            v.to_string(),
+        )]))
+    };
+    // No redis.nodes: only this setting is read.
+    assert_eq!(Config::workers(None, env("3")), Ok(3));
+    let half = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
+    assert_eq!(Config::workers(None, env("0")), Ok(half));
+    assert_eq!(Config::workers(None, Some(HashMap::new())), Ok(half), "the default");
+    let err = Config::workers(None, env("65")).unwrap_err();
+    assert!(err.0.contains("server.worker_threads (65)"), "{err}");
+    assert!(Config::workers(None, env("-1")).is_err());
 }

@@ -40,7 +40,18 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let workers = match Config::workers(cli.config.as_deref(), None) {
+        Ok(workers) => workers,
+        Err(e) => {
+            eprintln!("redlockd: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build();
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("redlockd: cannot start the async runtime: {e}");
@@ -91,6 +102,7 @@ fn main() -> ExitCode {
     if !masters.is_empty() {
         tracing::info!(nodes = ?config.redis.nodes, "dev: started local redis-server masters");
     }
+    tracing::debug!(workers, "runtime threads");
     let result = runtime.block_on(serve(config, shutdown));
     drop(masters);
     match result {

@@ -30,6 +30,12 @@ fn a_bad_config_exits_64_and_names_the_setting() {
             ],
             "listen",
         ),
+        // Read before the runtime starts, without redis.nodes.
+        (vec![("REDLOCKD__SERVER__WORKER_THREADS", "many")], "worker_threads"),
+        (
+            vec![("REDLOCKD__SERVER__WORKER_THREADS", "100")],
+            "server.worker_threads (100)",
+        ),
     ];
     for (env, setting) in cases {
         let out = Command::new(BIN)
