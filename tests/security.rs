@@ -410,9 +410,14 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
     assert!(release(&mut client, &first).await);
     assert!(waiting.await.unwrap().acquired);
     assert_eq!(daemon.health("").await, ServingStatus::Serving);
-    // The master with the wrong password is shown as out.
+    // Once the others were probed usable, the master with the wrong
+    // password is still shown as out.
     daemon
-        .scrape_until(&["redlock_node_state{node=\"4\",state=\"unverified\"} 1"])
+        .scrape_until(&[
+            "redlock_node_state{node=\"0\",state=\"usable\"} 1",
+            "redlock_node_state{node=\"3\",state=\"usable\"} 1",
+            "redlock_node_state{node=\"4\",state=\"unverified\"} 1",
+        ])
         .await;
     daemon.stop().await;
 

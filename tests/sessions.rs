@@ -225,12 +225,12 @@ fn counter(scrape: &str, series: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Settings for the hand-off tests: slow retries (waiters are served by
-/// hand-offs and wake-ups only), at most 4 hand-offs in a row.
-fn handoff_env(cluster: &Cluster) -> HashMap<String, String> {
+/// Settings for the hand-off tests: retries `retry` s apart (slow: waiters
+/// are served by hand-offs and wake-ups), at most 4 hand-offs in a row.
+fn handoff_env(cluster: &Cluster, retry: (&str, &str)) -> HashMap<String, String> {
     let mut env = test_env(cluster);
-    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MIN".into(), "5s".into());
-    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MAX".into(), "6s".into());
+    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MIN".into(), retry.0.into());
+    env.insert("REDLOCKD__LOCK__RETRY_DELAY_MAX".into(), retry.1.into());
     env.insert("REDLOCKD__LOCK__MAX_HANDOFFS_IN_ROW".into(), "4".into());
     env
 }
@@ -273,7 +273,7 @@ async fn in_order(grants: &mut mpsc::UnboundedReceiver<(usize, u64)>, n: usize, 
 #[tokio::test]
 async fn a_release_hands_the_lock_to_each_local_waiter_in_turn_while_nobody_else_waits() {
     let cluster = Cluster::start(5);
-    let daemon = Daemon::start_with(handoff_env(&cluster)).await;
+    let daemon = Daemon::start_with(handoff_env(&cluster, ("5s", "6s"))).await;
     let mut holder = daemon.client().await;
     let first = must_acquire(&mut holder, "handoff", 30.0, 0.0).await;
     let mut grants = queue_waiters(&daemon, "handoff", 6).await;
@@ -299,7 +299,9 @@ async fn a_release_hands_the_lock_to_each_local_waiter_in_turn_while_nobody_else
 #[tokio::test]
 async fn hand_offs_go_on_while_nobody_else_waits_and_yield_every_fifth_to_another_daemon() {
     let cluster = Cluster::start(5);
-    let env = handoff_env(&cluster);
+    // Retries 1 s apart: after the published release, the two heads may
+    // split the masters' votes, and then both try again.
+    let env = handoff_env(&cluster, ("1s", "1200ms"));
     let (here, elsewhere) = (Daemon::start_with(env.clone()).await, Daemon::start_with(env).await);
     let mut holder = here.client().await;
     let first = must_acquire(&mut holder, "shared", 30.0, 0.0).await;

@@ -537,7 +537,9 @@ impl<N: Node> Engine<N> {
             .map(|a| a.unwrap_or((None, NodeVote::NotAwaited)))
             .unzip();
         let held: Vec<Option<bool>> = swaps.iter().map(|s| s.map(|s| s.was_held)).collect();
-        // Any master that saw the mark: a waiter elsewhere was refused.
+        // Any master that saw the mark: a waiter elsewhere was refused. Only
+        // the answers awaited count; a refusal marks every master holding
+        // the lock, so a quorum's answers see it.
         let waited = swaps.iter().flatten().any(|s| s.waited);
         match self.granted(&key, &new, ttl, t0, votes).await {
             Ok((fencing_token, validity)) => Ok(HandOff {

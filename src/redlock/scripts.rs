@@ -3,7 +3,8 @@
 
 /// Round 1 (DESIGN §1). A lock held by another owner is refused at once
 /// (a refusal never grants, so it needs no check of the node, and the
-/// contended path skips `INFO`). A grant comes only from a node whose data
+/// contended path skips `INFO`; an unverified master is then found out by
+/// its next grant or probe, not by this refusal). A grant comes only from a node whose data
 /// a daemon verified, and in this very process: the marker
 /// (`run_id:master_replid`, written by REPAIR) must name the running
 /// process's `run_id`. A restart that kept
@@ -36,7 +37,9 @@ local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 if string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
   return redis.error_reply('UNVERIFIED node restarted or failed over since it was verified')
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if held == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
 if found[3] ~= false then
   return redis.call('INCR', KEYS[2])
 end
@@ -152,8 +155,8 @@ pub struct Script {
     pub lua: &'static str,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
-    /// It reads KEYS[4], the lock's waiting mark (TRY_LOCK, UNLOCK); the
-    /// other scripts are called without it.
+    /// It reads KEYS[4], the lock's waiting mark (TRY_LOCK, HAND_OFF,
+    /// UNLOCK); the other scripts are called without it.
     pub uses_waiting_mark: bool,
 }
 
@@ -164,6 +167,21 @@ impl Script {
             lua,
             sha: fred::util::sha1_hash(lua),
             uses_waiting_mark: lua.contains("KEYS[4]"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_the_scripts_that_read_the_waiting_mark_are_given_it() {
+        for lua in [TRY_LOCK, HAND_OFF, UNLOCK] {
+            assert!(Script::new(lua).uses_waiting_mark, "{lua}");
+        }
+        for lua in [PUBLISH_FENCE, REPAIR, INSPECT, EXTEND] {
+            assert!(!Script::new(lua).uses_waiting_mark, "{lua}");
         }
     }
 }
