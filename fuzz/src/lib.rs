@@ -503,6 +503,14 @@ fn reply_seeds() -> Vec<(String, Vec<u8>)> {
     let seeds = [
         ("lock-counter", Value::Integer(1_700_000_000_000_042)),
         ("lock-taken", Value::Null),
+        (
+            "hand-off-waited",
+            Value::Array(vec![
+                Value::Integer(1),
+                Value::Integer(1_700_000_000_000_043),
+                Value::Integer(1),
+            ]),
+        ),
         ("flag-1", Value::Integer(1)),
         ("flag-negative", Value::Integer(-1)),
         (
@@ -628,6 +636,9 @@ mod tests {
             replies::time(value::decode(&seeds["seed-time"])),
             Ok(1_700_000_000_123_456)
         );
+        let swap = replies::hand_off(value::decode(&seeds["seed-hand-off-waited"])).unwrap();
+        assert!(swap.was_held && swap.waited, "{swap:?}");
+        assert_eq!(swap.counter, Some(1_700_000_000_000_043));
     }
 
     #[test]
