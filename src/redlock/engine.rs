@@ -114,8 +114,8 @@ pub struct HandOff {
     pub old_held: bool,
     /// The new owner's lock, when a quorum granted it.
     pub lease: Option<Lease>,
-    /// A master saw the lock marked as waited for: a waiter that is not
-    /// this daemon's head was refused since the last announced release.
+    /// A master saw the lock marked as waited for by another daemon: one of
+    /// its waiters was refused since the last announced release.
     pub waited: bool,
 }
 
