@@ -82,6 +82,14 @@ async fn concurrent_scripts_reach_the_master_in_shared_writes() {
     assert!(writes <= N / 4, "{N} scripts took {writes} writes");
 }
 
+/// Hands `holder`'s lock on KEY to itself; whether the hand-off reported a
+/// waiter on another daemon.
+async fn sees_a_waiter_elsewhere(node: &RedisNode, holder: &LockValue) -> bool {
+    let swap = node.hand_off(KEY, holder.expose(), holder.expose(), TTL).await.unwrap();
+    assert!(swap.was_held && swap.counter.is_some(), "{swap:?}");
+    swap.waited
+}
+
 #[tokio::test]
 async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() {
     let cluster = Cluster::start(1);
@@ -114,27 +122,11 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     assert!(!swap.waited && swap.was_held && swap.counter.is_some(), "{swap:?}");
     let elsewhere = self::node(cluster.masters[0].url()).await;
     assert_eq!(elsewhere.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
-    assert!(
-        node.hand_off(KEY, new.expose(), new.expose(), TTL)
-            .await
-            .unwrap()
-            .waited
-    );
+    assert!(sees_a_waiter_elsewhere(&node, &new).await);
     // Both daemons waited: each one's hand-off sees the other.
-    assert!(
-        elsewhere
-            .hand_off(KEY, new.expose(), new.expose(), TTL)
-            .await
-            .unwrap()
-            .waited
-    );
+    assert!(sees_a_waiter_elsewhere(&elsewhere, &new).await);
     assert_eq!(node.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
-    assert!(
-        node.hand_off(KEY, new.expose(), new.expose(), TTL)
-            .await
-            .unwrap()
-            .waited
-    );
+    assert!(sees_a_waiter_elsewhere(&node, &new).await);
     // Someone else's lock is left alone.
     let Swap {
         was_held: was,

@@ -270,6 +270,21 @@ async fn in_order(grants: &mut mpsc::UnboundedReceiver<(usize, u64)>, n: usize, 
     assert_eq!(order, (0..n).collect::<Vec<_>>(), "first in, first out");
 }
 
+/// Once `daemon` counted seven successful releases (the last waiter lets go
+/// 100 ms after its grant), checks that `handed` of them were hand-offs;
+/// returns the scrape.
+async fn hand_offs_after_seven_releases(daemon: &Daemon, handed: u64) -> String {
+    let scrape = daemon
+        .scrape_until(&["redlock_release_total{status=\"success\"} 7\n"])
+        .await;
+    assert_eq!(
+        counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
+        handed,
+        "{scrape}"
+    );
+    scrape
+}
+
 #[tokio::test]
 async fn a_release_hands_the_lock_to_each_local_waiter_in_turn_while_nobody_else_waits() {
     let cluster = Cluster::start(5);
@@ -279,17 +294,9 @@ async fn a_release_hands_the_lock_to_each_local_waiter_in_turn_while_nobody_else
     let mut grants = queue_waiters(&daemon, "handoff", 6).await;
     assert!(release(&mut holder, &first).await);
     in_order(&mut grants, 6, first.fencing_token).await;
-    // The last waiter releases 100 ms after its grant.
-    let scrape = daemon
-        .scrape_until(&["redlock_release_total{status=\"success\"} 7\n"])
-        .await;
     // Seven releases: six handed over (no daemon but this one waited, so
     // the limit of 4 in a row does not apply), the last had nobody to hand to.
-    assert_eq!(
-        counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
-        6,
-        "{scrape}"
-    );
+    let scrape = hand_offs_after_seven_releases(&daemon, 6).await;
     assert_eq!(counter(&scrape, "redlock_handoffs_total{outcome=\"failed\"}"), 0);
     let empty = inspect(&mut holder, "handoff").await;
     assert!(!empty.held, "{empty:?}");
@@ -341,14 +348,7 @@ async fn hand_offs_go_on_while_nobody_else_waits_and_yield_every_fifth_to_anothe
         .unwrap();
     assert!(theirs > first.fencing_token);
     in_order(&mut grants, 6, first.fencing_token).await;
-    let scrape = here
-        .scrape_until(&["redlock_release_total{status=\"success\"} 7\n"])
-        .await;
-    assert_eq!(
-        counter(&scrape, "redlock_handoffs_total{outcome=\"handed\"}"),
-        5,
-        "{scrape}"
-    );
+    hand_offs_after_seven_releases(&here, 5).await;
     here.stop().await;
     elsewhere.stop().await;
 }
