@@ -310,6 +310,11 @@ async fn hand_offs_go_on_while_nobody_else_waits_and_yield_every_fifth_to_anothe
     // split the masters' votes, and then both try again.
     let env = handoff_env(&cluster, ("1s", "1200ms"));
     let (here, elsewhere) = (Daemon::start_with(env.clone()).await, Daemon::start_with(env).await);
+    // The lock must be on every master, or a master that was not yet usable
+    // for `here` grants the other daemon's waiter (which then lets go) and
+    // is never marked.
+    here.until_usable(5).await;
+    elsewhere.until_usable(5).await;
     let mut holder = here.client().await;
     let first = must_acquire(&mut holder, "shared", 30.0, 0.0).await;
     // A waiter on the other daemon is refused: every master marks the lock.

@@ -210,6 +210,16 @@ impl Daemon {
         self.scrape_until(&[&format!("\nredlock_waiters {n}\n")]).await;
     }
 
+    /// Waits until this daemon's probes found masters `0..n` usable (a
+    /// daemon serves once a quorum is, so some may still be unverified).
+    pub async fn until_usable(&self, n: usize) {
+        let series: Vec<String> = (0..n)
+            .map(|node| format!("redlock_node_state{{node=\"{node}\",state=\"usable\"}} 1\n"))
+            .collect();
+        self.scrape_until(&series.iter().map(String::as_str).collect::<Vec<_>>())
+            .await;
+    }
+
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
