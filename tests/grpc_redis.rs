@@ -55,6 +55,8 @@ async fn each_later_holder_gets_a_larger_token_also_through_two_daemons() {
 async fn tokens_come_from_the_nodes_clock_and_keep_every_digit() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
+    // Every master is in the round, so every one stores a counter.
+    daemon.until_usable(5).await;
     let mut client = daemon.client().await;
     let lease = must_acquire(&mut client, "clock", 5.0, 0.0).await;
     let now_us = std::time::SystemTime::now()

@@ -44,6 +44,8 @@ async fn answers_a_round_did_not_wait_for_and_timeouts_are_counted_per_master() 
     }
     let env = support::rig::rig_env(&cluster, &proxies, &[("REDLOCKD__SAFETY__QUARANTINE", "false")]);
     let daemon = Daemon::start_with(env).await;
+    // Masters 3 and 4 must be in every round counted below.
+    daemon.until_usable(5).await;
     let mut client = daemon.client().await;
     // Master 4 answers in ~40 ms, well within the 100 ms node timeout: the
     // other four decide each acquisition first; releases wait for all.

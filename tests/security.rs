@@ -294,6 +294,8 @@ async fn two_tenants_with_the_same_resource_name_hold_different_locks() {
     let dir = tempfile::tempdir().unwrap();
     let cluster = Cluster::start(5);
     let daemon = daemon_with_tenants(&cluster, dir.path()).await;
+    // Master 0 is read below: it must have been in the rounds.
+    daemon.until_usable(1).await;
     let mut client = daemon.client().await;
     let alpha = take_shared(&mut client, ALPHA).await;
     let beta = take_shared(&mut client, BETA).await;
