@@ -241,9 +241,12 @@ impl redlockd::redlock::Node for Gate {
         self.node.publish_fence(key, value, counter).await
     }
 
-    async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, redlockd::redlock::NodeError> {
+    async fn extend(
+        &self,
+        locks: &[redlockd::redlock::Extension<'_>],
+    ) -> Result<Vec<bool>, redlockd::redlock::NodeError> {
         self.check()?;
-        self.node.extend(key, value, ttl).await
+        self.node.extend(locks).await
     }
 
     async fn unlock(

@@ -9,7 +9,7 @@ use std::time::Duration;
 use fred::prelude::{ClientLike, KeysInterface, LuaInterface};
 use redlockd::dev::{RedisProcess, find_redis_server};
 use redlockd::redlock::redis::{RedisNode, RedisNodeConfig};
-use redlockd::redlock::{Announce, LockValue, Node, Swap};
+use redlockd::redlock::{Announce, Extension, LockValue, Node, Swap};
 use support::Cluster;
 
 const TTL: Duration = Duration::from_secs(10);
@@ -235,26 +235,47 @@ async fn counters_near_two_to_the_53_keep_every_digit() {
     assert_eq!(cluster.fence(0).await, Some((big + 5).to_string()));
 }
 
+/// One lock of an extension batch, to a minute.
+fn for_a_minute<'a>(key: &'a str, value: &'a LockValue) -> Extension<'a> {
+    Extension {
+        key,
+        value: value.expose(),
+        ttl: Duration::from_secs(60),
+    }
+}
+
 #[tokio::test]
 async fn extend_and_unlock_only_touch_the_holders_key() {
+    const THEIRS: &str = "redlockd:lock:theirs";
+    const FREE: &str = "redlockd:lock:free";
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let (mine, theirs) = (LockValue::random(), LockValue::random());
-    node.try_lock(KEY, mine.expose(), Duration::from_secs(5))
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        !node
-            .extend(KEY, theirs.expose(), Duration::from_secs(60))
+    for (key, value) in [(KEY, &mine), (THEIRS, &theirs)] {
+        node.try_lock(key, value.expose(), Duration::from_secs(5))
             .await
             .unwrap()
-    );
+            .unwrap();
+    }
+    // One batch, answered in order: each lock is extended only by its own
+    // value, and a free key is not created.
+    let batch = [
+        for_a_minute(KEY, &theirs),
+        for_a_minute(THEIRS, &theirs),
+        for_a_minute(FREE, &mine),
+    ];
+    assert_eq!(node.extend(&batch).await.unwrap(), [false, true, false]);
+    let pttl = |key: &'static str| {
+        let admin = admin.clone();
+        async move { admin.pttl::<i64, _>(key).await.unwrap() }
+    };
+    assert!(pttl(KEY).await <= 5_000, "extended by another value");
+    assert!(pttl(THEIRS).await > 5_000, "PEXPIRE did not happen");
+    assert_eq!(pttl(FREE).await, -2, "a free key was created");
     assert!(!node.unlock(KEY, theirs.expose(), Announce::IfWaited).await.unwrap());
-    assert!(node.extend(KEY, mine.expose(), Duration::from_secs(60)).await.unwrap());
-    let pttl: i64 = admin.pttl(KEY).await.unwrap();
-    assert!(pttl > 5_000, "PEXPIRE did not happen: {pttl}");
+    assert_eq!(node.extend(&[for_a_minute(KEY, &mine)]).await.unwrap(), [true]);
+    assert!(pttl(KEY).await > 5_000, "PEXPIRE did not happen");
     assert!(node.unlock(KEY, mine.expose(), Announce::IfWaited).await.unwrap());
     let exists: i64 = admin.exists(KEY).await.unwrap();
     assert_eq!(exists, 0);
@@ -317,7 +338,12 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     assert_eq!(seen.scripts_loaded, Ok(()));
     let value = LockValue::random();
     assert!(good.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
-    assert!(good.extend(KEY, value.expose(), TTL).await.unwrap());
+    let extension = Extension {
+        key: KEY,
+        value: value.expose(),
+        ttl: TTL,
+    };
+    assert_eq!(good.extend(&[extension]).await.unwrap(), [true]);
 
     let bad = RedisNode::connect(&node_config(format!("redis://locker:wrong@127.0.0.1:{port}"))).unwrap();
     let outcome = tokio::time::timeout(

@@ -243,7 +243,39 @@ pub fn check_reply(reply: &Value) {
         }
         Err(e) => assert!(e.0.starts_with("unexpected hand-off reply"), "{e}"),
     }
-    // PUBLISH_FENCE, EXTEND, UNLOCK: exactly 0 or 1.
+    // EXTEND: an array of exactly `count` zeros and ones, in order.
+    let count = match reply {
+        Value::Array(parts) => parts.len(),
+        _ => 1,
+    };
+    let bit = |part: &Value| match part {
+        Value::Integer(0) => Some(false),
+        Value::Integer(1) => Some(true),
+        _ => None,
+    };
+    match replies::flags(reply.clone(), count) {
+        Ok(flags) => {
+            let Value::Array(parts) = reply else {
+                panic!("flags read {reply:?}")
+            };
+            let read: Vec<Option<bool>> = parts.iter().map(bit).collect();
+            let expected: Vec<Option<bool>> = flags.iter().copied().map(Some).collect();
+            assert_eq!(read, expected, "flags read {reply:?} as {flags:?}");
+        }
+        Err(e) => {
+            assert!(e.0.starts_with("unexpected extend reply"), "{e}");
+            assert!(
+                !matches!(reply, Value::Array(parts) if parts.iter().all(|p| bit(p).is_some())),
+                "flags refused {reply:?}"
+            );
+        }
+    }
+    assert!(
+        replies::flags(reply.clone(), count + 1).is_err(),
+        "flags took {reply:?} for {} locks",
+        count + 1
+    );
+    // PUBLISH_FENCE, UNLOCK: exactly 0 or 1.
     match replies::flag(reply.clone()) {
         Ok(f) => assert!(
             matches!((reply, f), (Value::Integer(1), true) | (Value::Integer(0), false)),
@@ -512,6 +544,10 @@ fn reply_seeds() -> Vec<(String, Vec<u8>)> {
             ]),
         ),
         ("flag-1", Value::Integer(1)),
+        (
+            "extend-batch",
+            Value::Array(vec![Value::Integer(1), Value::Integer(0), Value::Integer(1)]),
+        ),
         ("flag-negative", Value::Integer(-1)),
         (
             "inspect-held",
@@ -639,6 +675,10 @@ mod tests {
         let swap = replies::hand_off(value::decode(&seeds["seed-hand-off-waited"])).unwrap();
         assert!(swap.was_held && swap.waited, "{swap:?}");
         assert_eq!(swap.counter, Some(1_700_000_000_000_043));
+        assert_eq!(
+            replies::flags(value::decode(&seeds["seed-extend-batch"]), 3),
+            Ok(vec![true, false, true])
+        );
     }
 
     #[test]

@@ -4,15 +4,16 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::join_all;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::{Instant, timeout};
 
-use super::node::{Announce, KeyView, Node, Standing, Swap};
+use super::node::{Announce, Extension, KeyView, Node, Standing, Swap};
 use super::quorum::{self, Minted};
 use super::{Lease, LockValue};
 use crate::error::Error;
@@ -161,6 +162,51 @@ enum Attempt {
 pub struct Engine<N> {
     nodes: Vec<N>,
     config: EngineConfig,
+    extensions: Extensions,
+}
+
+/// At most this many locks go in one extension batch.
+pub const EXTEND_BATCH_MAX: usize = 128;
+/// At most this many extension batches are in flight at once. A lone
+/// extension leaves at once in a batch of one; while every slot is busy,
+/// the extensions that come due queue and leave together in the next batch.
+pub const EXTEND_BATCHES_AT_ONCE: usize = 4;
+
+/// Extensions waiting for a batch (see `Engine::extend`).
+struct Extensions {
+    queue: Mutex<Vec<QueuedExtension>>,
+    slots: Arc<Semaphore>,
+}
+
+struct QueuedExtension {
+    key: String,
+    value: String,
+    ttl: Duration,
+    answer: oneshot::Sender<Result<Option<Duration>, Error>>,
+}
+
+impl Extensions {
+    fn new() -> Extensions {
+        Extensions {
+            queue: Mutex::new(Vec::new()),
+            slots: Arc::new(Semaphore::new(EXTEND_BATCHES_AT_ONCE)),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<QueuedExtension>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The oldest queued extensions, at most a batch of them.
+    fn next_batch(&self) -> Vec<QueuedExtension> {
+        let mut queue = self.queue();
+        let n = queue.len().min(EXTEND_BATCH_MAX);
+        queue.drain(..n).collect()
+    }
+
+    fn free_slot(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.slots).try_acquire_owned().ok()
+    }
 }
 
 /// What the head of a local queue (`crate::waiters`) brings to `acquire`.
@@ -182,7 +228,11 @@ impl<N: Node> Engine<N> {
     /// guarantees it for the daemon).
     pub fn new(nodes: Vec<N>, config: EngineConfig) -> Engine<N> {
         assert!(!nodes.is_empty() && nodes.len() <= quorum::MAX_NODES);
-        Engine { nodes, config }
+        Engine {
+            nodes,
+            config,
+            extensions: Extensions::new(),
+        }
     }
 
     /// The nodes, in index order (the index is the token's low bits).
@@ -575,32 +625,109 @@ impl<N: Node> Engine<N> {
         }
     }
 
-    /// Resets the TTL of a held lock on every node (DESIGN §3). Returns the
-    /// new validity, or `None` when a majority no longer holds `value`.
+    /// Extends `resource`'s lock held by `value` to `ttl` on every node.
+    /// Returns the validity when a quorum still held it (measured from
+    /// before its batch was sent), `None` when the lock was lost.
+    ///
+    /// Extensions due at the same time share one script call per node
+    /// (`Node::extend`): with 10,000 `Hold` sessions renewing, each master
+    /// runs a few scripts per batch, not one per lock, and the daemon sends
+    /// a few commands (issue #7, (d)). The batch runs in a task of its own,
+    /// so a caller that gives up (a cancelled `Extend`) leaves the others'
+    /// answers intact.
     ///
     /// # Errors
     /// `Error::Unavailable` when fewer than a quorum of nodes answered.
-    pub async fn extend(&self, resource: &str, value: &LockValue, ttl: Duration) -> Result<Option<Duration>, Error> {
-        let key = self.lock_key(resource);
+    pub async fn extend(
+        self: &Arc<Self>,
+        resource: &str,
+        value: &LockValue,
+        ttl: Duration,
+    ) -> Result<Option<Duration>, Error> {
+        let (answer, answered) = oneshot::channel();
+        self.extensions.queue().push(QueuedExtension {
+            key: self.lock_key(resource),
+            value: value.expose().to_owned(),
+            ttl,
+            answer,
+        });
+        if let Some(slot) = self.extensions.free_slot() {
+            tokio::spawn(Arc::clone(self).extend_batches(slot));
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(Error::Unavailable {
+                reached: 0,
+                needed: self.quorum(),
+                detail: "the extension batch ended without an answer".into(),
+                votes: Vec::new(),
+            })
+        })
+    }
+
+    /// Sends batches of queued extensions until none is left.
+    async fn extend_batches(self: Arc<Self>, mut slot: OwnedSemaphorePermit) {
+        loop {
+            let batch = self.extensions.next_batch();
+            if batch.is_empty() {
+                drop(slot);
+                // An extension queued after the look above, while this task
+                // still held its slot, found no free slot: take it on.
+                if self.extensions.queue().is_empty() {
+                    return;
+                }
+                match self.extensions.free_slot() {
+                    Some(again) => slot = again,
+                    None => return,
+                }
+                continue;
+            }
+            self.extend_batch(batch).await;
+        }
+    }
+
+    /// One extension round for `batch`; answers each extension. An
+    /// extension is decided once a quorum extended it; the batch waits for
+    /// the slower nodes only for the extensions still short of a quorum.
+    async fn extend_batch(&self, batch: Vec<QueuedExtension>) {
+        let locks: Vec<Extension<'_>> = batch
+            .iter()
+            .map(|queued| Extension {
+                key: &queued.key,
+                value: &queued.value,
+                ttl: queued.ttl,
+            })
+            .collect();
         let t0 = Instant::now();
         let calls = self.nodes.iter().map(|node| async {
-            timeout(self.config.node_timeout, node.extend(&key, value.expose(), ttl))
+            timeout(self.config.node_timeout, node.extend(&locks))
                 .await
                 .ok()
                 .and_then(Result::ok)
+                .filter(|extended| extended.len() == locks.len())
         });
-        // Extended as soon as a quorum said so; otherwise every answer.
         let quorum = self.quorum();
         let answers = gather(calls, |answers| {
-            answers.iter().filter(|a| matches!(a, Some(Some(true)))).count() >= quorum
+            (0..locks.len()).all(|i| {
+                let extended = answers.iter().flatten().flatten().filter(|a| a[i]).count();
+                extended >= quorum
+            })
         })
         .await;
-        let answers: Vec<Option<bool>> = answers.into_iter().map(Option::flatten).collect();
-        let held = self.tally(&answers)?;
-        if held < self.quorum() {
-            return Ok(None);
+        let elapsed = t0.elapsed();
+        for (i, queued) in batch.into_iter().enumerate() {
+            let per_node: Vec<Option<bool>> = answers
+                .iter()
+                .map(|answer| answer.as_ref().and_then(Option::as_ref).map(|a| a[i]))
+                .collect();
+            let outcome = self.tally(&per_node).map(|held| {
+                if held < quorum {
+                    return None;
+                }
+                quorum::validity(queued.ttl, elapsed, self.config.drift_factor)
+                    .filter(|v| *v >= self.config.min_validity)
+            });
+            let _ = queued.answer.send(outcome);
         }
-        Ok(quorum::validity(ttl, t0.elapsed(), self.config.drift_factor).filter(|v| *v >= self.config.min_validity))
     }
 
     /// Deletes the lock on every node (DESIGN §3). Returns whether a majority

@@ -26,13 +26,13 @@ fn config() -> EngineConfig {
     }
 }
 
-fn cluster(counters: &[u64]) -> (Engine<FakeNode>, Vec<FakeNode>) {
+fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     let nodes: Vec<FakeNode> = counters
         .iter()
         .enumerate()
         .map(|(i, c)| FakeNode::new(&format!("n{i}"), *c))
         .collect();
-    (Engine::new(nodes.clone(), config()), nodes)
+    (std::sync::Arc::new(Engine::new(nodes.clone(), config())), nodes)
 }
 
 async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
@@ -276,7 +276,6 @@ async fn round_two_raises_the_holders_that_lag_when_the_max_is_a_minority() {
 #[tokio::test(start_paused = true)]
 async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
     let (engine, _) = cluster(&[0; 5]);
-    let engine = std::sync::Arc::new(engine);
     let first = lease(once(&engine, "r").await);
     let waiter = {
         let engine = engine.clone();
@@ -317,6 +316,61 @@ async fn extend_keeps_the_lock_and_is_refused_after_expiry() {
     assert!(engine.extend("r", &lease.value, ttl).await.unwrap().is_some());
     tokio::time::sleep(Duration::from_millis(1001)).await;
     assert_eq!(engine.extend("r", &lease.value, ttl).await.unwrap(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn extensions_due_together_share_one_call_per_node_and_each_gets_its_own_answer() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let mut held = Vec::new();
+    for i in 0..40 {
+        held.push((format!("r{i}"), lease(once(&engine, &format!("r{i}")).await)));
+    }
+    // Every fourth lock was released (lost to its holder); one key is
+    // taken over on a majority by another value.
+    for (name, lease) in held.iter().step_by(4) {
+        assert!(engine.release(name, &lease.value).await.unwrap());
+    }
+    let stolen = LockValue::random();
+    for node in &nodes[..3] {
+        node.extend(&[Extension {
+            key: "t:r1",
+            value: held[1].1.value.expose(),
+            ttl: Duration::ZERO,
+        }])
+        .await
+        .unwrap();
+        node.try_lock("t:r1", stolen.expose(), TTL).await.unwrap().unwrap();
+    }
+    let answers = join_all(held.iter().map(|(name, lease)| engine.extend(name, &lease.value, TTL))).await;
+    for (i, answer) in answers.into_iter().enumerate() {
+        let expected = i % 4 != 0 && i != 1;
+        assert_eq!(answer.unwrap().is_some(), expected, "r{i}");
+    }
+    // 40 extensions due at once: a few script calls per node, not 40.
+    for node in &nodes {
+        assert!(
+            (1..=EXTEND_BATCHES_AT_ONCE).contains(&node.extend_calls()),
+            "{} calls for 40 extensions",
+            node.extend_calls()
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_extension_whose_caller_gave_up_leaves_the_others_answered() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    for node in &nodes {
+        node.set_fault(Fault::Slow(Duration::from_millis(5)));
+    }
+    let first = lease(once(&engine, "a").await);
+    let second = lease(once(&engine, "b").await);
+    let mut given_up = Box::pin(engine.extend("a", &first.value, TTL));
+    assert!(futures::poll!(&mut given_up).is_pending());
+    drop(given_up);
+    assert!(engine.extend("b", &second.value, TTL).await.unwrap().is_some());
+    // The batch the first caller left still ran: both keys were extended.
+    tokio::time::sleep(TTL - Duration::from_millis(500)).await;
+    assert!(nodes[0].holder("t:a").is_some() && nodes[0].holder("t:b").is_some());
 }
 
 #[tokio::test(start_paused = true)]

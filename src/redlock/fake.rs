@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::node::{Announce, KeyView, Node, NodeError, Standing, Swap};
+use super::node::{Announce, Extension, KeyView, Node, NodeError, Standing, Swap};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +32,7 @@ struct State {
     standing: Option<Standing>,
     unlocks: usize,
     tries: usize,
+    extend_calls: usize,
     /// Locks marked as waited for by another daemon's refused attempt
     /// (`mark_waited_elsewhere`), until an announcing unlock. This node's
     /// own refusals are its daemon's: they do not count (as in Redis).
@@ -98,6 +99,11 @@ impl FakeNode {
     /// How many lock commands (`try_lock`) reached this node.
     pub fn tries(&self) -> usize {
         self.state().tries
+    }
+
+    /// How many extend commands (each a batch) reached this node.
+    pub fn extend_calls(&self) -> usize {
+        self.state().extend_calls
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -188,13 +194,21 @@ impl Node for FakeNode {
         .await
     }
 
-    async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, NodeError> {
+    async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+        self.state().extend_calls += 1;
         self.call(|state, now| {
-            let held = holds(state, key, value);
-            if held {
-                state.keys.insert(key.to_owned(), (value.to_owned(), now + ttl));
-            }
-            held
+            locks
+                .iter()
+                .map(|lock| {
+                    let held = holds(state, lock.key, lock.value);
+                    if held {
+                        state
+                            .keys
+                            .insert(lock.key.to_owned(), (lock.value.to_owned(), now + lock.ttl));
+                    }
+                    held
+                })
+                .collect()
         })
         .await
     }

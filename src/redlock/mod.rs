@@ -19,7 +19,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use engine::{Acquired, Engine, EngineConfig, FailureReason, HandOff, Inspection, NodeInspection, NodeVote};
-pub use node::{Announce, KeyView, Node, NodeError, Swap};
+pub use node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 
 /// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).
 const VALUE_BYTES: usize = 20;

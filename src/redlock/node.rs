@@ -73,9 +73,10 @@ pub trait Node: Send + Sync + 'static {
         counter: u64,
     ) -> impl Future<Output = Result<bool, NodeError>> + Send;
 
-    /// Compare-and-`PEXPIRE`: `true` when `key` held `value` and now lives
-    /// for `ttl`.
-    fn extend(&self, key: &str, value: &str, ttl: Duration) -> impl Future<Output = Result<bool, NodeError>> + Send;
+    /// Compare-and-`PEXPIRE` for each of `locks`, in one atomic step: per
+    /// lock, in order, `true` when its key held its value and now lives for
+    /// its TTL.
+    fn extend(&self, locks: &[Extension<'_>]) -> impl Future<Output = Result<Vec<bool>, NodeError>> + Send;
 
     /// Compare-and-delete: `true` when `key` held `value` and is now gone.
     /// `announce` says whether the release is published so waiting daemons
@@ -90,6 +91,17 @@ pub trait Node: Send + Sync + 'static {
     /// What the node holds for `key` (value, time left) and its fence
     /// counter, read in one atomic step. For introspection only.
     fn inspect(&self, key: &str) -> impl Future<Output = Result<KeyView, NodeError>> + Send;
+}
+
+/// One lock of an extension batch (`Node::extend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extension<'a> {
+    /// The lock key.
+    pub key: &'a str,
+    /// The value it must hold.
+    pub value: &'a str,
+    /// Its new time to live.
+    pub ttl: Duration,
 }
 
 /// One node's view of a lock key.

@@ -18,7 +18,7 @@ use fred::types::config::TlsConnector;
 use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
-use super::node::{Announce, KeyView, Node, NodeError, Swap};
+use super::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use super::replies;
 use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
 use crate::metrics::Metrics;
@@ -267,6 +267,18 @@ impl RedisNode {
         let mut keys = Vec::with_capacity(4);
         keys.extend([key, self.fence_key.as_str(), self.marker_key.as_str()]);
         keys.extend(waiting.as_deref());
+        self.eval_observed(script, keys, args, options).await
+    }
+
+    /// Runs a script by SHA with `keys`, recording its latency and errors
+    /// as this master's.
+    async fn eval_observed(
+        &self,
+        script: &Script,
+        keys: Vec<&str>,
+        args: Vec<Value>,
+        options: &Options,
+    ) -> Result<Value, NodeError> {
         let mut timing = Timing {
             observer: self.observer.as_ref(),
             started: Instant::now(),
@@ -404,11 +416,18 @@ impl Node for RedisNode {
         replies::flag(self.eval(&self.publish_fence, key, args, &self.round_options).await?)
     }
 
-    async fn extend(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, NodeError> {
-        replies::flag(
-            self.eval(&self.extend, key, vec![value.into(), ttl_arg(ttl)], &self.options)
-                .await?,
-        )
+    async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+        let keys = locks.iter().map(|lock| lock.key).collect();
+        let mut args = Vec::with_capacity(locks.len() * 2);
+        for lock in locks {
+            args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
+        }
+        // Abandoned after node_timeout, and then never written: an
+        // overloaded daemon must not send extensions nobody waits for.
+        let reply = self
+            .eval_observed(&self.extend, keys, args, &self.round_options)
+            .await?;
+        replies::flags(reply, locks.len())
     }
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {

@@ -65,7 +65,33 @@ pub fn hand_off(reply: Value) -> Result<Swap, NodeError> {
     }
 }
 
-/// `PUBLISH_FENCE`, `EXTEND`, `UNLOCK`: the integer 1 (done) or 0 (the key
+/// `EXTEND`: one flag (see `flag`) per lock of the batch, `count` of them.
+///
+/// # Errors
+/// Anything but an array of `count` zeros and ones.
+pub fn flags(reply: Value, count: usize) -> Result<Vec<bool>, NodeError> {
+    let unexpected = |reply: &Value| {
+        NodeError(format!(
+            "unexpected extend reply {reply:?} (expected {count} times 0 or 1)"
+        ))
+    };
+    let Value::Array(parts) = &reply else {
+        return Err(unexpected(&reply));
+    };
+    if parts.len() != count {
+        return Err(unexpected(&reply));
+    }
+    parts
+        .iter()
+        .map(|part| match part {
+            Value::Integer(0) => Ok(false),
+            Value::Integer(1) => Ok(true),
+            _ => Err(unexpected(&reply)),
+        })
+        .collect()
+}
+
+/// `PUBLISH_FENCE`, `UNLOCK`: the integer 1 (done) or 0 (the key
 /// does not hold our value).
 ///
 /// # Errors

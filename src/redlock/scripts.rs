@@ -120,12 +120,20 @@ pub const INSPECT: &str = r"
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
 ";
 
-/// Compare-and-`PEXPIRE`.
+/// Compare-and-`PEXPIRE` for a batch of locks: KEYS[i] is extended to
+/// ARGV[2i] ms when it holds ARGV[2i-1]. Replies one 0 or 1 per key, in
+/// order. One call carries every extension that was due at once (issue #7,
+/// (d)): each master runs one script per batch, not one per lock.
 pub const EXTEND: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local extended = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[2 * i - 1] then
+    extended[i] = redis.call('PEXPIRE', key, ARGV[2 * i])
+  else
+    extended[i] = 0
+  end
 end
-return 0
+return extended
 ";
 
 /// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
