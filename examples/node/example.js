@@ -14,8 +14,14 @@
 //       acquired=false with FAILURE_REASON_TAKEN, and every later lease of the
 //       resource carries a larger fencing token.
 // It exits 0 when everything happened as expected, 1 otherwise.
+//
+// A daemon with TLS and tenants (README, Security) takes, from the environment:
+//   REDLOCKD_CA            the CA that signed the daemon's certificate (PEM): TLS
+//   REDLOCKD_CERT/_KEY     this client's certificate and key, for mutual TLS
+//   REDLOCKD_TOKEN         the tenant's bearer token, sent on every call
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { setTimeout: sleep } = require('node:timers/promises');
@@ -56,10 +62,25 @@ function expect(condition, what) {
   if (!condition) throw new Error(`unexpected: ${what}`);
 }
 
+/** Metadata for every call: the tenant's bearer token, when there is one. */
+function auth() {
+  const metadata = new grpc.Metadata();
+  if (process.env.REDLOCKD_TOKEN) metadata.set('authorization', `Bearer ${process.env.REDLOCKD_TOKEN}`);
+  return metadata;
+}
+
+/** Plain gRPC to a loopback sidecar; TLS (mutual with a client certificate)
+ * when REDLOCKD_CA names the daemon's CA. */
+function credentials() {
+  const read = (variable) => (process.env[variable] ? fs.readFileSync(process.env[variable]) : null);
+  if (!process.env.REDLOCKD_CA) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(read('REDLOCKD_CA'), read('REDLOCKD_KEY'), read('REDLOCKD_CERT'));
+}
+
 /** A unary call as a promise, with a gRPC deadline. */
 function unary(client, method, request, timeoutMs) {
   return new Promise((resolve, reject) => {
-    client[method](request, { deadline: Date.now() + timeoutMs }, (err, reply) =>
+    client[method](request, auth(), { deadline: Date.now() + timeoutMs }, (err, reply) =>
       err ? reject(err) : resolve(reply),
     );
   });
@@ -158,7 +179,7 @@ async function nextOrTimeout(events, ms) {
  * expects RELEASED with held_to_end. Returns the session's token.
  */
 async function holdSession(client, storage, resource, { ttlMs, waitMs, extensions }) {
-  const call = client.Hold(); // no deadline: a session lives as long as it is needed
+  const call = client.Hold(auth()); // no deadline: a session lives as long as it is needed
   const events = call[Symbol.asyncIterator]();
   call.write({ start: { resource, ttl: duration(ttlMs), wait: duration(waitMs), owner: `example.js pid ${process.pid}` } });
 
@@ -256,13 +277,14 @@ async function waitForQuorum(client, resource, timeoutMs) {
 
 async function main() {
   const address = process.argv[2] || process.env.REDLOCKD_ADDR || '127.0.0.1:7420';
-  const client = new Lock(address, grpc.credentials.createInsecure());
+  const client = new Lock(address, credentials());
   await new Promise((resolve, reject) =>
     client.waitForReady(Date.now() + 10000, (err) =>
       err ? reject(new Error(`cannot reach redlockd at ${address}: ${err.message}`)) : resolve(),
     ),
   );
-  log(`connected to ${address}`);
+  const tls = process.env.REDLOCKD_CERT ? 'mutual TLS' : process.env.REDLOCKD_CA ? 'TLS' : 'plaintext';
+  log(`connected to ${address} (${tls}, ${process.env.REDLOCKD_TOKEN ? 'a bearer token' : 'no token'})`);
 
   const resource = `examples/node/orders-${process.pid}-${Date.now()}`;
   await waitForQuorum(client, resource, 10000);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI entry point for the Node.js example: installs its npm dependencies,
 # then runs example.js against a throwaway `redlockd dev`
-# (scripts/with-dev-daemon). Exits with the example's status.
+# (scripts/with-dev-daemon), twice: plain, then with mutual TLS and a bearer
+# token. Fails if either run fails.
 #
 #   bash examples/node/run.sh        (from anywhere; uses target/debug/redlockd)
 set -euo pipefail
@@ -16,4 +17,6 @@ else
   npm install --no-audit --no-fund --loglevel=error
 fi
 
-exec "$root/scripts/with-dev-daemon" node "$here/example.js"
+# Once against a plain loopback sidecar, once with mutual TLS and a token.
+"$root/scripts/with-dev-daemon" node "$here/example.js"
+exec "$root/scripts/with-dev-daemon" --secure node "$here/example.js"

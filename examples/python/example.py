@@ -13,6 +13,11 @@ Shows, against a running daemon:
 
 Usage: python example.py [HOST:PORT]   (else $REDLOCKD_ADDR, else 127.0.0.1:7420)
 
+A daemon with TLS and tenants (README, Security) takes, from the environment:
+  REDLOCKD_CA           the CA that signed the daemon's certificate (PEM): TLS
+  REDLOCKD_CERT/_KEY    this client's certificate and key, for mutual TLS
+  REDLOCKD_TOKEN        the tenant's bearer token, sent on every call
+
 Run gen.sh first (it writes the stubs to gen/). Exits 0 when everything
 happened as the API promises, 1 on anything else (a FAIL line says what).
 """
@@ -35,6 +40,9 @@ except ImportError as error:
     sys.exit(f"example.py: cannot import the generated stubs ({error}): run examples/python/gen.sh first")
 
 OWNER = f"examples/python pid {os.getpid()}"
+# Sent with every call when the daemon has tenants: `authorization: Bearer`.
+TOKEN = os.environ.get("REDLOCKD_TOKEN")
+AUTH = (("authorization", f"Bearer {TOKEN}"),) if TOKEN else None
 STARTED = time.monotonic()
 
 
@@ -115,6 +123,7 @@ def acquire(stub, resource, ttl, wait):
     reply = stub.Acquire(
         pb.AcquireRequest(resource=resource, ttl=duration(ttl), wait=duration(wait), owner=OWNER),
         timeout=wait + 10,  # a gRPC deadline longer than `wait`
+        metadata=AUTH,
     )
     if not reply.acquired:
         return None, reply
@@ -122,7 +131,8 @@ def acquire(stub, resource, ttl, wait):
 
 
 def release(stub, lease):
-    return stub.Release(pb.ReleaseRequest(resource=lease.resource, value=lease.value), timeout=10).released
+    request = pb.ReleaseRequest(resource=lease.resource, value=lease.value)
+    return stub.Release(request, timeout=10, metadata=AUTH).released
 
 
 def fenced_write(storage, lease, key, value):
@@ -207,7 +217,7 @@ def hold_session(stub, resource, storage, previous_token):
         # The iterator ends here: grpcio half-closes the stream (done writing)
         # and the daemon releases at once.
 
-    call = stub.Hold(requests(), timeout=60)
+    call = stub.Hold(requests(), timeout=60, metadata=AUTH)
     events = queue.Queue()  # (monotonic time of receipt, HoldResponse | None at the end | RpcError)
 
     def read():
@@ -298,11 +308,34 @@ def hold_session(stub, resource, storage, previous_token):
     expect(release(stub, after), "Release after the session answered released=false")
 
 
+def channel_to(address):
+    """Plain gRPC to a loopback sidecar; TLS (mutual with a client
+    certificate) when REDLOCKD_CA names the daemon's CA."""
+    ca = os.environ.get("REDLOCKD_CA")
+    if not ca:
+        return grpc.insecure_channel(address)
+
+    def read(variable):
+        name = os.environ.get(variable)
+        if not name:
+            return None
+        with open(name, "rb") as f:
+            return f.read()
+
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=read("REDLOCKD_CA"),
+        private_key=read("REDLOCKD_KEY"),
+        certificate_chain=read("REDLOCKD_CERT"),
+    )
+    return grpc.secure_channel(address, credentials)
+
+
 def main():
     address = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("REDLOCKD_ADDR", "127.0.0.1:7420")
     resource = f"examples/python/{uuid.uuid4().hex[:8]}"  # fresh per run
-    log(f"redlockd at {address}")
-    with grpc.insecure_channel(address) as channel:
+    tls = "mutual TLS" if os.environ.get("REDLOCKD_CERT") else "TLS" if os.environ.get("REDLOCKD_CA") else "plaintext"
+    log(f"redlockd at {address} ({tls}, {'a bearer token' if TOKEN else 'no token'})")
+    with channel_to(address) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=30)
         except grpc.FutureTimeoutError:

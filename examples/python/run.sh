@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # CI entry point for the Python example: makes examples/python/.venv (once),
 # installs requirements.txt, generates the stubs, then runs example.py
-# against a throwaway `redlockd dev` (scripts/with-dev-daemon). Exits with
-# example.py's status.
+# against a throwaway `redlockd dev` (scripts/with-dev-daemon), twice: plain,
+# then with mutual TLS and a bearer token. Fails if either run fails.
 #
 #   bash examples/python/run.sh        (from anywhere)
 set -euo pipefail
@@ -33,4 +33,6 @@ fi
 PYTHON="$PY" bash "$HERE/gen.sh"
 
 # --- the daemon and the example ----------------------------------------------
-exec "$ROOT/scripts/with-dev-daemon" "$PY" "$HERE/example.py"
+# Once against a plain loopback sidecar, once with mutual TLS and a token.
+"$ROOT/scripts/with-dev-daemon" "$PY" "$HERE/example.py"
+exec "$ROOT/scripts/with-dev-daemon" --secure "$PY" "$HERE/example.py"
