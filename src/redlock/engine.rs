@@ -2,6 +2,7 @@
 //! two-round fencing protocol, retry with jitter, extend, release. Every
 //! round goes to all nodes at once, each bounded by the per-node timeout.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -182,7 +183,17 @@ struct QueuedExtension {
     key: String,
     value: String,
     ttl: Duration,
-    answer: oneshot::Sender<Result<Option<Duration>, Error>>,
+    queued_at: Instant,
+    answer: oneshot::Sender<Result<Extended, Error>>,
+}
+
+/// A batch's answer for one extension; the caller turns it into a validity
+/// when it reads it, so no wait after the round goes uncounted.
+enum Extended {
+    /// A quorum extended it to `ttl`; the commands left at `sent`.
+    Yes { ttl: Duration, sent: Instant },
+    /// A majority no longer holds the value.
+    Lost,
 }
 
 impl Extensions {
@@ -635,6 +646,9 @@ impl<N: Node> Engine<N> {
     /// a few commands (issue #7, (d)). The batch runs in a task of its own,
     /// so a caller that gives up (a cancelled `Extend`) leaves the others'
     /// answers intact.
+    /// An extension that waited `node_timeout` or longer for a batch (an
+    /// overloaded daemon) is not sent: it fails with `Unavailable`, so a
+    /// caller waits at most about two node timeouts, as it did before.
     ///
     /// # Errors
     /// `Error::Unavailable` when fewer than a quorum of nodes answered.
@@ -649,19 +663,31 @@ impl<N: Node> Engine<N> {
             key: self.lock_key(resource),
             value: value.expose().to_owned(),
             ttl,
+            queued_at: Instant::now(),
             answer,
         });
         if let Some(slot) = self.extensions.free_slot() {
             tokio::spawn(Arc::clone(self).extend_batches(slot));
         }
-        answered.await.unwrap_or_else(|_| {
-            Err(Error::Unavailable {
-                reached: 0,
-                needed: self.quorum(),
-                detail: "the extension batch ended without an answer".into(),
-                votes: Vec::new(),
-            })
+        let extended = answered
+            .await
+            .unwrap_or_else(|_| Err(self.unavailable("the extension batch ended without an answer")))?;
+        Ok(match extended {
+            // Counted now, when the caller reads it: validity runs from
+            // before the commands left until this very moment.
+            Extended::Yes { ttl, sent } => quorum::validity(ttl, sent.elapsed(), self.config.drift_factor)
+                .filter(|v| *v >= self.config.min_validity),
+            Extended::Lost => None,
         })
+    }
+
+    fn unavailable(&self, detail: &str) -> Error {
+        Error::Unavailable {
+            reached: 0,
+            needed: self.quorum(),
+            detail: detail.to_owned(),
+            votes: Vec::new(),
+        }
     }
 
     /// Sends batches of queued extensions until none is left.
@@ -681,51 +707,83 @@ impl<N: Node> Engine<N> {
                 }
                 continue;
             }
-            self.extend_batch(batch).await;
+            let (late, batch): (Vec<_>, Vec<_>) = batch
+                .into_iter()
+                .partition(|queued| queued.queued_at.elapsed() >= self.config.node_timeout);
+            for queued in late {
+                let _ = queued.answer.send(Err(self.unavailable(
+                    "the extension waited longer than node_timeout to be sent (the daemon is overloaded)",
+                )));
+            }
+            if !batch.is_empty() {
+                self.extend_batch(batch).await;
+            }
         }
     }
 
-    /// One extension round for `batch`; answers each extension. An
-    /// extension is decided once a quorum extended it; the batch waits for
-    /// the slower nodes only for the extensions still short of a quorum.
+    /// One extension round for `batch`; answers each extension once every
+    /// one is decided: extended by a quorum, refused by more nodes than can
+    /// be spared, or every node answered (a lost lock does not wait for a
+    /// slow node). A lock named twice in a batch with different TTLs is
+    /// extended to the shorter, and both answers say so.
     async fn extend_batch(&self, batch: Vec<QueuedExtension>) {
+        let mut shortest: HashMap<(&str, &str), Duration> = HashMap::new();
+        for queued in &batch {
+            let ttl = shortest.entry((&queued.key, &queued.value)).or_insert(queued.ttl);
+            *ttl = (*ttl).min(queued.ttl);
+        }
         let locks: Vec<Extension<'_>> = batch
             .iter()
             .map(|queued| Extension {
                 key: &queued.key,
                 value: &queued.value,
-                ttl: queued.ttl,
+                ttl: shortest[&(queued.key.as_str(), queued.value.as_str())],
             })
             .collect();
-        let t0 = Instant::now();
+        let sent = Instant::now();
         let calls = self.nodes.iter().map(|node| async {
-            timeout(self.config.node_timeout, node.extend(&locks))
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .filter(|extended| extended.len() == locks.len())
+            match timeout(self.config.node_timeout, node.extend(&locks)).await {
+                Ok(Ok(extended)) if extended.len() == locks.len() => Some(extended),
+                Ok(Ok(extended)) => {
+                    tracing::warn!(
+                        node = node.name(),
+                        answers = extended.len(),
+                        asked = locks.len(),
+                        "an extension batch was answered with the wrong number of flags; counted as no answer"
+                    );
+                    None
+                }
+                Ok(Err(_)) | Err(_) => None,
+            }
         });
         let quorum = self.quorum();
+        let spare = self.nodes.len() - quorum;
         let answers = gather(calls, |answers| {
             (0..locks.len()).all(|i| {
-                let extended = answers.iter().flatten().flatten().filter(|a| a[i]).count();
-                extended >= quorum
+                let said = |flag: bool| answers.iter().flatten().flatten().filter(|a| a[i] == flag).count();
+                said(true) >= quorum || said(false) > spare
             })
         })
         .await;
-        let elapsed = t0.elapsed();
-        for (i, queued) in batch.into_iter().enumerate() {
-            let per_node: Vec<Option<bool>> = answers
-                .iter()
-                .map(|answer| answer.as_ref().and_then(Option::as_ref).map(|a| a[i]))
-                .collect();
-            let outcome = self.tally(&per_node).map(|held| {
-                if held < quorum {
-                    return None;
-                }
-                quorum::validity(queued.ttl, elapsed, self.config.drift_factor)
-                    .filter(|v| *v >= self.config.min_validity)
-            });
+        let outcomes: Vec<Result<Extended, Error>> = locks
+            .iter()
+            .enumerate()
+            .map(|(i, lock)| {
+                let per_node: Vec<Option<bool>> = answers
+                    .iter()
+                    .map(|answer| answer.as_ref().and_then(Option::as_ref).map(|a| a[i]))
+                    .collect();
+                self.tally(&per_node).map(|held| {
+                    if held >= quorum {
+                        Extended::Yes { ttl: lock.ttl, sent }
+                    } else {
+                        Extended::Lost
+                    }
+                })
+            })
+            .collect();
+        drop(locks);
+        for (queued, outcome) in batch.into_iter().zip(outcomes) {
             let _ = queued.answer.send(outcome);
         }
     }

@@ -357,6 +357,65 @@ async fn extensions_due_together_share_one_call_per_node_and_each_gets_its_own_a
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_lost_lock_does_not_make_its_batch_wait_for_slow_nodes() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let kept = lease(once(&engine, "kept").await);
+    let gone = lease(once(&engine, "gone").await);
+    assert!(engine.release("gone", &gone.value).await.unwrap());
+    // Two nodes answer just within the node timeout; the other three at once.
+    for node in &nodes[3..] {
+        node.set_fault(Fault::Slow(Duration::from_millis(40)));
+    }
+    let started = Instant::now();
+    let (kept_answer, gone_answer) = tokio::join!(
+        engine.extend("kept", &kept.value, TTL),
+        engine.extend("gone", &gone.value, TTL)
+    );
+    // Both are decided by the fast three: a quorum extended "kept", and
+    // more nodes than can be spared refused "gone".
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    // No time passed: the validity is the TTL less the drift allowance.
+    assert_eq!(kept_answer.unwrap(), quorum::validity(TTL, Duration::ZERO, 0.01));
+    assert_eq!(gone_answer.unwrap(), None);
+    assert_eq!(nodes[0].extend_calls(), 1, "one batch");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_extension_that_waited_a_node_timeout_for_a_batch_is_not_sent() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let held = lease(once(&engine, "r").await);
+    // Every node answers too late: each batch ends at the node timeout.
+    for node in &nodes {
+        node.set_fault(Fault::Slow(NODE_TIMEOUT * 2));
+    }
+    // More than the batches in flight can carry at once.
+    let count = EXTEND_BATCH_MAX * EXTEND_BATCHES_AT_ONCE + 10;
+    let answers = join_all((0..count).map(|_| engine.extend("r", &held.value, TTL))).await;
+    let overloaded = answers
+        .iter()
+        .filter(|a| matches!(a, Err(Error::Unavailable { detail, .. }) if detail.contains("waited")))
+        .count();
+    assert_eq!(overloaded, 10, "the last ten waited a node timeout and were not sent");
+    assert!(answers.iter().all(Result::is_err), "no quorum answered in time");
+    assert_eq!(nodes[0].extend_calls(), EXTEND_BATCHES_AT_ONCE);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lock_named_twice_in_a_batch_is_extended_to_the_shorter_ttl_for_both() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let held = lease(once(&engine, "r").await);
+    let short = Duration::from_secs(2);
+    let (long_answer, short_answer) = tokio::join!(
+        engine.extend("r", &held.value, TTL),
+        engine.extend("r", &held.value, short)
+    );
+    let expected = quorum::validity(short, Duration::ZERO, 0.01);
+    assert_eq!((long_answer.unwrap(), short_answer.unwrap()), (expected, expected));
+    tokio::time::sleep(short).await;
+    assert_eq!(nodes[0].holder("t:r"), None, "the key lives for the shorter TTL");
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_extension_whose_caller_gave_up_leaves_the_others_answered() {
     let (engine, nodes) = cluster(&[0; 5]);
     for node in &nodes {

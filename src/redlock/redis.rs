@@ -422,8 +422,10 @@ impl Node for RedisNode {
         for lock in locks {
             args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
         }
-        // Abandoned after node_timeout, and then never written: an
-        // overloaded daemon must not send extensions nobody waits for.
+        // The round options: one attempt (no re-send after a reconnect), and
+        // fred's own timeout at node_timeout, which marks a command still in
+        // its queue so it is skipped rather than written late. (The engine's
+        // timeout of the same length may fire first; then it is written.)
         let reply = self
             .eval_observed(&self.extend, keys, args, &self.round_options)
             .await?;
