@@ -646,6 +646,7 @@ impl<N: Node> Engine<N> {
     /// a few commands (issue #7, (d)). The batch runs in a task of its own,
     /// so a caller that gives up (a cancelled `Extend`) leaves the others'
     /// answers intact.
+    ///
     /// An extension that waited `node_timeout` or longer for a batch (an
     /// overloaded daemon) is not sent: it fails with `Unavailable`, so a
     /// caller waits at most about two node timeouts, as it did before.
