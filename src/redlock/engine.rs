@@ -672,7 +672,7 @@ impl<N: Node> Engine<N> {
         }
         let extended = answered
             .await
-            .unwrap_or_else(|_| Err(self.unavailable("the extension batch ended without an answer")))?;
+            .unwrap_or_else(|_| Err(self.unavailable(0, "the extension batch ended without an answer".into())))?;
         Ok(match extended {
             // Counted now, when the caller reads it: validity runs from
             // before the commands left until this very moment.
@@ -682,11 +682,12 @@ impl<N: Node> Engine<N> {
         })
     }
 
-    fn unavailable(&self, detail: &str) -> Error {
+    /// `Unavailable` after `reached` nodes answered, without per-node votes.
+    fn unavailable(&self, reached: usize, detail: String) -> Error {
         Error::Unavailable {
-            reached: 0,
+            reached,
             needed: self.quorum(),
-            detail: detail.to_owned(),
+            detail,
             votes: Vec::new(),
         }
     }
@@ -713,7 +714,8 @@ impl<N: Node> Engine<N> {
                 .partition(|queued| queued.queued_at.elapsed() >= self.config.node_timeout);
             for queued in late {
                 let _ = queued.answer.send(Err(self.unavailable(
-                    "the extension waited longer than node_timeout to be sent (the daemon is overloaded)",
+                    0,
+                    "the extension waited longer than node_timeout to be sent (the daemon is overloaded)".into(),
                 )));
             }
             if !batch.is_empty() {
@@ -865,12 +867,7 @@ impl<N: Node> Engine<N> {
     fn tally(&self, answers: &[Option<bool>]) -> Result<usize, Error> {
         let reached = answers.iter().flatten().count();
         if reached < self.quorum() {
-            return Err(Error::Unavailable {
-                reached,
-                needed: self.quorum(),
-                detail: format!("{} gave no answer", answers.len() - reached),
-                votes: Vec::new(),
-            });
+            return Err(self.unavailable(reached, format!("{} gave no answer", answers.len() - reached)));
         }
         Ok(answers.iter().filter(|a| **a == Some(true)).count())
     }
