@@ -10,7 +10,7 @@ use tonic::codec::{BufferSettings, Codec};
 use tonic_prost::{ProstCodec, ProstDecoder, ProstEncoder};
 
 /// Starting size of each call's encode and decode buffer, in bytes.
-const BUFFER_BYTES: usize = 512;
+const BUFFER_BYTES: usize = 128;
 /// tonic's default: how much a stream encodes before yielding.
 const YIELD_THRESHOLD: usize = 32 * 1024;
 

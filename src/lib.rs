@@ -20,6 +20,7 @@ pub mod health;
 pub mod locks;
 pub mod logging;
 pub mod metrics;
+pub mod outbox;
 pub mod redlock;
 pub mod server;
 pub mod session;

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{oneshot, watch};
+use tokio::sync::futures::Notified;
+use tokio::sync::{Notify, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -28,6 +29,8 @@ pub struct Locks<N> {
     sessions: AtomicUsize,
     max_sessions: usize,
     closing: watch::Sender<bool>,
+    /// Wakes the open sessions when `closing` turns true.
+    shutdown: Notify,
     metrics: Arc<Metrics>,
     /// Locks granted through this daemon: value -> (granted, expires,
     /// hand-offs in a row that led to it), for hold times, the held-locks
@@ -66,6 +69,7 @@ impl<N: Node> Locks<N> {
             sessions: AtomicUsize::new(0),
             max_sessions,
             closing: watch::channel(false).0,
+            shutdown: Notify::new(),
             metrics,
             held: Mutex::new(HashMap::new()),
         }
@@ -347,6 +351,13 @@ impl<N: Node> Locks<N> {
         self.sessions.load(Ordering::SeqCst)
     }
 
+    /// Resolves at a shutdown that starts after it was enabled (or first
+    /// polled): a long wait checks `is_closing` after enabling it. Smaller
+    /// than `closing` (an open session keeps one; issue #7, (d)).
+    pub fn shutdown_notified(&self) -> Notified<'_> {
+        self.shutdown.notified()
+    }
+
     /// Resolves when the daemon starts shutting down (sessions release then).
     pub fn closing(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.closing.subscribe();
@@ -359,6 +370,7 @@ impl<N: Node> Locks<N> {
     /// they have.
     pub async fn close_sessions(&self, grace: Duration) {
         self.closing.send_replace(true);
+        self.shutdown.notify_waiters();
         let mut rx = self.closing.subscribe();
         let all_closed = async {
             while self.sessions() > 0 {

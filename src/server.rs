@@ -5,15 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::auth::{Auth, Caller};
 use crate::error::Error;
 use crate::locks::Locks;
+use crate::outbox::{Replies, outbox};
 use crate::proto::lock_server::Lock;
 use crate::proto::{
     AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
@@ -32,8 +30,6 @@ pub struct LockService<N> {
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
     deadline_slack: Duration,
-    /// The per-node round bound (sessions time their extensions by it).
-    node_timeout: Duration,
 }
 
 impl<N: Node> LockService<N> {
@@ -45,7 +41,6 @@ impl<N: Node> LockService<N> {
             auth,
             limits,
             deadline_slack: node_timeout * 3,
-            node_timeout,
         }
     }
 
@@ -170,25 +165,19 @@ impl<N: Node> Lock for LockService<N> {
         ))
     }
 
-    type HoldStream =
-        futures::stream::Map<ReceiverStream<Box<session::Reply>>, fn(Box<session::Reply>) -> session::Reply>;
+    type HoldStream = Replies;
 
     async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
         let caller = self.auth.caller(request.metadata())?;
         let guard = self.locks.open_session()?;
-        let (tx, rx) = mpsc::channel(8);
-        let session = session::run(
-            self.locks.clone(),
+        let (out, replies) = outbox();
+        let opening = Box::new(session::Opening {
             caller,
-            self.limits.clone(),
-            self.node_timeout,
-            request.into_inner(),
-            tx,
-            guard,
-        );
+            limits: self.limits.clone(),
+        });
+        let session = session::run(self.locks.clone(), opening, request.into_inner(), out, guard);
         tokio::spawn(session);
-        let unbox: fn(Box<session::Reply>) -> session::Reply = |reply| *reply;
-        Ok(Response::new(ReceiverStream::new(rx).map(unbox)))
+        Ok(Response::new(replies))
     }
 
     async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {

@@ -246,6 +246,11 @@ impl<N: Node> Engine<N> {
         }
     }
 
+    /// The bound on each node's answer in a round.
+    pub fn node_timeout(&self) -> Duration {
+        self.config.node_timeout
+    }
+
     /// The nodes, in index order (the index is the token's low bits).
     pub fn nodes(&self) -> &[N] {
         &self.nodes

@@ -43,8 +43,10 @@ async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String
 pub fn subscribe(config: &RedisNodeConfig, waiters: Arc<Waiters>) -> Result<SubscriberClient, String> {
     let (mut builder, name) = builder(config)?;
     // Room for a burst of releases (the default is 32); past it the loop
-    // below wakes every head instead.
-    builder.with_performance_config(|p| p.broadcast_channel_capacity = 1024);
+    // below wakes every head instead. fred gives each of a client's nine
+    // event channels this many slots, all allocated at start: 1024 cost
+    // ~2 MB of the idle daemon's memory (issue #7, (d)).
+    builder.with_performance_config(|p| p.broadcast_channel_capacity = 256);
     let client = builder.build_subscriber_client().map_err(|e| e.to_string())?;
     // The message is the lock key, `<prefix>:<lock name>`.
     let lock_prefix = format!("{}:", config.key_prefix);
