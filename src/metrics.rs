@@ -59,6 +59,7 @@ pub struct Metrics {
     node_seconds: HistogramVec,
     node_errors: IntCounterVec,
     node_not_awaited: IntCounterVec,
+    probe_timeouts: IntCounterVec,
     /// `redlock_handoffs_total{outcome}`: releases that handed the lock to
     /// the next local waiter in one round.
     pub handoffs: IntCounterVec,
@@ -165,6 +166,11 @@ impl Metrics {
                  was cut off",
                 "node",
             ),
+            probe_timeouts: counter(
+                "redlock_node_probe_timeouts_total",
+                "Health probes per master that timed out (a usable master is marked out at the second in a row)",
+                "node",
+            ),
             handoffs: counter(
                 "redlock_handoffs_total",
                 "Releases that handed the lock straight to this daemon's next waiter, by outcome (handed, failed, \
@@ -219,6 +225,11 @@ impl Metrics {
     /// A round stopped waiting for master `node`'s answer.
     pub fn node_not_awaited(&self, node: usize) {
         self.node_not_awaited.with_label_values(&[&node.to_string()]).inc();
+    }
+
+    /// A health probe of master `node` timed out.
+    pub fn probe_timed_out(&self, node: usize) {
+        self.probe_timeouts.with_label_values(&[&node.to_string()]).inc();
     }
 
     /// The registry, for more collectors.

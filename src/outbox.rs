@@ -8,7 +8,8 @@
 //! never waits: a reply that must arrive (ACQUIRED, LOST, RELEASED, an
 //! error) is always queued, and an EXTENDED is dropped when `ROOM` replies
 //! are already waiting for a slow reader, so that the client never counts
-//! validity from a stale one.
+//! validity from a stale one. The session's last word (`end`) also drops
+//! the EXTENDED replies still waiting: the client learns of LOST at once.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -28,8 +29,9 @@ pub const ROOM: usize = 8;
 
 #[derive(Default)]
 struct Shared {
-    /// Boxed: a `Status` is large, and the queue keeps its capacity.
-    queue: VecDeque<Box<Reply>>,
+    /// Boxed: a `Status` is large, and the queue keeps its capacity. The
+    /// flag marks a reply `offer` queued (one `end` may drop).
+    queue: VecDeque<(Box<Reply>, bool)>,
     /// The stream, waiting for a reply.
     reader: Option<Waker>,
     /// The session, waiting in `closed`.
@@ -49,6 +51,13 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+#[derive(PartialEq, Eq)]
+enum Push {
+    Always,
+    IfRoom,
+    Last,
+}
+
 /// Why `offer` did not queue a reply.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refused {
@@ -63,25 +72,37 @@ pub struct Outbox(Arc<Mutex<Shared>>);
 
 impl Outbox {
     /// Queues `reply`, however many wait; false when the stream is gone.
+    /// At most a few replies are sent this way in a session's life.
     pub fn send(&self, reply: Reply) -> bool {
-        self.push(reply, usize::MAX).is_ok()
+        self.push(reply, Push::Always).is_ok()
     }
 
     /// Queues `reply` unless `ROOM` replies are waiting already.
     pub fn offer(&self, reply: Reply) -> Result<(), Refused> {
-        self.push(reply, ROOM)
+        self.push(reply, Push::IfRoom)
     }
 
-    fn push(&self, reply: Reply, room: usize) -> Result<(), Refused> {
-        let mut shared = lock(&self.0);
-        if shared.stream_gone {
-            return Err(Refused::Closed);
-        }
-        if shared.queue.len() >= room {
-            return Err(Refused::Full);
-        }
-        shared.queue.push_back(Box::new(reply));
-        if let Some(reader) = shared.reader.take() {
+    /// Queues the session's last reply after dropping the offered ones
+    /// still waiting; false when the stream is gone.
+    pub fn end(&self, reply: Reply) -> bool {
+        self.push(reply, Push::Last).is_ok()
+    }
+
+    fn push(&self, reply: Reply, how: Push) -> Result<(), Refused> {
+        let reader = {
+            let mut shared = lock(&self.0);
+            if shared.stream_gone {
+                return Err(Refused::Closed);
+            }
+            match how {
+                Push::IfRoom if shared.queue.len() >= ROOM => return Err(Refused::Full),
+                Push::Last => shared.queue.retain(|(_, offered)| !offered),
+                Push::IfRoom | Push::Always => {}
+            }
+            shared.queue.push_back((Box::new(reply), how == Push::IfRoom));
+            shared.reader.take()
+        };
+        if let Some(reader) = reader {
             reader.wake();
         }
         Ok(())
@@ -93,7 +114,9 @@ impl Outbox {
     }
 
     /// Resolves once the stream is gone. One waiter at a time: a second
-    /// future polled meanwhile takes the wake-up from the first.
+    /// future polled meanwhile takes the wake-up from the first. (A session
+    /// has one: the acquisition's task until it answers, then the session's
+    /// own, whose every poll takes the slot back.)
     pub fn closed(&self) -> impl Future<Output = ()> + Send + '_ {
         std::future::poll_fn(|cx| poll_closed(&self.0, cx))
     }
@@ -118,9 +141,15 @@ fn poll_closed(shared: &Mutex<Shared>, cx: &mut Context<'_>) -> Poll<()> {
 
 impl Drop for Outbox {
     fn drop(&mut self) {
-        let mut shared = lock(&self.0);
-        shared.session_gone = true;
-        if let Some(reader) = shared.reader.take() {
+        let reader = {
+            let mut shared = lock(&self.0);
+            shared.session_gone = true;
+            // The session's task is done: keep nothing that would keep its
+            // memory while the stream drains.
+            shared.watcher = None;
+            shared.reader.take()
+        };
+        if let Some(reader) = reader {
             reader.wake();
         }
     }
@@ -134,7 +163,7 @@ impl Stream for Replies {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Reply>> {
         let mut shared = lock(&self.0);
-        if let Some(reply) = shared.queue.pop_front() {
+        if let Some((reply, _)) = shared.queue.pop_front() {
             return Poll::Ready(Some(*reply));
         }
         if shared.session_gone {
@@ -149,10 +178,13 @@ impl Stream for Replies {
 
 impl Drop for Replies {
     fn drop(&mut self) {
-        let mut shared = lock(&self.0);
-        shared.stream_gone = true;
-        shared.queue.clear();
-        if let Some(watcher) = shared.watcher.take() {
+        let watcher = {
+            let mut shared = lock(&self.0);
+            shared.stream_gone = true;
+            shared.queue.clear();
+            shared.watcher.take()
+        };
+        if let Some(watcher) = watcher {
             watcher.wake();
         }
     }
@@ -218,6 +250,20 @@ mod tests {
         }
         assert_eq!(events.len(), ROOM + 1);
         assert_eq!(events.last(), Some(&HoldEvent::Lost));
+    }
+
+    #[tokio::test]
+    async fn the_last_reply_drops_the_extensions_still_waiting_but_nothing_else() {
+        let (out, mut replies) = outbox();
+        assert!(out.send(reply(HoldEvent::Acquired)));
+        for _ in 0..3 {
+            assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+        }
+        assert!(out.end(reply(HoldEvent::Lost)));
+        drop(out);
+        assert_eq!(event(replies.next().await), HoldEvent::Acquired);
+        assert_eq!(event(replies.next().await), HoldEvent::Lost);
+        assert!(replies.next().await.is_none());
     }
 
     #[tokio::test]

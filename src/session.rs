@@ -199,11 +199,11 @@ async fn close<N: Node>(locks: &Locks<N>, held: &Held, ending: Option<(HoldEvent
     let Held { resource, lease, .. } = held;
     if let Some((HoldEvent::Lost, reason)) = ending {
         // LOST first: the client must stop now, not after our cleanup.
-        out.send(Ok(event(HoldEvent::Lost, reason)));
+        out.end(Ok(event(HoldEvent::Lost, reason)));
     }
     let held_to_end = locks.release(&lease.resource, &lease.value).await.unwrap_or(false);
     if let Some((HoldEvent::Released, reason)) = ending {
-        out.send(Ok(HoldResponse {
+        out.end(Ok(HoldResponse {
             held_to_end,
             ..event(HoldEvent::Released, reason)
         }));

@@ -148,6 +148,19 @@ async fn promoted_replica(rig: &Rig) -> RedisProcess {
     let promote = CustomCommand::new_static("REPLICAOF", ClusterHash::FirstKey, false);
     let _: Value = client.custom(promote, vec!["NO", "ONE"]).await.unwrap();
     let _ = client.quit().await;
+    // Its first replica gave A a new master_replid (Redis does that when it
+    // creates its replication backlog), which a daemon with quarantine on
+    // takes for a failover: A is out for max_ttl. Wait until each daemon
+    // has seen it (or 3 s passed: one without quarantine does not react),
+    // then until A is usable again, so the split starts from A, B and C.
+    for daemon in &rig.daemons {
+        let quarantined = "redlock_node_state{node=\"0\",state=\"quarantined\"} 1";
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(3) && !daemon.scrape().await.contains(quarantined) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        daemon.until_usable(5).await;
+    }
     replica
 }
 

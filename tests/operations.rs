@@ -34,6 +34,67 @@ async fn health_is_serving_only_while_a_quorum_of_masters_is_usable() {
     daemon.stop().await;
 }
 
+/// The value of counter `series` (with its labels) in a scrape, 0 if absent.
+fn counter(scraped: &str, series: &str) -> u64 {
+    scraped
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_usable_master_is_marked_out_at_its_second_timed_out_probe_in_a_row_and_back_once_it_answers() {
+    use support::proxy::{Mode, Proxy};
+    let cluster = Cluster::start(5);
+    let proxy = Proxy::start(([127, 0, 0, 1], cluster.masters[0].port()).into()).await;
+    let mut urls: Vec<String> = cluster.masters.iter().map(|m| m.url()).collect();
+    urls[0] = proxy.url();
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    // A probe times out after 500 ms: a scrape every 50 ms sees the state
+    // between the first timeout and the second.
+    env.insert("REDLOCKD__REDIS__COMMAND_TIMEOUT".into(), "500ms".into());
+    env.insert("REDLOCKD__SAFETY__CHECK_INTERVAL".into(), "1s".into());
+    let daemon = Daemon::start_with(env).await;
+    daemon.until_usable(5).await;
+    // Master 0 stops answering (its connection stays open, as under a
+    // probe queued behind lock traffic, or a fork).
+    proxy.set_mode(Mode::Blackhole);
+    let timeouts = "redlock_node_probe_timeouts_total{node=\"0\"}";
+    let usable = "redlock_node_state{node=\"0\",state=\"usable\"} 1";
+    let mut first = None;
+    for _ in 0..100 {
+        let scraped = daemon.scrape().await;
+        if counter(&scraped, timeouts) >= 1 {
+            first = Some(scraped);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let first = first.expect("no probe of master 0 timed out within 5 s");
+    // The counter goes up before a probe's verdict: a scrape that shows one
+    // timeout shows the standing that timeout left.
+    if counter(&first, timeouts) == 1 {
+        assert!(
+            first.contains(usable),
+            "one timed-out probe marked master 0 out:\n{first}"
+        );
+    }
+    // The second in a row marks it out.
+    let second = daemon
+        .scrape_until(&["redlock_node_state{node=\"0\",state=\"unverified\"} 1"])
+        .await;
+    assert!(
+        counter(&second, timeouts) >= 2,
+        "marked out after fewer than two timeouts:\n{second}"
+    );
+    // Answering again, it is usable again (no reconnect happened, so no
+    // quarantine: quarantine is off here anyway).
+    proxy.set_mode(Mode::Pass);
+    daemon.scrape_until(&[usable]).await;
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn answers_a_round_did_not_wait_for_and_timeouts_are_counted_per_master() {
     use support::proxy::{Mode, Proxy};

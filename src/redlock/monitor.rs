@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures::future::{join_all, select_all};
@@ -26,6 +27,8 @@ pub struct Monitor {
     rules: Rules,
     interval: Duration,
     probe_timeout: Duration,
+    /// Per master: probes in a row that timed out while it was usable.
+    timed_out: Vec<AtomicU32>,
 }
 
 impl Monitor {
@@ -43,6 +46,7 @@ impl Monitor {
         for (index, node) in engine.nodes().iter().enumerate() {
             metrics.node_standing(index, &node.standing());
         }
+        let nodes = engine.nodes().len();
         Monitor {
             engine,
             usable: watch::channel(0).0,
@@ -50,6 +54,7 @@ impl Monitor {
             rules,
             interval,
             probe_timeout,
+            timed_out: (0..nodes).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -90,11 +95,41 @@ impl Monitor {
         let node = &self.engine.nodes()[index];
         let before = node.standing();
         let generation = node.health().generation();
-        let observation = match timeout(self.probe_timeout, node.probe()).await {
-            Ok(Ok(observation)) => observation,
+        let timed_out = &self.timed_out[index];
+        let started = Instant::now();
+        let probed = timeout(self.probe_timeout, node.probe()).await;
+        // fred's own command timeout, of the same length, may answer first.
+        let probe_timed_out = match &probed {
+            Ok(Ok(_)) => false,
+            Ok(Err(_)) => started.elapsed() >= self.probe_timeout,
+            Err(_) => true,
+        };
+        if probe_timed_out {
+            self.metrics.probe_timed_out(index);
+        }
+        let observation = match probed {
+            Ok(Ok(observation)) => {
+                timed_out.store(0, Ordering::Relaxed);
+                observation
+            }
+            // A usable master's first probe in a row that times out is let
+            // pass; the next one decides. Under load a probe queues behind
+            // the lock commands on the same connection (or waits out a fork
+            // on the master) and times out although the master is fine;
+            // marking it out then takes away a quorum that was there.
+            // Safety does not rest on probes: a reconnect takes the node
+            // out at once, and every grant checks in its script that the
+            // node is the process that was verified.
+            Ok(Err(_)) | Err(_)
+                if probe_timed_out && before == Standing::Usable && timed_out.fetch_add(1, Ordering::Relaxed) == 0 =>
+            {
+                tracing::debug!(node = node.name(), "a probe timed out; the next one decides");
+                return;
+            }
             // Unreachable: not usable until a probe sees it again (its
             // commands fail anyway; health must not count it).
             Ok(Err(_)) | Err(_) => {
+                timed_out.store(0, Ordering::Relaxed);
                 if node.health().set_if_current(generation, Standing::Unverified) {
                     if before != Standing::Unverified {
                         tracing::warn!(node = node.name(), "unreachable");
