@@ -96,8 +96,8 @@ struct Held {
 ///
 /// An open session is one task, and most of its life is spent in `hold`:
 /// the opening (reading `start`, acquiring) and the closing (releasing)
-/// are boxed, so the task keeps room only for the longest of them, and the
-/// idle session stays small (issue #7, (d)).
+/// are boxed, so the task keeps room only for the hold loop, and an idle
+/// session stays small (issue #7, (d)).
 #[allow(
     clippy::manual_async_fn,
     reason = "an async fn's future keeps its arguments twice; this one is kept per open session"
