@@ -491,3 +491,101 @@ async fn a_release_is_announced_only_when_someone_waits_for_it() {
     // An announced mark is gone; a stale one would only cost a message.
     assert_eq!(read(&cluster.masters[0].url(), "redlockd:waiting:lock:r").await, None);
 }
+
+/// How many `EVALSHA` calls the master has run.
+async fn evalsha_calls(admin: &fred::prelude::Client) -> u64 {
+    let stats: String = admin.info(Some(fred::types::InfoKind::CommandStats)).await.unwrap();
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test]
+async fn lock_requests_sent_at_once_share_script_calls_and_each_gets_its_own_answer() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    // Every third lock is held by another owner already.
+    for i in (0..60).step_by(3) {
+        let _: () = admin
+            .set(format!("redlockd:lock:b{i}"), "another owner", None, None, false)
+            .await
+            .unwrap();
+    }
+    let values: Vec<LockValue> = (0..60).map(|_| LockValue::random()).collect();
+    let keys: Vec<String> = (0..60).map(|i| format!("redlockd:lock:b{i}")).collect();
+    let before = evalsha_calls(&admin).await;
+    let answers = futures::future::join_all(
+        keys.iter()
+            .zip(&values)
+            .map(|(key, value)| node.try_lock(key, value.expose(), TTL)),
+    )
+    .await;
+    let calls = evalsha_calls(&admin).await - before;
+    assert!(calls < 20, "60 lock requests took {calls} script calls");
+    let mut counters = Vec::new();
+    for (i, answer) in answers.into_iter().enumerate() {
+        match answer.unwrap() {
+            Some(counter) => {
+                assert_ne!(i % 3, 0, "b{i} was granted over another owner");
+                let held: String = admin.get(&keys[i]).await.unwrap();
+                assert_eq!(held, values[i].expose());
+                counters.push(counter);
+            }
+            None => assert_eq!(i % 3, 0, "b{i} was refused"),
+        }
+    }
+    assert_eq!(counters.len(), 40);
+    counters.sort_unstable();
+    counters.dedup();
+    assert_eq!(counters.len(), 40, "a counter value was handed out twice");
+    // The counter stored is the last one handed out.
+    assert_eq!(cluster.fence(0).await, Some(counters[39].to_string()));
+}
+
+#[tokio::test]
+async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_is_taken() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    let _: () = admin
+        .set("redlockd:lock:held", "another owner", None, None, false)
+        .await
+        .unwrap();
+    let _: () = admin
+        .set("redlockd:verified", "0000:other process", None, None, false)
+        .await
+        .unwrap();
+    let values: Vec<LockValue> = (0..10).map(|_| LockValue::random()).collect();
+    let keys: Vec<String> = (0..10).map(|i| format!("redlockd:lock:u{i}")).collect();
+    let answers = futures::future::join_all(
+        keys.iter()
+            .zip(&values)
+            .map(|(key, value)| node.try_lock(key, value.expose(), TTL)),
+    )
+    .await;
+    for answer in answers {
+        let refused = answer.unwrap_err();
+        assert!(
+            refused.0.contains("UNVERIFIED node restarted or failed over"),
+            "{refused}"
+        );
+    }
+    let other = LockValue::random();
+    assert_eq!(
+        node.try_lock("redlockd:lock:held", other.expose(), TTL).await.unwrap(),
+        None
+    );
+    for i in 0..10 {
+        assert_eq!(
+            admin
+                .get::<Option<String>, _>(format!("redlockd:lock:u{i}"))
+                .await
+                .unwrap(),
+            None
+        );
+    }
+    assert_eq!(cluster.fence(0).await, None, "an unverified batch moved the counter");
+}

@@ -208,23 +208,44 @@ pub fn check_replies(data: &[u8]) {
 
 /// The checks of `script_replies` on one reply.
 pub fn check_reply(reply: &Value) {
-    // TRY_LOCK: a counter is a positive integer, exactly as sent.
-    match replies::try_lock(reply.clone()) {
-        Ok(Some(counter)) => {
-            assert!(counter > 0, "try_lock gave counter 0");
-            assert!(
-                matches!(reply, Value::Integer(n) if u64::try_from(*n) == Ok(counter)),
-                "try_lock read {reply:?} as {counter}"
-            );
+    // TRY_LOCKS: one answer per lock, each exactly as sent: a positive
+    // counter, 0, -1 or -2; any other element or count is refused.
+    let count = match reply {
+        Value::Array(parts) => parts.len(),
+        _ => 1,
+    };
+    match replies::try_locks(reply.clone(), count) {
+        Ok(answers) => {
+            let Value::Array(parts) = reply else {
+                panic!("try_locks read {reply:?}")
+            };
+            assert_eq!(parts.len(), answers.len());
+            for (part, answer) in parts.iter().zip(&answers) {
+                let expected = match answer {
+                    replies::Locked::Granted(counter) => {
+                        assert!(*counter > 0, "try_locks gave counter 0");
+                        i64::try_from(*counter).expect("a counter read from an integer")
+                    }
+                    replies::Locked::Taken => 0,
+                    replies::Locked::NotVerified => -1,
+                    replies::Locked::Changed => -2,
+                };
+                assert_eq!(part, &Value::Integer(expected), "try_locks read {part:?} as {answer:?}");
+            }
         }
-        Ok(None) => assert!(matches!(reply, Value::Null), "try_lock read {reply:?} as not held"),
         Err(e) => {
             assert!(e.0.starts_with("unexpected lock reply"), "{e}");
-            assert!(
-                !matches!(reply, Value::Null | Value::Integer(1..)),
-                "try_lock refused {reply:?}"
-            );
+            if let Value::Array(parts) = reply {
+                assert!(
+                    parts.iter().any(|p| !matches!(p, Value::Integer(-2..))),
+                    "try_locks refused {reply:?}"
+                );
+            }
         }
+    }
+    // A batch must answer for every lock it carried.
+    if let Value::Array(parts) = reply {
+        assert!(replies::try_locks(reply.clone(), parts.len() + 1).is_err());
     }
     // HAND_OFF: [0 or 1, a counter or 0, 0 or 1], nothing else.
     match replies::hand_off(reply.clone()) {

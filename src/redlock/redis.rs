@@ -3,11 +3,11 @@
 //! node has an empty script cache), plus the monitor's probe and repair.
 //! What the node answers is read by `replies.rs` (pure, unit-tested, fuzzed).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use fred::prelude::{
@@ -19,8 +19,8 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
-use super::replies;
-use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCK, UNLOCK, released_channel};
+use super::replies::{self, Locked};
+use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCKS, UNLOCK, released_channel};
 use crate::metrics::Metrics;
 
 /// How to reach one master.
@@ -57,7 +57,8 @@ pub struct RedisNode {
     /// `<prefix>:`, the start of every lock key.
     key_start: String,
     released_channel: String,
-    try_lock: Script,
+    /// Round-1 lock requests on their way to this master, in batches.
+    locks: Arc<LockBatches>,
     hand_off: Script,
     publish_fence: Script,
     extend: Script,
@@ -100,6 +101,21 @@ impl RedisNode {
             async { Ok(()) }
         });
         client.connect();
+        let waiter_tag = Value::from(super::LockValue::random().expose());
+        let locks = Arc::new(LockBatches {
+            client: client.clone(),
+            options: Options {
+                fail_fast: true,
+                timeout: Some(config.node_timeout),
+                max_attempts: Some(1),
+                ..Options::default()
+            },
+            script: Script::new(TRY_LOCKS),
+            fence_key: format!("{}:fence", config.key_prefix),
+            marker_key: format!("{}:verified", config.key_prefix),
+            waiter_tag: waiter_tag.clone(),
+            pending: Mutex::default(),
+        });
         Ok(RedisNode {
             name,
             client,
@@ -122,7 +138,7 @@ impl RedisNode {
             key_start: format!("{}:", config.key_prefix),
             marker_key: format!("{}:verified", config.key_prefix),
             released_channel: released_channel(&config.key_prefix),
-            try_lock: Script::new(TRY_LOCK),
+            locks,
             hand_off: Script::new(HAND_OFF),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
@@ -132,7 +148,7 @@ impl RedisNode {
             health,
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
-            waiter_tag: Value::from(super::LockValue::random().expose()),
+            waiter_tag,
             observer: None,
         })
     }
@@ -191,7 +207,7 @@ impl RedisNode {
         let mut scripts_loaded = Ok(());
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
             let scripts = [
-                &self.try_lock,
+                &self.locks.script,
                 &self.hand_off,
                 &self.publish_fence,
                 &self.extend,
@@ -301,16 +317,171 @@ impl RedisNode {
         args: Vec<Value>,
         options: &Options,
     ) -> Result<Value, NodeError> {
-        let client = self.client.with_options(options);
-        let first = client.evalsha(script.sha.as_str(), keys.clone(), args.clone()).await;
-        let result = match first {
-            Err(e) if e.details().starts_with("NOSCRIPT") => {
-                client.script_load::<String, _>(script.lua).await.map_err(node_error)?;
-                client.evalsha(script.sha.as_str(), keys, args).await
-            }
-            other => other,
+        eval_script(&self.client, script, keys, args, options).await
+    }
+}
+
+/// Runs a script by SHA on `client`, loading it first if the node does not
+/// know it.
+async fn eval_script(
+    client: &Client,
+    script: &Script,
+    keys: Vec<&str>,
+    args: Vec<Value>,
+    options: &Options,
+) -> Result<Value, NodeError> {
+    let client = client.with_options(options);
+    let first = client.evalsha(script.sha.as_str(), keys.clone(), args.clone()).await;
+    let result = match first {
+        Err(e) if e.details().starts_with("NOSCRIPT") => {
+            client.script_load::<String, _>(script.lua).await.map_err(node_error)?;
+            client.evalsha(script.sha.as_str(), keys, args).await
+        }
+        other => other,
+    };
+    result.map_err(node_error)
+}
+
+/// At most this many lock requests go in one `TRY_LOCKS` call.
+pub const LOCK_BATCH_MAX: usize = 64;
+/// At most this many lock batches are on their way to one master at once.
+/// A lone request leaves at once, in a batch of one; requests that come
+/// while every slot is busy leave together in the next batch.
+pub const LOCK_BATCHES_AT_ONCE: usize = 2;
+
+/// Round-1 lock requests to one master, sent in batches (`TRY_LOCKS`):
+/// under load the master runs one script, one `INFO` and one counter write
+/// per batch instead of per lock, and the daemon sends one command.
+struct LockBatches {
+    client: Client,
+    /// As the round options: one attempt, fred's timeout at node_timeout.
+    options: Options,
+    script: Script,
+    fence_key: String,
+    marker_key: String,
+    waiter_tag: Value,
+    pending: Mutex<Pending>,
+}
+
+#[derive(Default)]
+struct Pending {
+    locks: Vec<QueuedLock>,
+    /// Batches on their way (tasks running `LockBatches::send`).
+    batches: usize,
+}
+
+/// A batch slot held by a caller sending its own request: given back when
+/// the call ends or is dropped, and then passed on to what queued meanwhile.
+struct Slot(Arc<LockBatches>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let queued = {
+            let mut pending = self.0.pending();
+            let queued = !pending.locks.is_empty();
+            pending.batches -= usize::from(!queued);
+            queued
         };
-        result.map_err(node_error)
+        // No runtime: it is shutting down, and what queued goes with it.
+        if queued && let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(Arc::clone(&self.0).send());
+        }
+    }
+}
+
+struct QueuedLock {
+    key: String,
+    waiting: String,
+    value: Value,
+    ttl: Value,
+    answer: oneshot::Sender<Result<Locked, NodeError>>,
+}
+
+impl LockBatches {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes a slot for a batch of one when no other batch is on its way
+    /// (so nothing waits either): the caller then sends its own request,
+    /// with no task between. Under load, requests queue and leave together.
+    fn alone(self: &Arc<Self>) -> Option<Slot> {
+        let mut pending = self.pending();
+        let free = pending.batches == 0;
+        pending.batches += usize::from(free);
+        free.then(|| Slot(Arc::clone(self)))
+    }
+
+    /// Queues a request, and starts a batch when a slot is free.
+    fn queue(self: &Arc<Self>, lock: QueuedLock) {
+        let start = {
+            let mut pending = self.pending();
+            pending.locks.push(lock);
+            let free = pending.batches < LOCK_BATCHES_AT_ONCE;
+            pending.batches += usize::from(free);
+            free
+        };
+        if start {
+            tokio::spawn(Arc::clone(self).send());
+        }
+    }
+
+    /// Sends one batch of locks; an error answers them all.
+    async fn call(&self, locks: &[(&str, &str, Value, Value)]) -> Result<Vec<Locked>, NodeError> {
+        let mut keys = Vec::with_capacity(2 + 2 * locks.len());
+        keys.extend([self.fence_key.as_str(), self.marker_key.as_str()]);
+        let mut args = Vec::with_capacity(1 + 2 * locks.len());
+        args.push(self.waiter_tag.clone());
+        for (key, waiting, value, ttl) in locks {
+            keys.extend([*key, *waiting]);
+            args.extend([value.clone(), ttl.clone()]);
+        }
+        let reply = eval_script(&self.client, &self.script, keys, args, &self.options).await?;
+        replies::try_locks(reply, locks.len())
+    }
+
+    /// Sends batches until none waits. A request whose caller gave up
+    /// before it left (its round was decided, or timed out) is dropped,
+    /// never sent: a release that follows on this connection must not be
+    /// overtaken by the lock it releases.
+    async fn send(self: Arc<Self>) {
+        loop {
+            let batch: Vec<QueuedLock> = {
+                let mut pending = self.pending();
+                pending.locks.retain(|lock| !lock.answer.is_closed());
+                if pending.locks.is_empty() {
+                    pending.batches -= 1;
+                    return;
+                }
+                let n = pending.locks.len().min(LOCK_BATCH_MAX);
+                pending.locks.drain(..n).collect()
+            };
+            let locks: Vec<_> = batch
+                .iter()
+                .map(|lock| {
+                    (
+                        lock.key.as_str(),
+                        lock.waiting.as_str(),
+                        lock.value.clone(),
+                        lock.ttl.clone(),
+                    )
+                })
+                .collect();
+            let answers = self.call(&locks).await;
+            drop(locks);
+            match answers {
+                Ok(answers) => {
+                    for (lock, answer) in batch.into_iter().zip(answers) {
+                        let _ = lock.answer.send(Ok(answer));
+                    }
+                }
+                Err(e) => {
+                    for lock in batch {
+                        let _ = lock.answer.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -395,15 +566,46 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let args = vec![value.into(), ttl_arg(ttl), self.waiter_tag.clone()];
-        let reply = self.eval(&self.try_lock, key, args, &self.round_options).await;
-        if let Err(NodeError(e)) = &reply
-            && e.contains("UNVERIFIED")
-        {
-            self.health.invalidate();
-            self.probe_wanted.notify_one();
+        let mut timing = Timing {
+            observer: self.observer.as_ref(),
+            started: Instant::now(),
+            timeout: self.round_options.timeout,
+            answered: false,
+        };
+        let waiting = self.waiting_key(key);
+        let locked = if let Some(_slot) = self.locks.alone() {
+            let lock = (key, waiting.as_str(), Value::from(value), ttl_arg(ttl));
+            self.locks
+                .call(std::slice::from_ref(&lock))
+                .await
+                .map(|mut a| a.remove(0))
+        } else {
+            let (answer, reply) = oneshot::channel();
+            self.locks.queue(QueuedLock {
+                key: key.to_owned(),
+                waiting,
+                value: Value::from(value),
+                ttl: ttl_arg(ttl),
+                answer,
+            });
+            reply
+                .await
+                .unwrap_or_else(|_| Err(NodeError("the lock batch was dropped".into())))
+        };
+        timing.answered = true;
+        if let Some((metrics, index)) = timing.observer {
+            let ok = matches!(locked, Ok(Locked::Granted(_) | Locked::Taken));
+            metrics.node_request(*index, timing.started.elapsed(), ok);
         }
-        replies::try_lock(reply?)
+        let unverified = match locked? {
+            Locked::Granted(counter) => return Ok(Some(counter)),
+            Locked::Taken => return Ok(None),
+            Locked::NotVerified => "UNVERIFIED node not verified since its data was lost or it started",
+            Locked::Changed => "UNVERIFIED node restarted or failed over since it was verified",
+        };
+        self.health.invalidate();
+        self.probe_wanted.notify_one();
+        Err(NodeError(unverified.into()))
     }
 
     async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<Swap, NodeError> {

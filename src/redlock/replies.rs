@@ -14,24 +14,46 @@ use fred::types::Value;
 
 use super::node::{KeyView, NodeError, Swap};
 
-/// `TRY_LOCK`: the node's new fence counter (a positive integer), or `None`
-/// when another value holds the key (nil).
+/// What `TRY_LOCKS` said about one lock of its batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locked {
+    /// Granted, with the node's new fence counter.
+    Granted(u64),
+    /// Another owner holds it.
+    Taken,
+    /// The node was not verified since its data was lost or it started.
+    NotVerified,
+    /// The node restarted or failed over since it was verified.
+    Changed,
+}
+
+/// `TRY_LOCKS`: one integer per lock of the batch, in order: a positive
+/// counter, 0 (taken), -1 (not verified) or -2 (restarted or failed over).
 ///
 /// # Errors
-/// Any other reply.
-pub fn try_lock(reply: Value) -> Result<Option<u64>, NodeError> {
-    match reply {
-        Value::Null => Ok(None),
-        Value::Integer(n) => match u64::try_from(n) {
-            Ok(counter) if counter > 0 => Ok(Some(counter)),
-            _ => Err(NodeError(format!(
-                "unexpected lock reply {n} (expected a positive fence counter or nil)"
-            ))),
-        },
-        other => Err(NodeError(format!(
-            "unexpected lock reply {other:?} (expected a positive fence counter or nil)"
-        ))),
+/// Any other reply, or one with a different number of answers.
+pub fn try_locks(reply: Value, count: usize) -> Result<Vec<Locked>, NodeError> {
+    let unexpected = |reply: &Value| {
+        NodeError(format!(
+            "unexpected lock reply {reply:?} (expected {count} times a positive fence counter, 0, -1 or -2)"
+        ))
+    };
+    let Value::Array(parts) = &reply else {
+        return Err(unexpected(&reply));
+    };
+    if parts.len() != count {
+        return Err(unexpected(&reply));
     }
+    parts
+        .iter()
+        .map(|part| match part {
+            Value::Integer(0) => Ok(Locked::Taken),
+            Value::Integer(-1) => Ok(Locked::NotVerified),
+            Value::Integer(-2) => Ok(Locked::Changed),
+            Value::Integer(n @ 1..) => Ok(Locked::Granted(n.unsigned_abs())),
+            _ => Err(unexpected(&reply)),
+        })
+        .collect()
 }
 
 /// `HAND_OFF`: `{was_held, counter, waited}`, `was_held` and `waited` 0 or
@@ -383,32 +405,31 @@ mod tests {
     }
 
     #[test]
-    fn try_lock_reads_a_positive_counter_or_nil() {
-        assert_eq!(try_lock(Value::Integer(1)), Ok(Some(1)));
+    fn a_lock_batch_reads_one_answer_per_lock() {
+        let reply = array(vec![
+            Value::Integer(1_700_000_000_000_042),
+            Value::Integer(0),
+            Value::Integer(-1),
+            Value::Integer(-2),
+        ]);
         assert_eq!(
-            try_lock(Value::Integer(1_700_000_000_000_000)),
-            Ok(Some(1_700_000_000_000_000))
+            try_locks(reply, 4),
+            Ok(vec![
+                Locked::Granted(1_700_000_000_000_042),
+                Locked::Taken,
+                Locked::NotVerified,
+                Locked::Changed
+            ])
         );
-        assert_eq!(try_lock(Value::Integer(i64::MAX)), Ok(Some(i64::MAX as u64)));
-        assert_eq!(try_lock(Value::Null), Ok(None));
-    }
-
-    #[test]
-    fn try_lock_refuses_zero_negative_and_other_kinds() {
-        for bad in [0, -1, -2, i64::MIN] {
-            let e = err(try_lock(Value::Integer(bad)));
-            assert!(
-                e.contains("unexpected lock reply") && e.contains("positive fence counter"),
-                "{e}"
-            );
-        }
-        for bad in [
-            s("5"),
-            Value::Boolean(false),
-            Value::Double(3.0),
-            array(vec![Value::Integer(5)]),
+        assert_eq!(try_locks(array(vec![]), 0), Ok(vec![]));
+        for (bad, count) in [
+            (array(vec![Value::Integer(1)]), 2),
+            (array(vec![Value::Integer(-3)]), 1),
+            (array(vec![Value::Null]), 1),
+            (array(vec![s("5")]), 1),
+            (Value::Integer(5), 1),
         ] {
-            assert!(err(try_lock(bad)).contains("unexpected lock reply"));
+            assert!(err(try_locks(bad, count)).contains("unexpected lock reply"));
         }
     }
 

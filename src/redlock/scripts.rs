@@ -1,57 +1,101 @@
 //! The Lua scripts of DESIGN §1, each one atomic step on one master, and
 //! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
 
-/// Round 1 (DESIGN §1). A lock held by another owner is refused at once
-/// (a refusal never grants, so it needs no check of the node, and the
+/// Round 1 (DESIGN §1) for a batch of locks on one master, in one call
+/// (issue #7, (b)): lock requests that reach a master while its last batch
+/// is on the way leave together, so the master runs one script, one `INFO`
+/// and one counter write per batch, not per lock. KEYS[1] is the fence
+/// counter, KEYS[2] the marker; lock i has KEYS[2i+1] (its key) and
+/// KEYS[2i+2] (its waiting mark), ARGV[2i] (the value) and ARGV[2i+1] (the
+/// TTL in ms); ARGV[1] is this daemon's tag. Replies one integer per lock,
+/// in order: its counter, 0 when another owner holds it, -1 when the node
+/// was not verified since its data was lost or it started, -2 when it
+/// restarted or failed over since.
+///
+/// Each lock in turn: one held by another owner is refused at once (a
+/// refusal never grants, so it needs no check of the node, and the
 /// contended path skips `INFO`; an unverified master is then found out by
-/// its next grant or probe, not by this refusal). A grant comes only from a node whose data
-/// a daemon verified, and in this very process: the marker
-/// (`run_id:master_replid`, written by REPAIR) must name the running
-/// process's `run_id`. A restart that kept
-/// its data, or a promoted replica that copied the marker, fails here even
-/// before any daemon's monitor has noticed. Then lock, and advance the fence
-/// counter, seeding it from the node's clock (µs) when missing. "Already mine" counts as success so a
-/// re-sent command is harmless; it takes a fresh counter value, which keeps
-/// every counter value handed out once. `string.format('%d')` keeps all
-/// digits (`tostring` would print 1.7e+15). A refusal marks the lock as
-/// waited for (KEYS[4], for the TTL asked plus the longest retry delay), so
-/// its release is announced (UNLOCK). The mark names who waits: ARGV[3],
-/// the refused daemon's tag, or `*` once a second daemon was refused (see
-/// HAND_OFF). The four reads are one `MGET`: each `redis.call` costs the
-/// master about a microsecond.
-pub const TRY_LOCK: &str = r"
-local found = redis.call('MGET', KEYS[3], KEYS[1], KEYS[2], KEYS[4])
-local marker, held = found[1], found[2]
-if held ~= false and held ~= ARGV[1] then
-  local who = ARGV[3]
-  if found[4] ~= false and found[4] ~= who then
-    who = '*'
+/// its next grant or probe, not by this refusal). A refusal marks the lock
+/// as waited for (its waiting mark, for the TTL asked plus the longest
+/// retry delay), so its release is announced (UNLOCK); the mark names who
+/// waits: this daemon's tag, or `*` once a second daemon was refused (see
+/// HAND_OFF). A grant comes only from a node whose data a daemon verified,
+/// and in this very process: the marker (`run_id:master_replid`, written by
+/// REPAIR) must name the running process's `run_id`, checked once per
+/// batch. A restart that kept its data, or a promoted replica that copied
+/// the marker, fails here even before any daemon's monitor has noticed.
+/// Then lock, and take the next counter value, seeding the counter from the
+/// node's clock (µs) when missing; the counter is written once, at the end,
+/// with `string.format('%d')`, which keeps all digits (`tostring` would
+/// print 1.7e+15; counters stay below 2^53, where Lua's doubles are exact).
+/// "Already mine" counts as success so a re-sent command is harmless; it
+/// takes a fresh counter value, which keeps every counter value handed out
+/// once. The first `MGET` also reads the marker and the counter, so a batch
+/// of one makes four calls (`MGET`, `INFO`, two `SET`s): each `redis.call`
+/// costs the master about a microsecond.
+pub const TRY_LOCKS: &str = r"
+local tag = ARGV[1]
+local replies = {}
+local verified = nil
+local counter = nil
+local found = redis.call('MGET', KEYS[3], KEYS[4], KEYS[2], KEYS[1])
+local marker, stored = found[3], found[4]
+for i = 1, (#KEYS - 2) / 2 do
+  local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  local value, ttl = ARGV[2 * i], ARGV[2 * i + 1]
+  if i > 1 then
+    found = redis.call('MGET', key, waiting)
   end
-  redis.call('SET', KEYS[4], who, 'PX', tonumber(ARGV[2]) + 10000)
-  return false
+  local held = found[1]
+  if held ~= false and held ~= value then
+    local who = tag
+    if found[2] ~= false and found[2] ~= tag then
+      who = '*'
+    end
+    redis.call('SET', waiting, who, 'PX', tonumber(ttl) + 10000)
+    replies[i] = 0
+  else
+    if verified == nil then
+      if marker == false then
+        verified = -1
+      else
+        local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+        if string.sub(marker, 1, string.len(run_id) + 1) == run_id .. ':' then
+          verified = 1
+        else
+          verified = -2
+        end
+      end
+    end
+    if verified < 0 then
+      replies[i] = verified
+    else
+      if held == false then
+        redis.call('SET', key, value, 'PX', ttl)
+      end
+      if counter == nil then
+        if stored ~= false then
+          counter = tonumber(stored) + 1
+        else
+          local t = redis.call('TIME')
+          counter = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        end
+      else
+        counter = counter + 1
+      end
+      replies[i] = counter
+    end
+  end
 end
-if marker == false then
-  return redis.error_reply('UNVERIFIED node not verified since its data was lost or it started')
+if counter ~= nil then
+  redis.call('SET', KEYS[1], string.format('%d', counter))
 end
-local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-if string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
-  return redis.error_reply('UNVERIFIED node restarted or failed over since it was verified')
-end
-if held == false then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-end
-if found[3] ~= false then
-  return redis.call('INCR', KEYS[2])
-end
-local t = redis.call('TIME')
-local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
-redis.call('SET', KEYS[2], string.format('%d', seed))
-return seed
+return replies
 ";
 
 /// Hand-off (DESIGN §4, issue #7): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
-/// TRY_LOCK it grants only on a free key (or one it already holds: a
+/// TRY_LOCKS it grants only on a free key (or one it already holds: a
 /// re-send), on a verified node, and advances the fence counter. Replies
 /// `{was_held, counter, waited}`: whether ARGV[1] held the key, the new
 /// counter (0 = not granted; an unverified node only releases), and whether
@@ -163,8 +207,9 @@ pub struct Script {
     pub lua: &'static str,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
-    /// It reads KEYS[4], the lock's waiting mark (TRY_LOCK, HAND_OFF,
-    /// UNLOCK); the other scripts are called without it.
+    /// It reads KEYS[4], the lock's waiting mark (HAND_OFF, UNLOCK); the
+    /// other one-lock scripts are called without it. (TRY_LOCKS lays out its
+    /// own keys, two per lock.)
     pub uses_waiting_mark: bool,
 }
 
@@ -185,7 +230,7 @@ mod tests {
 
     #[test]
     fn exactly_the_scripts_that_read_the_waiting_mark_are_given_it() {
-        for lua in [TRY_LOCK, HAND_OFF, UNLOCK] {
+        for lua in [HAND_OFF, UNLOCK] {
             assert!(Script::new(lua).uses_waiting_mark, "{lua}");
         }
         for lua in [PUBLISH_FENCE, REPAIR, INSPECT, EXTEND] {
