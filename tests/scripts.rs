@@ -233,6 +233,50 @@ async fn counters_near_two_to_the_53_keep_every_digit() {
     assert_eq!(node.try_lock(KEY, value.expose(), TTL).await.unwrap(), Some(big + 1));
     assert!(node.publish_fence(KEY, value.expose(), big + 5).await.unwrap());
     assert_eq!(cluster.fence(0).await, Some((big + 5).to_string()));
+    // At 2^53 - 1, and above, where Lua's doubles round, nothing is granted
+    // (a counter value could be handed out twice) and nothing is written.
+    for full in [(1u64 << 53) - 1, (1 << 53) + 1] {
+        let _: () = admin.set("redlockd:fence", full, None, None, false).await.unwrap();
+        let other = LockValue::random();
+        let refused = node
+            .try_lock("redlockd:lock:full", other.expose(), TTL)
+            .await
+            .unwrap_err();
+        assert!(refused.0.contains("COUNTER"), "{refused}");
+        assert_eq!(
+            admin.get::<Option<String>, _>("redlockd:lock:full").await.unwrap(),
+            None
+        );
+        assert_eq!(cluster.fence(0).await, Some(full.to_string()));
+    }
+}
+
+#[tokio::test]
+async fn a_release_asked_right_after_its_lock_never_overtakes_it() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    for round in 0..20 {
+        // Other requests keep a batch on its way, so both queue behind it.
+        let busy: Vec<LockValue> = (0..8).map(|_| LockValue::random()).collect();
+        let busy_keys: Vec<String> = (0..8).map(|i| format!("redlockd:lock:busy{round}-{i}")).collect();
+        let value = LockValue::random();
+        let key = format!("redlockd:lock:o{round}");
+        let busy_locks = futures::future::join_all(
+            busy_keys
+                .iter()
+                .zip(&busy)
+                .map(|(k, v)| node.try_lock(k, v.expose(), TTL)),
+        );
+        let (_, locked, released) = tokio::join!(
+            busy_locks,
+            node.try_lock(&key, value.expose(), TTL),
+            node.unlock(&key, value.expose(), Announce::No)
+        );
+        assert!(locked.unwrap().is_some());
+        assert!(released.unwrap(), "round {round}: the release went before its lock");
+        assert_eq!(admin.get::<Option<String>, _>(&key).await.unwrap(), None);
+    }
 }
 
 /// One lock of an extension batch, to a minute.
@@ -588,4 +632,36 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
         );
     }
     assert_eq!(cluster.fence(0).await, None, "an unverified batch moved the counter");
+}
+
+#[tokio::test]
+async fn releases_sent_at_once_share_script_calls_and_each_gets_its_own_answer() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    let values: Vec<LockValue> = (0..60).map(|_| LockValue::random()).collect();
+    let keys: Vec<String> = (0..60).map(|i| format!("redlockd:lock:u{i}")).collect();
+    for (key, value) in keys.iter().zip(&values) {
+        assert!(node.try_lock(key, value.expose(), TTL).await.unwrap().is_some());
+    }
+    // Every third release names a value the lock does not hold.
+    let stranger = LockValue::random();
+    let before = evalsha_calls(&admin).await;
+    let answers = futures::future::join_all(keys.iter().zip(&values).enumerate().map(|(i, (key, value))| {
+        let value = if i % 3 == 0 { &stranger } else { value };
+        node.unlock(key, value.expose(), Announce::IfWaited)
+    }))
+    .await;
+    let calls = evalsha_calls(&admin).await - before;
+    assert!(calls < 20, "60 releases took {calls} script calls");
+    for (i, released) in answers.into_iter().enumerate() {
+        let held: Option<String> = admin.get(&keys[i]).await.unwrap();
+        if i % 3 == 0 {
+            assert!(!released.unwrap(), "u{i} was released with a stranger's value");
+            assert_eq!(held.as_deref(), Some(values[i].expose()));
+        } else {
+            assert!(released.unwrap(), "u{i} was not released");
+            assert_eq!(held, None);
+        }
+    }
 }

@@ -208,44 +208,55 @@ pub fn check_replies(data: &[u8]) {
 
 /// The checks of `script_replies` on one reply.
 pub fn check_reply(reply: &Value) {
-    // TRY_LOCKS: one answer per lock, each exactly as sent: a positive
-    // counter, 0, -1 or -2; any other element or count is refused.
+    // ROUND: one integer per request, exactly as sent; then each lock
+    // answer and each release answer read as what it says, or refused.
     let count = match reply {
         Value::Array(parts) => parts.len(),
         _ => 1,
     };
-    match replies::try_locks(reply.clone(), count) {
+    match replies::round(reply.clone(), count) {
         Ok(answers) => {
             let Value::Array(parts) = reply else {
-                panic!("try_locks read {reply:?}")
+                panic!("round read {reply:?}")
             };
             assert_eq!(parts.len(), answers.len());
             for (part, answer) in parts.iter().zip(&answers) {
-                let expected = match answer {
-                    replies::Locked::Granted(counter) => {
-                        assert!(*counter > 0, "try_locks gave counter 0");
-                        i64::try_from(*counter).expect("a counter read from an integer")
+                assert_eq!(part, &Value::Integer(*answer), "round read {part:?} as {answer}");
+                match replies::locked(*answer) {
+                    Ok(replies::Locked::Granted(counter)) => {
+                        assert!(*answer > 0 && u64::try_from(*answer) == Ok(counter), "{answer} as {counter}")
                     }
-                    replies::Locked::Taken => 0,
-                    replies::Locked::NotVerified => -1,
-                    replies::Locked::Changed => -2,
-                };
-                assert_eq!(part, &Value::Integer(expected), "try_locks read {part:?} as {answer:?}");
+                    Ok(replies::Locked::Taken) => assert_eq!(*answer, 0),
+                    Ok(replies::Locked::NotVerified) => assert_eq!(*answer, -1),
+                    Ok(replies::Locked::Changed) => assert_eq!(*answer, -2),
+                    Ok(replies::Locked::CounterFull) => assert_eq!(*answer, -3),
+                    Err(e) => {
+                        assert!(*answer < -3, "locked refused {answer}");
+                        assert!(e.0.starts_with("unexpected lock answer"), "{e}");
+                    }
+                }
+                match replies::released(*answer) {
+                    Ok(released) => assert_eq!(i64::from(released), *answer),
+                    Err(e) => {
+                        assert!(!(0..=1).contains(answer), "released refused {answer}");
+                        assert!(e.0.starts_with("unexpected release answer"), "{e}");
+                    }
+                }
             }
         }
         Err(e) => {
-            assert!(e.0.starts_with("unexpected lock reply"), "{e}");
+            assert!(e.0.starts_with("unexpected round reply"), "{e}");
             if let Value::Array(parts) = reply {
                 assert!(
-                    parts.iter().any(|p| !matches!(p, Value::Integer(-2..))),
-                    "try_locks refused {reply:?}"
+                    parts.iter().any(|p| !matches!(p, Value::Integer(_))),
+                    "round refused {reply:?}"
                 );
             }
         }
     }
-    // A batch must answer for every lock it carried.
+    // A batch must answer for every request it carried.
     if let Value::Array(parts) = reply {
-        assert!(replies::try_locks(reply.clone(), parts.len() + 1).is_err());
+        assert!(replies::round(reply.clone(), parts.len() + 1).is_err());
     }
     // HAND_OFF: [0 or 1, a counter or 0, 0 or 1], nothing else.
     match replies::hand_off(reply.clone()) {
@@ -284,7 +295,7 @@ pub fn check_reply(reply: &Value) {
             assert_eq!(read, expected, "flags read {reply:?} as {flags:?}");
         }
         Err(e) => {
-            assert!(e.0.starts_with("unexpected extend reply"), "{e}");
+            assert!(e.0.starts_with("unexpected batch reply"), "{e}");
             assert!(
                 !matches!(reply, Value::Array(parts) if parts.iter().all(|p| bit(p).is_some())),
                 "flags refused {reply:?}"

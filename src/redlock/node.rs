@@ -39,7 +39,7 @@ pub trait Node: Send + Sync + 'static {
     }
 
     /// Round 1: `SET key value NX PX ttl` and, on success, advance the node's
-    /// fence counter and return it (`INCR`, or seed it from the node's clock
+    /// fence counter by one and return it (or seed it from the node's clock
     /// in microseconds when it is missing). `Ok(None)` when another value
     /// holds the key. "The key already holds `value`" counts as success, so a
     /// re-sent command is harmless.

@@ -20,7 +20,7 @@ use fred::types::{Builder, ClusterHash, CustomCommand};
 use super::health::{NodeHealth, Observation, Standing};
 use super::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use super::replies::{self, Locked};
-use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, Script, TRY_LOCKS, UNLOCK, released_channel};
+use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, released_channel};
 use crate::metrics::Metrics;
 
 /// How to reach one master.
@@ -56,13 +56,12 @@ pub struct RedisNode {
     marker_key: String,
     /// `<prefix>:`, the start of every lock key.
     key_start: String,
-    released_channel: String,
-    /// Round-1 lock requests on their way to this master, in batches.
-    locks: Arc<LockBatches>,
+    /// Round-1 lock requests and releases on their way to this master, in
+    /// batches.
+    batches: Arc<Batches>,
     hand_off: Script,
     publish_fence: Script,
     extend: Script,
-    unlock: Script,
     repair: Script,
     inspect: Script,
     health: Arc<NodeHealth>,
@@ -102,18 +101,29 @@ impl RedisNode {
         });
         client.connect();
         let waiter_tag = Value::from(super::LockValue::random().expose());
-        let locks = Arc::new(LockBatches {
+        // As the round options: one attempt (no re-send after a reconnect,
+        // when the release-to-all that followed may have come and gone), and
+        // fred's own timeout at node_timeout.
+        let round_options = Options {
+            fail_fast: true,
+            timeout: Some(config.node_timeout),
+            max_attempts: Some(1),
+            ..Options::default()
+        };
+        let options = Options {
+            fail_fast: true,
+            ..Options::default()
+        };
+        let batches = Arc::new(Batches {
             client: client.clone(),
-            options: Options {
-                fail_fast: true,
-                timeout: Some(config.node_timeout),
-                max_attempts: Some(1),
-                ..Options::default()
-            },
-            script: Script::new(TRY_LOCKS),
-            fence_key: format!("{}:fence", config.key_prefix),
-            marker_key: format!("{}:verified", config.key_prefix),
-            waiter_tag: waiter_tag.clone(),
+            options: round_options.clone(),
+            script: Script::new(ROUND),
+            head_keys: [
+                format!("{}:fence", config.key_prefix),
+                format!("{}:verified", config.key_prefix),
+            ],
+            head_args: [waiter_tag.clone(), Value::from(released_channel(&config.key_prefix))],
+            node_timeout: config.node_timeout,
             pending: Mutex::default(),
         });
         Ok(RedisNode {
@@ -121,28 +131,18 @@ impl RedisNode {
             client,
             // A command sent while the connection is down fails at once
             // instead of queueing: a dead node costs nothing in a round.
-            options: Options {
-                fail_fast: true,
-                ..Options::default()
-            },
+            options,
             // Round commands are abandoned after node_timeout; fred must not
             // send them again after a reconnect, when the release-to-all that
             // followed may already have come and gone.
-            round_options: Options {
-                fail_fast: true,
-                timeout: Some(config.node_timeout),
-                max_attempts: Some(1),
-                ..Options::default()
-            },
+            round_options,
             fence_key: format!("{}:fence", config.key_prefix),
             key_start: format!("{}:", config.key_prefix),
             marker_key: format!("{}:verified", config.key_prefix),
-            released_channel: released_channel(&config.key_prefix),
-            locks,
+            batches,
             hand_off: Script::new(HAND_OFF),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
-            unlock: Script::new(UNLOCK),
             repair: Script::new(REPAIR),
             inspect: Script::new(INSPECT),
             health,
@@ -207,11 +207,10 @@ impl RedisNode {
         let mut scripts_loaded = Ok(());
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
             let scripts = [
-                &self.locks.script,
+                &self.batches.script,
                 &self.hand_off,
                 &self.publish_fence,
                 &self.extend,
-                &self.unlock,
                 &self.repair,
                 &self.inspect,
             ];
@@ -342,44 +341,70 @@ async fn eval_script(
     result.map_err(node_error)
 }
 
-/// At most this many lock requests go in one `TRY_LOCKS` call.
-pub const LOCK_BATCH_MAX: usize = 64;
-/// At most this many lock batches are on their way to one master at once.
-/// A lone request leaves at once, in a batch of one; requests that come
-/// while every slot is busy leave together in the next batch.
-pub const LOCK_BATCHES_AT_ONCE: usize = 2;
+/// At most this many requests go in one `ROUND` call.
+pub const BATCH_MAX: usize = 64;
 
-/// Round-1 lock requests to one master, sent in batches (`TRY_LOCKS`):
-/// under load the master runs one script, one `INFO` and one counter write
-/// per batch instead of per lock, and the daemon sends one command.
-struct LockBatches {
+/// Round-1 lock requests and releases to one master, sent in batches
+/// (`ROUND`), first come first sent. A request that finds no batch on its
+/// way leaves at once, sent by its caller, in a batch of one; requests that
+/// come while one is on its way queue and leave together in the next, sent
+/// by a task (so a caller whose round was decided early cannot cut it).
+/// Under load the master runs one script, one `INFO` and one counter write
+/// per batch instead of per request, and the daemon sends one command.
+///
+/// One batch at a time per master keeps the order in which the requests
+/// were made on the wire, through a `NOSCRIPT` reload and re-send too: a
+/// release never overtakes the lock it releases.
+struct Batches {
     client: Client,
-    /// As the round options: one attempt, fred's timeout at node_timeout.
+    /// The round options: one attempt, fred's timeout at node_timeout.
     options: Options,
     script: Script,
-    fence_key: String,
-    marker_key: String,
-    waiter_tag: Value,
+    /// The fence counter and the marker.
+    head_keys: [String; 2],
+    /// This daemon's tag and the release channel.
+    head_args: [Value; 2],
+    node_timeout: Duration,
     pending: Mutex<Pending>,
 }
 
 #[derive(Default)]
 struct Pending {
-    locks: Vec<QueuedLock>,
-    /// Batches on their way (tasks running `LockBatches::send`).
-    batches: usize,
+    requests: Vec<Queued>,
+    /// A batch is on its way (its caller's, or a task running `send`).
+    sending: bool,
 }
 
-/// A batch slot held by a caller sending its own request: given back when
-/// the call ends or is dropped, and then passed on to what queued meanwhile.
-struct Slot(Arc<LockBatches>);
+/// One request: its lock key and waiting mark, and its three arguments
+/// (`L` or `U`, the value, the TTL or the announcement).
+struct Queued {
+    key: String,
+    waiting: String,
+    args: [Value; 3],
+    queued_at: Instant,
+    answer: oneshot::Sender<Result<i64, NodeError>>,
+}
+
+impl Queued {
+    /// A lock request whose caller gave up after waiting a node timeout in
+    /// the queue: not sent (whatever follows it, a release included, is
+    /// behind it in the queue). Releases always go.
+    fn stale(&self, node_timeout: Duration) -> bool {
+        self.answer.is_closed() && self.args[0] == Value::from("L") && self.queued_at.elapsed() >= node_timeout
+    }
+}
+
+/// The batch slot, held by a caller sending its own request: given back
+/// when the call ends or is dropped, and then passed on to what queued
+/// meanwhile.
+struct Slot(Arc<Batches>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let queued = {
             let mut pending = self.0.pending();
-            let queued = !pending.locks.is_empty();
-            pending.batches -= usize::from(!queued);
+            let queued = !pending.requests.is_empty();
+            pending.sending = queued;
             queued
         };
         // No runtime: it is shutting down, and what queued goes with it.
@@ -389,95 +414,81 @@ impl Drop for Slot {
     }
 }
 
-struct QueuedLock {
-    key: String,
-    waiting: String,
-    value: Value,
-    ttl: Value,
-    answer: oneshot::Sender<Result<Locked, NodeError>>,
-}
-
-impl LockBatches {
+impl Batches {
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes a slot for a batch of one when no other batch is on its way
-    /// (so nothing waits either): the caller then sends its own request,
-    /// with no task between. Under load, requests queue and leave together.
-    fn alone(self: &Arc<Self>) -> Option<Slot> {
-        let mut pending = self.pending();
-        let free = pending.batches == 0;
-        pending.batches += usize::from(free);
-        free.then(|| Slot(Arc::clone(self)))
-    }
-
-    /// Queues a request, and starts a batch when a slot is free.
-    fn queue(self: &Arc<Self>, lock: QueuedLock) {
-        let start = {
+    /// One request's answer. With no batch on its way, the caller sends it
+    /// itself, with no task between; otherwise it queues for the next batch.
+    async fn request(self: &Arc<Self>, key: &str, waiting: String, args: [Value; 3]) -> Result<i64, NodeError> {
+        let alone = {
             let mut pending = self.pending();
-            pending.locks.push(lock);
-            let free = pending.batches < LOCK_BATCHES_AT_ONCE;
-            pending.batches += usize::from(free);
-            free
+            let alone = !pending.sending;
+            pending.sending = true;
+            alone
         };
-        if start {
-            tokio::spawn(Arc::clone(self).send());
+        if alone {
+            let _slot = Slot(Arc::clone(self));
+            let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await?;
+            return Ok(answers.remove(0));
         }
+        let (answer, reply) = oneshot::channel();
+        self.pending().requests.push(Queued {
+            key: key.to_owned(),
+            waiting,
+            args,
+            queued_at: Instant::now(),
+            answer,
+        });
+        reply
+            .await
+            .unwrap_or_else(|_| Err(NodeError("the batch was dropped".into())))
     }
 
-    /// Sends one batch of locks; an error answers them all.
-    async fn call(&self, locks: &[(&str, &str, Value, Value)]) -> Result<Vec<Locked>, NodeError> {
-        let mut keys = Vec::with_capacity(2 + 2 * locks.len());
-        keys.extend([self.fence_key.as_str(), self.marker_key.as_str()]);
-        let mut args = Vec::with_capacity(1 + 2 * locks.len());
-        args.push(self.waiter_tag.clone());
-        for (key, waiting, value, ttl) in locks {
+    /// Sends one batch, reloading the script on `NOSCRIPT`; an error
+    /// answers every request in it.
+    async fn call(&self, requests: &[(&str, &str, &[Value; 3])]) -> Result<Vec<i64>, NodeError> {
+        let mut keys = Vec::with_capacity(2 + 2 * requests.len());
+        keys.extend(self.head_keys.iter().map(String::as_str));
+        let mut args = Vec::with_capacity(2 + 3 * requests.len());
+        args.extend(self.head_args.iter().cloned());
+        for (key, waiting, three) in requests {
             keys.extend([*key, *waiting]);
-            args.extend([value.clone(), ttl.clone()]);
+            args.extend(three.iter().cloned());
         }
         let reply = eval_script(&self.client, &self.script, keys, args, &self.options).await?;
-        replies::try_locks(reply, locks.len())
+        replies::round(reply, requests.len())
     }
 
-    /// Sends batches until none waits. A request whose caller gave up
-    /// before it left (its round was decided, or timed out) is dropped,
-    /// never sent: a release that follows on this connection must not be
-    /// overtaken by the lock it releases.
+    /// Sends batches until none waits.
     async fn send(self: Arc<Self>) {
         loop {
-            let batch: Vec<QueuedLock> = {
+            let batch: Vec<Queued> = {
                 let mut pending = self.pending();
-                pending.locks.retain(|lock| !lock.answer.is_closed());
-                if pending.locks.is_empty() {
-                    pending.batches -= 1;
+                pending.requests.retain(|request| !request.stale(self.node_timeout));
+                if pending.requests.is_empty() {
+                    pending.sending = false;
                     return;
                 }
-                let n = pending.locks.len().min(LOCK_BATCH_MAX);
-                pending.locks.drain(..n).collect()
+                let n = pending.requests.len().min(BATCH_MAX);
+                pending.requests.drain(..n).collect()
             };
-            let locks: Vec<_> = batch
+            let requests: Vec<_> = batch
                 .iter()
-                .map(|lock| {
-                    (
-                        lock.key.as_str(),
-                        lock.waiting.as_str(),
-                        lock.value.clone(),
-                        lock.ttl.clone(),
-                    )
-                })
+                .map(|r| (r.key.as_str(), r.waiting.as_str(), &r.args))
                 .collect();
-            let answers = self.call(&locks).await;
-            drop(locks);
+            let answers = self.call(&requests).await;
+            drop(requests);
             match answers {
                 Ok(answers) => {
-                    for (lock, answer) in batch.into_iter().zip(answers) {
-                        let _ = lock.answer.send(Ok(answer));
+                    for (request, answer) in batch.into_iter().zip(answers) {
+                        let _ = request.answer.send(Ok(answer));
                     }
                 }
                 Err(e) => {
-                    for lock in batch {
-                        let _ = lock.answer.send(Err(e.clone()));
+                    for request in batch {
+                        let _ = request.answer.send(Err(e.clone()));
                     }
                 }
             }
@@ -572,26 +583,9 @@ impl Node for RedisNode {
             timeout: self.round_options.timeout,
             answered: false,
         };
-        let waiting = self.waiting_key(key);
-        let locked = if let Some(_slot) = self.locks.alone() {
-            let lock = (key, waiting.as_str(), Value::from(value), ttl_arg(ttl));
-            self.locks
-                .call(std::slice::from_ref(&lock))
-                .await
-                .map(|mut a| a.remove(0))
-        } else {
-            let (answer, reply) = oneshot::channel();
-            self.locks.queue(QueuedLock {
-                key: key.to_owned(),
-                waiting,
-                value: Value::from(value),
-                ttl: ttl_arg(ttl),
-                answer,
-            });
-            reply
-                .await
-                .unwrap_or_else(|_| Err(NodeError("the lock batch was dropped".into())))
-        };
+        let args = [Value::from("L"), Value::from(value), ttl_arg(ttl)];
+        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let locked = answer.and_then(replies::locked);
         timing.answered = true;
         if let Some((metrics, index)) = timing.observer {
             let ok = matches!(locked, Ok(Locked::Granted(_) | Locked::Taken));
@@ -602,6 +596,11 @@ impl Node for RedisNode {
             Locked::Taken => return Ok(None),
             Locked::NotVerified => "UNVERIFIED node not verified since its data was lost or it started",
             Locked::Changed => "UNVERIFIED node restarted or failed over since it was verified",
+            Locked::CounterFull => {
+                return Err(NodeError(
+                    "COUNTER the fence counter would reach 2^53 (DESIGN §1 keeps it below); nothing granted".into(),
+                ));
+            }
         };
         self.health.invalidate();
         self.probe_wanted.notify_one();
@@ -635,13 +634,25 @@ impl Node for RedisNode {
     }
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
-        let (channel, when) = match announce {
-            Announce::No => ("", ""),
-            Announce::IfWaited => (self.released_channel.as_str(), "waited"),
-            Announce::Always => (self.released_channel.as_str(), "always"),
+        let when = match announce {
+            Announce::No => "",
+            Announce::IfWaited => "waited",
+            Announce::Always => "always",
         };
-        let args = vec![value.into(), Value::from(channel), Value::from(when)];
-        replies::flag(self.eval(&self.unlock, key, args, &self.options).await?)
+        let args = [Value::from("U"), Value::from(value), Value::from(when)];
+        let mut timing = Timing {
+            observer: self.observer.as_ref(),
+            started: Instant::now(),
+            timeout: self.round_options.timeout,
+            answered: false,
+        };
+        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let released = answer.and_then(replies::released);
+        timing.answered = true;
+        if let Some((metrics, index)) = timing.observer {
+            metrics.node_request(*index, timing.started.elapsed(), released.is_ok());
+        }
+        released
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {

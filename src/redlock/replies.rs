@@ -14,7 +14,7 @@ use fred::types::Value;
 
 use super::node::{KeyView, NodeError, Swap};
 
-/// What `TRY_LOCKS` said about one lock of its batch.
+/// What `ROUND` said about one lock request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Locked {
     /// Granted, with the node's new fence counter.
@@ -25,19 +25,16 @@ pub enum Locked {
     NotVerified,
     /// The node restarted or failed over since it was verified.
     Changed,
+    /// The node's counter would reach 2^53: nothing granted.
+    CounterFull,
 }
 
-/// `TRY_LOCKS`: one integer per lock of the batch, in order: a positive
-/// counter, 0 (taken), -1 (not verified) or -2 (restarted or failed over).
+/// `ROUND`: one integer per request of the batch, `count` of them.
 ///
 /// # Errors
-/// Any other reply, or one with a different number of answers.
-pub fn try_locks(reply: Value, count: usize) -> Result<Vec<Locked>, NodeError> {
-    let unexpected = |reply: &Value| {
-        NodeError(format!(
-            "unexpected lock reply {reply:?} (expected {count} times a positive fence counter, 0, -1 or -2)"
-        ))
-    };
+/// Anything else.
+pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
+    let unexpected = |reply: &Value| NodeError(format!("unexpected round reply {reply:?} (expected {count} integers)"));
     let Value::Array(parts) = &reply else {
         return Err(unexpected(&reply));
     };
@@ -47,13 +44,40 @@ pub fn try_locks(reply: Value, count: usize) -> Result<Vec<Locked>, NodeError> {
     parts
         .iter()
         .map(|part| match part {
-            Value::Integer(0) => Ok(Locked::Taken),
-            Value::Integer(-1) => Ok(Locked::NotVerified),
-            Value::Integer(-2) => Ok(Locked::Changed),
-            Value::Integer(n @ 1..) => Ok(Locked::Granted(n.unsigned_abs())),
+            Value::Integer(n) => Ok(*n),
             _ => Err(unexpected(&reply)),
         })
         .collect()
+}
+
+/// A lock request's answer in `ROUND`: a positive counter, 0 (taken), -1
+/// (not verified), -2 (restarted or failed over) or -3 (counter full).
+///
+/// # Errors
+/// Any other integer.
+pub fn locked(answer: i64) -> Result<Locked, NodeError> {
+    match answer {
+        0 => Ok(Locked::Taken),
+        -1 => Ok(Locked::NotVerified),
+        -2 => Ok(Locked::Changed),
+        -3 => Ok(Locked::CounterFull),
+        n @ 1.. => Ok(Locked::Granted(n.unsigned_abs())),
+        n => Err(NodeError(format!(
+            "unexpected lock answer {n} (expected a positive fence counter, 0, -1, -2 or -3)"
+        ))),
+    }
+}
+
+/// A release's answer in `ROUND`: 1 (released) or 0 (not held).
+///
+/// # Errors
+/// Any other integer.
+pub fn released(answer: i64) -> Result<bool, NodeError> {
+    match answer {
+        0 => Ok(false),
+        1 => Ok(true),
+        n => Err(NodeError(format!("unexpected release answer {n} (expected 0 or 1)"))),
+    }
 }
 
 /// `HAND_OFF`: `{was_held, counter, waited}`, `was_held` and `waited` 0 or
@@ -94,7 +118,7 @@ pub fn hand_off(reply: Value) -> Result<Swap, NodeError> {
 pub fn flags(reply: Value, count: usize) -> Result<Vec<bool>, NodeError> {
     let unexpected = |reply: &Value| {
         NodeError(format!(
-            "unexpected extend reply {reply:?} (expected {count} times 0 or 1)"
+            "unexpected batch reply {reply:?} (expected {count} times 0 or 1)"
         ))
     };
     let Value::Array(parts) = &reply else {
@@ -113,7 +137,7 @@ pub fn flags(reply: Value, count: usize) -> Result<Vec<bool>, NodeError> {
         .collect()
 }
 
-/// `PUBLISH_FENCE`, `UNLOCK`: the integer 1 (done) or 0 (the key
+/// `PUBLISH_FENCE`: the integer 1 (done) or 0 (the key
 /// does not hold our value).
 ///
 /// # Errors
@@ -405,31 +429,33 @@ mod tests {
     }
 
     #[test]
-    fn a_lock_batch_reads_one_answer_per_lock() {
+    fn a_round_batch_reads_one_integer_per_request_and_each_its_own_way() {
         let reply = array(vec![
             Value::Integer(1_700_000_000_000_042),
             Value::Integer(0),
-            Value::Integer(-1),
-            Value::Integer(-2),
+            Value::Integer(-3),
         ]);
-        assert_eq!(
-            try_locks(reply, 4),
-            Ok(vec![
-                Locked::Granted(1_700_000_000_000_042),
-                Locked::Taken,
-                Locked::NotVerified,
-                Locked::Changed
-            ])
-        );
-        assert_eq!(try_locks(array(vec![]), 0), Ok(vec![]));
+        assert_eq!(round(reply, 3), Ok(vec![1_700_000_000_000_042, 0, -3]));
+        assert_eq!(round(array(vec![]), 0), Ok(vec![]));
         for (bad, count) in [
             (array(vec![Value::Integer(1)]), 2),
-            (array(vec![Value::Integer(-3)]), 1),
             (array(vec![Value::Null]), 1),
             (array(vec![s("5")]), 1),
             (Value::Integer(5), 1),
         ] {
-            assert!(err(try_locks(bad, count)).contains("unexpected lock reply"));
+            assert!(err(round(bad, count)).contains("unexpected round reply"));
+        }
+        assert_eq!(
+            locked(1_700_000_000_000_042),
+            Ok(Locked::Granted(1_700_000_000_000_042))
+        );
+        let refusals = [0, -1, -2, -3].map(|n| locked(n).unwrap());
+        let expected = [Locked::Taken, Locked::NotVerified, Locked::Changed, Locked::CounterFull];
+        assert_eq!(refusals, expected);
+        assert!(err(locked(-4)).contains("unexpected lock answer"));
+        assert_eq!((released(1), released(0)), (Ok(true), Ok(false)));
+        for bad in [2, -1] {
+            assert!(err(released(bad)).contains("unexpected release answer"));
         }
     }
 

@@ -1,40 +1,54 @@
 //! The Lua scripts of DESIGN §1, each one atomic step on one master, and
 //! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
 
-/// Round 1 (DESIGN §1) for a batch of locks on one master, in one call
-/// (issue #7, (b)): lock requests that reach a master while its last batch
-/// is on the way leave together, so the master runs one script, one `INFO`
-/// and one counter write per batch, not per lock. KEYS[1] is the fence
-/// counter, KEYS[2] the marker; lock i has KEYS[2i+1] (its key) and
-/// KEYS[2i+2] (its waiting mark), ARGV[2i] (the value) and ARGV[2i+1] (the
-/// TTL in ms); ARGV[1] is this daemon's tag. Replies one integer per lock,
-/// in order: its counter, 0 when another owner holds it, -1 when the node
-/// was not verified since its data was lost or it started, -2 when it
-/// restarted or failed over since.
+/// Round-1 locks and releases for one master, a batch of them in one call,
+/// applied in the order they were asked for (issue #7, (b)): requests that
+/// reach a master while its last batch is on the way leave together, so the
+/// master runs one script, one `INFO` and one counter write per batch, not
+/// per request, and a release queued after a lock can never overtake it.
 ///
-/// Each lock in turn: one held by another owner is refused at once (a
-/// refusal never grants, so it needs no check of the node, and the
-/// contended path skips `INFO`; an unverified master is then found out by
-/// its next grant or probe, not by this refusal). A refusal marks the lock
-/// as waited for (its waiting mark, for the TTL asked plus the longest
-/// retry delay), so its release is announced (UNLOCK); the mark names who
-/// waits: this daemon's tag, or `*` once a second daemon was refused (see
-/// HAND_OFF). A grant comes only from a node whose data a daemon verified,
-/// and in this very process: the marker (`run_id:master_replid`, written by
-/// REPAIR) must name the running process's `run_id`, checked once per
-/// batch. A restart that kept its data, or a promoted replica that copied
-/// the marker, fails here even before any daemon's monitor has noticed.
-/// Then lock, and take the next counter value, seeding the counter from the
-/// node's clock (µs) when missing; the counter is written once, at the end,
-/// with `string.format('%d')`, which keeps all digits (`tostring` would
-/// print 1.7e+15; counters stay below 2^53, where Lua's doubles are exact).
-/// "Already mine" counts as success so a re-sent command is harmless; it
-/// takes a fresh counter value, which keeps every counter value handed out
-/// once. The first `MGET` also reads the marker and the counter, so a batch
-/// of one makes four calls (`MGET`, `INFO`, two `SET`s): each `redis.call`
-/// costs the master about a microsecond.
-pub const TRY_LOCKS: &str = r"
-local tag = ARGV[1]
+/// KEYS[1] is the fence counter, KEYS[2] the marker; request i has
+/// KEYS[2i+1] (its lock key) and KEYS[2i+2] (the lock's waiting mark).
+/// ARGV[1] is this daemon's tag, ARGV[2] the release channel; request i has
+/// ARGV[3i] (`L` lock or `U` release), ARGV[3i+1] (the value) and
+/// ARGV[3i+2] (a lock's TTL in ms; a release's announcement: empty (never),
+/// `waited` or `always`). Replies one integer per request, in order.
+///
+/// **Lock:** the counter granted; 0 when another owner holds the key; -1
+/// when the node was not verified since its data was lost or it started;
+/// -2 when it restarted or failed over since; -3 when the counter would
+/// reach 2^53, where Lua's doubles stop being exact (fail closed: nothing
+/// is granted; DESIGN §1 keeps counters below it).
+/// - A lock held by another owner is refused at once (a refusal never
+///   grants, so it needs no check of the node, and the contended path skips
+///   `INFO`; an unverified master is then found out by its next grant or
+///   probe). A refusal marks the lock as waited for (for the TTL asked plus
+///   the longest retry delay), so its release is announced; the mark names
+///   who waits: this daemon's tag, or `*` once a second daemon was refused
+///   (see HAND_OFF).
+/// - A grant comes only from a node whose data a daemon verified, and in
+///   this very process: the marker (`run_id:master_replid`, written by
+///   REPAIR) must name the running process's `run_id` (checked once per
+///   batch). A restart that kept its data, or a promoted replica that copied
+///   the marker, fails here even before any daemon's monitor has noticed.
+/// - Then lock, and take the next counter value, seeding the counter from
+///   the node's clock (µs) when missing; the counter is written once, at the
+///   end, with `string.format('%d')`, which keeps all digits (`tostring`
+///   would print 1.7e+15). "Already mine" counts as success so a re-sent
+///   command is harmless; it takes a fresh counter value, which keeps every
+///   counter value handed out once.
+///
+/// **Release:** 1 when the key held the value and is now gone, else 0. The
+/// key is published on the release channel when the announcement is
+/// `always`, or `waited` and a refused attempt marked the lock (the mark is
+/// cleared: one `DEL` of both keys deletes two when it was marked).
+///
+/// The first `MGET` reads the first request's keys with the marker and the
+/// counter, so a lone lock makes four calls (`MGET`, `INFO`, two `SET`s) and
+/// a lone release two or three: each `redis.call` costs the master about a
+/// microsecond.
+pub const ROUND: &str = r"
+local tag, channel = ARGV[1], ARGV[2]
 local replies = {}
 local verified = nil
 local counter = nil
@@ -42,17 +56,28 @@ local found = redis.call('MGET', KEYS[3], KEYS[4], KEYS[2], KEYS[1])
 local marker, stored = found[3], found[4]
 for i = 1, (#KEYS - 2) / 2 do
   local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
-  local value, ttl = ARGV[2 * i], ARGV[2 * i + 1]
+  local kind, value, extra = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
   if i > 1 then
     found = redis.call('MGET', key, waiting)
   end
   local held = found[1]
-  if held ~= false and held ~= value then
+  if kind == 'U' then
+    if held ~= value then
+      replies[i] = 0
+    else
+      if extra == '' then
+        redis.call('DEL', key)
+      elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
+        redis.call('PUBLISH', channel, key)
+      end
+      replies[i] = 1
+    end
+  elseif held ~= false and held ~= value then
     local who = tag
     if found[2] ~= false and found[2] ~= tag then
       who = '*'
     end
-    redis.call('SET', waiting, who, 'PX', tonumber(ttl) + 10000)
+    redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
     replies[i] = 0
   else
     if verified == nil then
@@ -67,22 +92,26 @@ for i = 1, (#KEYS - 2) / 2 do
         end
       end
     end
+    local following = nil
+    if verified > 0 then
+      if counter ~= nil then
+        following = counter + 1
+      elseif stored ~= false then
+        following = tonumber(stored) + 1
+      else
+        local t = redis.call('TIME')
+        following = tonumber(t[1]) * 1000000 + tonumber(t[2])
+      end
+    end
     if verified < 0 then
       replies[i] = verified
+    elseif following >= 9007199254740992 then
+      replies[i] = -3
     else
       if held == false then
-        redis.call('SET', key, value, 'PX', ttl)
+        redis.call('SET', key, value, 'PX', extra)
       end
-      if counter == nil then
-        if stored ~= false then
-          counter = tonumber(stored) + 1
-        else
-          local t = redis.call('TIME')
-          counter = tonumber(t[1]) * 1000000 + tonumber(t[2])
-        end
-      else
-        counter = counter + 1
-      end
+      counter = following
       replies[i] = counter
     end
   end
@@ -95,12 +124,12 @@ return replies
 
 /// Hand-off (DESIGN §4, issue #7): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
-/// TRY_LOCKS it grants only on a free key (or one it already holds: a
+/// ROUND's locks it grants only on a free key (or one it already holds: a
 /// re-send), on a verified node, and advances the fence counter. Replies
 /// `{was_held, counter, waited}`: whether ARGV[1] held the key, the new
 /// counter (0 = not granted; an unverified node only releases), and whether
 /// a daemon other than ARGV[4] (this one's tag) was refused since the last
-/// announced release: the mark (KEYS[4], left for the UNLOCK that
+/// announced release: the mark (KEYS[4], left for the ROUND release that
 /// announces) names another daemon or several.
 pub const HAND_OFF: &str = r"
 local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2], KEYS[4])
@@ -180,22 +209,6 @@ end
 return extended
 ";
 
-/// Compare-and-delete, then tell waiting daemons (DESIGN §4): the lock key
-/// is published on the release channel ARGV[2] (empty: not announced) when
-/// ARGV[3] is `always` or a refused attempt marked it waited for (KEYS[4],
-/// cleared here: one `DEL` of both keys deletes two when it was marked).
-pub const UNLOCK: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
-end
-if ARGV[2] == '' then
-  redis.call('DEL', KEYS[1])
-elseif redis.call('DEL', KEYS[1], KEYS[4]) == 2 or ARGV[3] == 'always' then
-  redis.call('PUBLISH', ARGV[2], KEYS[1])
-end
-return 1
-";
-
 /// The pub/sub channel on which releases are announced.
 pub fn released_channel(key_prefix: &str) -> String {
     format!("{key_prefix}:released")
@@ -207,9 +220,9 @@ pub struct Script {
     pub lua: &'static str,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
-    /// It reads KEYS[4], the lock's waiting mark (HAND_OFF, UNLOCK); the
-    /// other one-lock scripts are called without it. (TRY_LOCKS lays out its
-    /// own keys, two per lock.)
+    /// It reads KEYS[4], the lock's waiting mark (HAND_OFF); the other
+    /// one-lock scripts are called without it. (ROUND lays out its own
+    /// keys, two per request.)
     pub uses_waiting_mark: bool,
 }
 
@@ -230,9 +243,7 @@ mod tests {
 
     #[test]
     fn exactly_the_scripts_that_read_the_waiting_mark_are_given_it() {
-        for lua in [HAND_OFF, UNLOCK] {
-            assert!(Script::new(lua).uses_waiting_mark, "{lua}");
-        }
+        assert!(Script::new(HAND_OFF).uses_waiting_mark);
         for lua in [PUBLISH_FENCE, REPAIR, INSPECT, EXTEND] {
             assert!(!Script::new(lua).uses_waiting_mark, "{lua}");
         }
