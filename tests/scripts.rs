@@ -251,7 +251,7 @@ async fn counters_near_two_to_the_53_keep_every_digit() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_asked_right_after_its_lock_never_overtakes_it() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;

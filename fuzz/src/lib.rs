@@ -307,7 +307,7 @@ pub fn check_reply(reply: &Value) {
         "flags took {reply:?} for {} locks",
         count + 1
     );
-    // PUBLISH_FENCE, UNLOCK: exactly 0 or 1.
+    // PUBLISH_FENCE: exactly 0 or 1.
     match replies::flag(reply.clone()) {
         Ok(f) => assert!(
             matches!((reply, f), (Value::Integer(1), true) | (Value::Integer(0), false)),

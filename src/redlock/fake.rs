@@ -219,7 +219,7 @@ impl Node for FakeNode {
             let held = holds(state, key, value);
             if held {
                 state.keys.remove(key);
-                // Like UNLOCK: an announcing release clears the mark.
+                // Like ROUND: an announcing release clears the mark.
                 if announce != Announce::No {
                     state.waited.remove(key);
                 }

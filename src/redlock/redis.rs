@@ -116,7 +116,16 @@ impl RedisNode {
         };
         let batches = Arc::new(Batches {
             client: client.clone(),
-            options: round_options.clone(),
+            // One attempt: no re-send after a reconnect. fred's own timeout
+            // (command_timeout), not node_timeout: a round's caller stops
+            // waiting at node_timeout, but what it asked may still be written
+            // late, in its turn (a release in particular), since nothing
+            // queued behind it can go first.
+            options: Options {
+                fail_fast: true,
+                max_attempts: Some(1),
+                ..Options::default()
+            },
             script: Script::new(ROUND),
             head_keys: [
                 format!("{}:fence", config.key_prefix),
@@ -357,7 +366,7 @@ pub const BATCH_MAX: usize = 64;
 /// release never overtakes the lock it releases.
 struct Batches {
     client: Client,
-    /// The round options: one attempt, fred's timeout at node_timeout.
+    /// One attempt, fred's default timeout (command_timeout).
     options: Options,
     script: Script,
     /// The fence counter and the marker.
@@ -401,15 +410,30 @@ struct Slot(Arc<Batches>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let queued = {
-            let mut pending = self.0.pending();
-            let queued = !pending.requests.is_empty();
-            pending.sending = queued;
-            queued
-        };
+        let mut pending = self.0.pending();
         // No runtime: it is shutting down, and what queued goes with it.
-        if queued && let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        pending.sending = !pending.requests.is_empty() && runtime.is_some();
+        if pending.sending
+            && let Some(runtime) = runtime
+        {
             runtime.spawn(Arc::clone(&self.0).send());
+        }
+    }
+}
+
+/// Held by a task running `Batches::send`: the batch slot is free again
+/// however the task ends (`done` when `send` freed it itself, under the
+/// same lock as its last look at the queue).
+struct Sending<'a> {
+    batches: &'a Batches,
+    done: bool,
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.batches.pending().sending = false;
         }
     }
 }
@@ -422,25 +446,34 @@ impl Batches {
     /// One request's answer. With no batch on its way, the caller sends it
     /// itself, with no task between; otherwise it queues for the next batch.
     async fn request(self: &Arc<Self>, key: &str, waiting: String, args: [Value; 3]) -> Result<i64, NodeError> {
-        let alone = {
-            let mut pending = self.pending();
-            let alone = !pending.sending;
-            pending.sending = true;
-            alone
-        };
-        if alone {
-            let _slot = Slot(Arc::clone(self));
-            let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await?;
-            return Ok(answers.remove(0));
-        }
         let (answer, reply) = oneshot::channel();
-        self.pending().requests.push(Queued {
+        let queued = Queued {
             key: key.to_owned(),
             waiting,
             args,
             queued_at: Instant::now(),
             answer,
-        });
+        };
+        // Whether a batch is on its way, and queueing behind it, are decided
+        // under one lock: a sender that finds the queue empty stops, so a
+        // request queued after that look would wait with nobody to send it.
+        let alone = {
+            let mut pending = self.pending();
+            if pending.sending {
+                pending.requests.push(queued);
+                None
+            } else {
+                pending.sending = true;
+                Some(queued)
+            }
+        };
+        if let Some(queued) = alone {
+            let _slot = Slot(Arc::clone(self));
+            let mut answers = self
+                .call(&[(queued.key.as_str(), queued.waiting.as_str(), &queued.args)])
+                .await?;
+            return Ok(answers.remove(0));
+        }
         reply
             .await
             .unwrap_or_else(|_| Err(NodeError("the batch was dropped".into())))
@@ -463,12 +496,19 @@ impl Batches {
 
     /// Sends batches until none waits.
     async fn send(self: Arc<Self>) {
+        // Should the task end otherwise (a panic, a runtime shutting down),
+        // the next request sends, and what queued goes with its batch.
+        let mut sending = Sending {
+            batches: &self,
+            done: false,
+        };
         loop {
             let batch: Vec<Queued> = {
                 let mut pending = self.pending();
                 pending.requests.retain(|request| !request.stale(self.node_timeout));
                 if pending.requests.is_empty() {
                     pending.sending = false;
+                    sending.done = true;
                     return;
                 }
                 let n = pending.requests.len().min(BATCH_MAX);
