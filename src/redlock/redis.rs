@@ -446,37 +446,36 @@ impl Batches {
     /// One request's answer. With no batch on its way, the caller sends it
     /// itself, with no task between; otherwise it queues for the next batch.
     async fn request(self: &Arc<Self>, key: &str, waiting: String, args: [Value; 3]) -> Result<i64, NodeError> {
-        let (answer, reply) = oneshot::channel();
-        let queued = Queued {
-            key: key.to_owned(),
-            waiting,
-            args,
-            queued_at: Instant::now(),
-            answer,
-        };
         // Whether a batch is on its way, and queueing behind it, are decided
         // under one lock: a sender that finds the queue empty stops, so a
         // request queued after that look would wait with nobody to send it.
-        let alone = {
+        let queued = {
             let mut pending = self.pending();
             if pending.sending {
-                pending.requests.push(queued);
-                None
+                let (answer, reply) = oneshot::channel();
+                pending.requests.push(Queued {
+                    key: key.to_owned(),
+                    waiting,
+                    args,
+                    queued_at: Instant::now(),
+                    answer,
+                });
+                Err(reply)
             } else {
                 pending.sending = true;
-                Some(queued)
+                Ok((waiting, args))
             }
         };
-        if let Some(queued) = alone {
-            let _slot = Slot(Arc::clone(self));
-            let mut answers = self
-                .call(&[(queued.key.as_str(), queued.waiting.as_str(), &queued.args)])
-                .await?;
-            return Ok(answers.remove(0));
+        match queued {
+            Ok((waiting, args)) => {
+                let _slot = Slot(Arc::clone(self));
+                let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await?;
+                Ok(answers.remove(0))
+            }
+            Err(reply) => reply
+                .await
+                .unwrap_or_else(|_| Err(NodeError("the batch was dropped".into()))),
         }
-        reply
-            .await
-            .unwrap_or_else(|_| Err(NodeError("the batch was dropped".into())))
     }
 
     /// Sends one batch, reloading the script on `NOSCRIPT`; an error

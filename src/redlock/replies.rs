@@ -34,7 +34,23 @@ pub enum Locked {
 /// # Errors
 /// Anything else.
 pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
-    let unexpected = |reply: &Value| NodeError(format!("unexpected round reply {reply:?} (expected {count} integers)"));
+    each_integer(reply, count, "round", "integers", Some)
+}
+
+/// An array of exactly `count` integers, each read by `read` (`None`: not
+/// an answer); the error names the `kind` of reply and what was `expected`.
+fn each_integer<T>(
+    reply: Value,
+    count: usize,
+    kind: &str,
+    expected: &str,
+    read: impl Fn(i64) -> Option<T>,
+) -> Result<Vec<T>, NodeError> {
+    let unexpected = |reply: &Value| {
+        NodeError(format!(
+            "unexpected {kind} reply {reply:?} (expected {count} {expected})"
+        ))
+    };
     let Value::Array(parts) = &reply else {
         return Err(unexpected(&reply));
     };
@@ -44,7 +60,7 @@ pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
     parts
         .iter()
         .map(|part| match part {
-            Value::Integer(n) => Ok(*n),
+            Value::Integer(n) => read(*n).ok_or_else(|| unexpected(&reply)),
             _ => Err(unexpected(&reply)),
         })
         .collect()
@@ -116,25 +132,11 @@ pub fn hand_off(reply: Value) -> Result<Swap, NodeError> {
 /// # Errors
 /// Anything but an array of `count` zeros and ones.
 pub fn flags(reply: Value, count: usize) -> Result<Vec<bool>, NodeError> {
-    let unexpected = |reply: &Value| {
-        NodeError(format!(
-            "unexpected batch reply {reply:?} (expected {count} times 0 or 1)"
-        ))
-    };
-    let Value::Array(parts) = &reply else {
-        return Err(unexpected(&reply));
-    };
-    if parts.len() != count {
-        return Err(unexpected(&reply));
-    }
-    parts
-        .iter()
-        .map(|part| match part {
-            Value::Integer(0) => Ok(false),
-            Value::Integer(1) => Ok(true),
-            _ => Err(unexpected(&reply)),
-        })
-        .collect()
+    each_integer(reply, count, "batch", "times 0 or 1", |n| match n {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    })
 }
 
 /// `PUBLISH_FENCE`: the integer 1 (done) or 0 (the key
