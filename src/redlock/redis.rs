@@ -94,8 +94,15 @@ impl RedisNode {
         let health = Arc::new(NodeHealth::default());
         let probe_wanted = Arc::new(Notify::new());
         let (h, p) = (health.clone(), probe_wanted.clone());
+        // fred reports the first connection as a reconnect too, from a task
+        // of its own, which can run after the startup probe marked the node
+        // usable; the node starts unverified anyway, so only later
+        // connections invalidate it. Every one asks for a probe.
+        let first = std::sync::atomic::AtomicBool::new(true);
         client.on_reconnect(move |_| {
-            h.invalidate();
+            if !first.swap(false, Ordering::SeqCst) {
+                h.invalidate();
+            }
             p.notify_one();
             async { Ok(()) }
         });
