@@ -128,14 +128,20 @@ impl Outbox {
     }
 }
 
+/// Keeps `cx`'s waker in `slot`, unless the one there already wakes the
+/// same task.
+fn remember(slot: &mut Option<std::task::Waker>, cx: &Context<'_>) {
+    if !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        *slot = Some(cx.waker().clone());
+    }
+}
+
 fn poll_closed(shared: &Mutex<Shared>, cx: &mut Context<'_>) -> Poll<()> {
     let mut shared = lock(shared);
     if shared.stream_gone {
         return Poll::Ready(());
     }
-    if !shared.watcher.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-        shared.watcher = Some(cx.waker().clone());
-    }
+    remember(&mut shared.watcher, cx);
     Poll::Pending
 }
 
@@ -169,9 +175,7 @@ impl Stream for Replies {
         if shared.session_gone {
             return Poll::Ready(None);
         }
-        if !shared.reader.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            shared.reader = Some(cx.waker().clone());
-        }
+        remember(&mut shared.reader, cx);
         Poll::Pending
     }
 }

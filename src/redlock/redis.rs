@@ -3,6 +3,7 @@
 //! node has an empty script cache), plus the monitor's probe and repair.
 //! What the node answers is read by `replies.rs` (pure, unit-tested, fuzzed).
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -310,18 +311,29 @@ impl RedisNode {
         args: Vec<Value>,
         options: &Options,
     ) -> Result<Value, NodeError> {
+        self.timed(self.eval_keys(script, keys, args, options), Result::is_ok)
+            .await
+    }
+
+    /// Awaits one request to this master, recording its latency, and as a
+    /// failure unless `ok` says otherwise.
+    async fn timed<T>(
+        &self,
+        request: impl Future<Output = Result<T, NodeError>>,
+        ok: impl FnOnce(&Result<T, NodeError>) -> bool,
+    ) -> Result<T, NodeError> {
         let mut timing = Timing {
             observer: self.observer.as_ref(),
             started: Instant::now(),
             timeout: self.round_options.timeout,
             answered: false,
         };
-        let reply = self.eval_keys(script, keys, args, options).await;
+        let answer = request.await;
         timing.answered = true;
         if let Some((metrics, index)) = timing.observer {
-            metrics.node_request(*index, timing.started.elapsed(), reply.is_ok());
+            metrics.node_request(*index, timing.started.elapsed(), ok(&answer));
         }
-        reply
+        answer
     }
 
     /// Runs a script by SHA, loading it first if the node does not know it.
@@ -623,20 +635,13 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let mut timing = Timing {
-            observer: self.observer.as_ref(),
-            started: Instant::now(),
-            timeout: self.round_options.timeout,
-            answered: false,
-        };
         let args = [Value::from("L"), Value::from(value), ttl_arg(ttl)];
-        let answer = self.batches.request(key, self.waiting_key(key), args).await;
-        let locked = answer.and_then(replies::locked);
-        timing.answered = true;
-        if let Some((metrics, index)) = timing.observer {
-            let ok = matches!(locked, Ok(Locked::Granted(_) | Locked::Taken));
-            metrics.node_request(*index, timing.started.elapsed(), ok);
-        }
+        let request = async { replies::locked(self.batches.request(key, self.waiting_key(key), args).await?) };
+        let locked = self
+            .timed(request, |locked| {
+                matches!(locked, Ok(Locked::Granted(_) | Locked::Taken))
+            })
+            .await;
         let unverified = match locked? {
             Locked::Granted(counter) => return Ok(Some(counter)),
             Locked::Taken => return Ok(None),
@@ -686,19 +691,8 @@ impl Node for RedisNode {
             Announce::Always => "always",
         };
         let args = [Value::from("U"), Value::from(value), Value::from(when)];
-        let mut timing = Timing {
-            observer: self.observer.as_ref(),
-            started: Instant::now(),
-            timeout: self.round_options.timeout,
-            answered: false,
-        };
-        let answer = self.batches.request(key, self.waiting_key(key), args).await;
-        let released = answer.and_then(replies::released);
-        timing.answered = true;
-        if let Some((metrics, index)) = timing.observer {
-            metrics.node_request(*index, timing.started.elapsed(), released.is_ok());
-        }
-        released
+        let request = async { replies::released(self.batches.request(key, self.waiting_key(key), args).await?) };
+        self.timed(request, Result::is_ok).await
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
