@@ -153,6 +153,8 @@ pub struct Results {
     pub environment: Vec<(String, String)>,
     pub clients: usize,
     pub runs: BTreeMap<(Workload, System), Run>,
+    /// (a)'s gRPC hop alone: Health/Check latencies, one client, no master.
+    pub hop: Option<measure::Samples>,
     pub sessions: Option<Result<daemon::SessionOutcome, String>>,
 }
 
@@ -268,6 +270,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         None
     };
 
+    let mut hop = None;
     let mut systems = args.systems.clone();
     systems.sort();
     systems.dedup();
@@ -298,7 +301,14 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                             .map(|i| daemon::GrpcLocker::new(channels[i % channels.len()].clone()))
                             .collect();
                         let watched = watch(&me, &redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
-                        Ok(drive::run(lockers, contended, &prefix, timing, &watched).await)
+                        let outcome = drive::run(lockers, contended, &prefix, timing, &watched).await;
+                        if workload == Workload::A {
+                            let window = timing.duration.min(Duration::from_secs(3));
+                            let samples = daemon::hop(channels[0].clone(), timing.warmup, window).await?;
+                            say(format!("    gRPC hop alone: p50 {:?}", samples.quantile(0.5)));
+                            hop = Some(samples);
+                        }
+                        Ok(outcome)
                     }
                     System::Rslock => {
                         let locker = in_process::RsLocker::new(&urls);
@@ -399,6 +409,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         environment,
         clients: args.clients,
         runs,
+        hop,
         sessions,
     })
 }

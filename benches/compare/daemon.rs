@@ -179,6 +179,30 @@ impl Drop for Daemon {
     }
 }
 
+/// The gRPC hop alone, for (a): one client's closed loop of
+/// `grpc.health.v1.Health/Check` on `channel`, which the daemon answers
+/// without asking any master, for `window` after `warmup`. Its latency is
+/// what an acquisition pays before any master is asked.
+pub async fn hop(channel: Channel, warmup: Duration, window: Duration) -> anyhow::Result<measure::Samples> {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_client::HealthClient;
+    let mut client = HealthClient::new(channel);
+    let mut samples = measure::Samples::default();
+    let start = Instant::now();
+    while start.elapsed() < warmup + window {
+        let asked = Instant::now();
+        client
+            .check(HealthCheckRequest { service: String::new() })
+            .await
+            .context("Health/Check")?;
+        if asked >= start + warmup {
+            samples.push(asked.elapsed());
+        }
+    }
+    samples.sort();
+    Ok(samples)
+}
+
 /// One client of the daemon, on a (shared) channel.
 #[derive(Clone)]
 pub struct GrpcLocker {

@@ -205,6 +205,19 @@ fn targets(out: &mut String, results: &Results) {
             format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
             Some(secs(rp) <= 1.5 * secs(sp)),
         ));
+        if let Some(hop) = &results.hop {
+            let hp = hop.quantile(0.5);
+            rows.push((
+                "(a) what bounds it: the gRPC hop alone (Health/Check, no master asked), p50".into(),
+                format!(
+                    "{} (×{} rslock's whole acquire; redlockd's acquire spends {} beyond it)",
+                    lat(hp),
+                    ratio(secs(hp) / secs(sp)),
+                    lat(rp.zip(hp).map(|(r, h)| r.saturating_sub(h)))
+                ),
+                None,
+            ));
+        }
     }
     if let (Some(r), Some(e)) = (ra, ea) {
         rows.push((
