@@ -3,7 +3,6 @@
 //! node has an empty script cache), plus the monitor's probe and repair.
 //! What the node answers is read by `replies.rs` (pure, unit-tested, fuzzed).
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -311,29 +310,22 @@ impl RedisNode {
         args: Vec<Value>,
         options: &Options,
     ) -> Result<Value, NodeError> {
-        self.timed(self.eval_keys(script, keys, args, options), Result::is_ok)
-            .await
+        let timing = self.timing();
+        let answer = self.eval_keys(script, keys, args, options).await;
+        timing.answered(answer.is_ok());
+        answer
     }
 
-    /// Awaits one request to this master, recording its latency, and as a
-    /// failure unless `ok` says otherwise.
-    async fn timed<T>(
-        &self,
-        request: impl Future<Output = Result<T, NodeError>>,
-        ok: impl FnOnce(&Result<T, NodeError>) -> bool,
-    ) -> Result<T, NodeError> {
-        let mut timing = Timing {
+    /// Starts timing one request to this master: its latency is recorded
+    /// when `answered`, as a failure unless it says ok. (A guard rather than
+    /// a wrapping future: the request's future is not stored twice.)
+    fn timing(&self) -> Timing<'_> {
+        Timing {
             observer: self.observer.as_ref(),
             started: Instant::now(),
             timeout: self.round_options.timeout,
             answered: false,
-        };
-        let answer = request.await;
-        timing.answered = true;
-        if let Some((metrics, index)) = timing.observer {
-            metrics.node_request(*index, timing.started.elapsed(), ok(&answer));
         }
-        answer
     }
 
     /// Runs a script by SHA, loading it first if the node does not know it.
@@ -570,6 +562,16 @@ struct Timing<'a> {
     answered: bool,
 }
 
+impl Timing<'_> {
+    /// Records the answer's latency, as a failure unless `ok`.
+    fn answered(mut self, ok: bool) {
+        self.answered = true;
+        if let Some((metrics, index)) = self.observer {
+            metrics.node_request(*index, self.started.elapsed(), ok);
+        }
+    }
+}
+
 impl Drop for Timing<'_> {
     fn drop(&mut self) {
         let Some((metrics, index)) = self.observer.filter(|_| !self.answered) else {
@@ -642,12 +644,10 @@ impl Node for RedisNode {
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
         let args = [Value::from("L"), Value::from(value), ttl_arg(ttl)];
-        let request = async { replies::locked(self.batches.request(key, self.waiting_key(key), args).await?) };
-        let locked = self
-            .timed(request, |locked| {
-                matches!(locked, Ok(Locked::Granted(_) | Locked::Taken))
-            })
-            .await;
+        let timing = self.timing();
+        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let locked = answer.and_then(replies::locked);
+        timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
         let unverified = match locked? {
             Locked::Granted(counter) => return Ok(Some(counter)),
             Locked::Taken => return Ok(None),
@@ -697,8 +697,11 @@ impl Node for RedisNode {
             Announce::Always => "always",
         };
         let args = [Value::from("U"), Value::from(value), Value::from(when)];
-        let request = async { replies::released(self.batches.request(key, self.waiting_key(key), args).await?) };
-        self.timed(request, Result::is_ok).await
+        let timing = self.timing();
+        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let released = answer.and_then(replies::released);
+        timing.answered(released.is_ok());
+        released
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
