@@ -29,8 +29,10 @@
 /// - A grant comes only from a node whose data a daemon verified, and in
 ///   this very process: the marker (`run_id:master_replid`, written by
 ///   REPAIR) must name the running process's `run_id` (checked once per
-///   batch). A restart that kept its data, or a promoted replica that copied
-///   the marker, fails here even before any daemon's monitor has noticed.
+///   batch, `run_id` found in `INFO server` by plain `string.find`, which
+///   costs the master a microsecond less than a pattern). A restart that
+///   kept its data, or a promoted replica that copied the marker, fails here
+///   even before any daemon's monitor has noticed.
 /// - Then lock, and take the next counter value, seeding the counter from
 ///   the node's clock (µs) when missing; the counter is written once, at the
 ///   end, with `string.format('%d')`, which keeps all digits (`tostring`
@@ -84,8 +86,11 @@ for i = 1, (#KEYS - 2) / 2 do
       if marker == false then
         verified = -1
       else
-        local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-        if string.sub(marker, 1, string.len(run_id) + 1) == run_id .. ':' then
+        local info = redis.call('INFO', 'server')
+        local from = string.find(info, 'run_id:', 1, true)
+        local to = from and string.find(info, '\r', from, true)
+        local run_id = to and string.sub(info, from + 7, to - 1)
+        if run_id and string.sub(marker, 1, #run_id + 1) == run_id .. ':' then
           verified = 1
         else
           verified = -2
@@ -144,8 +149,11 @@ if held == ARGV[1] then
 elseif held ~= false and held ~= ARGV[2] then
   return {0, 0, waited}
 end
-local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-if marker == false or string.sub(marker, 1, string.len(run_id) + 1) ~= run_id .. ':' then
+local info = redis.call('INFO', 'server')
+local from = string.find(info, 'run_id:', 1, true)
+local to = from and string.find(info, '\r', from, true)
+local run_id = to and string.sub(info, from + 7, to - 1)
+if marker == false or not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
   if was == 1 then
     redis.call('DEL', KEYS[1])
   end
