@@ -665,3 +665,49 @@ async fn releases_sent_at_once_share_script_calls_and_each_gets_its_own_answer()
         }
     }
 }
+
+/// Runs `CLIENT args…` on `admin`.
+async fn client_command(admin: &fred::prelude::Client, args: Vec<&str>) -> fred::prelude::Value {
+    let client = fred::types::CustomCommand::new_static("CLIENT", fred::types::ClusterHash::FirstKey, false);
+    admin.custom(client, args).await.unwrap()
+}
+
+/// A release whose connection closes before the master ran it is not lost:
+/// batches ask fred for one attempt, so the batch fails with an `IO` error,
+/// and its releases are sent again once the node reconnected; the lock
+/// does not stay until its TTL. (Fails without that re-send.)
+#[tokio::test]
+async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let admin = cluster.admin(0).await;
+    let value = LockValue::random();
+    assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    // The master holds commands that write: the release reaches it and
+    // waits there; then its connection is killed, so it never runs there.
+    client_command(&admin, vec!["PAUSE", "10000", "WRITE"]).await;
+    let release = node.unlock(KEY, value.expose(), Announce::No);
+    let kill = async {
+        let mut held = false;
+        for _ in 0..400 {
+            let clients: String = client_command(&admin, vec!["LIST"]).await.convert().unwrap();
+            held = clients
+                .lines()
+                .any(|line| line.contains("flags=b ") && line.contains("cmd=evalsha"));
+            if held {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(held, "the release never reached the master");
+        let killed: i64 = client_command(&admin, vec!["KILL", "TYPE", "normal", "SKIPME", "yes"])
+            .await
+            .convert()
+            .unwrap();
+        assert_eq!(killed, 1, "the node's connection was not killed");
+        client_command(&admin, vec!["UNPAUSE"]).await;
+    };
+    let (released, ()) = tokio::join!(release, kill);
+    assert!(released.unwrap(), "the release was not sent again");
+    assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0, "the lock stayed");
+}

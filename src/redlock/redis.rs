@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
+use fred::error::ErrorKind;
 use fred::prelude::{
     Client, ClientLike, Config as FredConfig, EventInterface, KeysInterface, LuaInterface, Options, ReconnectPolicy,
     Value,
@@ -349,22 +350,54 @@ async fn eval_script(
     args: Vec<Value>,
     options: &Options,
 ) -> Result<Value, NodeError> {
+    eval_script_fred(client, script, keys, args, options)
+        .await
+        .map_err(node_error)
+}
+
+/// `eval_script`, with fred's own error (its kind tells a lost connection).
+async fn eval_script_fred(
+    client: &Client,
+    script: &Script,
+    keys: Vec<&str>,
+    args: Vec<Value>,
+    options: &Options,
+) -> Result<Value, fred::error::Error> {
+    // `EVALSHA sha numkeys keys… args…` as a custom command: fred 10.1 has
+    // no `LuaInterface` for `WithOptions`, so `with_options(…).evalsha(…)`
+    // derefs to the plain client and drops the options (attempts, fail
+    // fast, timeout); `custom` is `WithOptions`' own and applies them.
+    let mut command = Vec::with_capacity(2 + keys.len() + args.len());
+    command.push(Value::from(script.sha.as_str()));
+    command.push(Value::from(keys.len() as i64));
+    command.extend(keys.into_iter().map(Value::from));
+    command.extend(args);
+    let client = client.with_options(options);
+    let evalsha = || CustomCommand::new_static("EVALSHA", ClusterHash::FirstKey, false);
     // fred's request futures are about 7 KB each: boxed, they are written
     // once to the heap instead of being copied into every future that
     // awaits them (a node request, its timeout, its round), which cost the
     // daemon a tenth of its time in `memcpy` (issue #7, (b)).
-    let client = client.with_options(options);
-    let first = Box::pin(client.evalsha(script.sha.as_str(), keys.clone(), args.clone())).await;
-    let result = match first {
+    match Box::pin(client.custom(evalsha(), command.clone())).await {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
-            Box::pin(client.script_load::<String, _>(script.lua))
-                .await
-                .map_err(node_error)?;
-            Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await
+            Box::pin(client.script_load::<String, _>(script.lua)).await?;
+            Box::pin(client.custom(evalsha(), command)).await
         }
         other => other,
-    };
-    result.map_err(node_error)
+    }
+}
+
+/// One request of a batch: its lock key, its waiting mark, its arguments.
+type Request<'a> = (&'a str, &'a str, &'a [Value; 3]);
+
+/// Whether a batched request is a release.
+fn is_release(request: &Request<'_>) -> bool {
+    is_kind(&request.2[0], "U")
+}
+
+/// Whether a request's first argument (`L` or `U`) is `kind`.
+fn is_kind(first: &Value, kind: &str) -> bool {
+    matches!(first, Value::String(s) if &**s == kind)
 }
 
 /// At most this many requests go in one `ROUND` call.
@@ -416,7 +449,7 @@ impl Queued {
     /// the queue: not sent (whatever follows it, a release included, is
     /// behind it in the queue). Releases always go.
     fn stale(&self, node_timeout: Duration) -> bool {
-        self.answer.is_closed() && self.args[0] == Value::from("L") && self.queued_at.elapsed() >= node_timeout
+        self.answer.is_closed() && is_kind(&self.args[0], "L") && self.queued_at.elapsed() >= node_timeout
     }
 }
 
@@ -486,8 +519,8 @@ impl Batches {
         match queued {
             Ok((waiting, args)) => {
                 let _slot = Slot(Arc::clone(self));
-                let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await?;
-                Ok(answers.remove(0))
+                let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await;
+                answers.remove(0)
             }
             Err(reply) => reply
                 .await
@@ -495,9 +528,38 @@ impl Batches {
         }
     }
 
-    /// Sends one batch, reloading the script on `NOSCRIPT`; an error
-    /// answers every request in it.
-    async fn call(&self, requests: &[(&str, &str, &[Value; 3])]) -> Result<Vec<i64>, NodeError> {
+    /// Sends one batch, reloading the script on `NOSCRIPT`: one answer per
+    /// request, in order.
+    ///
+    /// A batch lost with its connection (one attempt: fred answers a command
+    /// its closed connection never answered with an `IO` error) is sent once
+    /// more for its releases alone, after the reconnection and before the
+    /// next batch, so the order holds. A compare-and-delete is harmless
+    /// twice, and a release lost that way would keep the lock until its
+    /// TTL. Its lock requests are not: their rounds went on without them.
+    async fn call(&self, requests: &[Request<'_>]) -> Vec<Result<i64, NodeError>> {
+        let lost = match self.call_once(requests).await {
+            Ok(answers) => return answers.into_iter().map(Ok).collect(),
+            Err((e, true)) if requests.iter().any(is_release) => e,
+            Err((e, _)) => return vec![Err(e); requests.len()],
+        };
+        let releases: Vec<Request<'_>> = requests.iter().copied().filter(is_release).collect();
+        let mut again = match self.call_once(&releases).await {
+            Ok(answers) => answers.into_iter().map(Ok).collect(),
+            Err((e, _)) => vec![Err(e); releases.len()],
+        }
+        .into_iter();
+        requests
+            .iter()
+            .map(|request| match is_release(request) {
+                true => again.next().unwrap_or_else(|| Err(lost.clone())),
+                false => Err(lost.clone()),
+            })
+            .collect()
+    }
+
+    /// Sends one batch; on an error, whether the connection was lost with it.
+    async fn call_once(&self, requests: &[Request<'_>]) -> Result<Vec<i64>, (NodeError, bool)> {
         let mut keys = Vec::with_capacity(2 + 2 * requests.len());
         keys.extend(self.head_keys.iter().map(String::as_str));
         let mut args = Vec::with_capacity(2 + 3 * requests.len());
@@ -506,8 +568,13 @@ impl Batches {
             keys.extend([*key, *waiting]);
             args.extend(three.iter().cloned());
         }
-        let reply = eval_script(&self.client, &self.script, keys, args, &self.options).await?;
-        replies::round(reply, requests.len())
+        match eval_script_fred(&self.client, &self.script, keys, args, &self.options).await {
+            Ok(reply) => replies::round(reply, requests.len()).map_err(|e| (e, false)),
+            Err(e) => {
+                let lost = *e.kind() == ErrorKind::IO;
+                Err((node_error(e), lost))
+            }
+        }
     }
 
     /// Sends batches until none waits.
@@ -536,17 +603,8 @@ impl Batches {
                 .collect();
             let answers = self.call(&requests).await;
             drop(requests);
-            match answers {
-                Ok(answers) => {
-                    for (request, answer) in batch.into_iter().zip(answers) {
-                        let _ = request.answer.send(Ok(answer));
-                    }
-                }
-                Err(e) => {
-                    for request in batch {
-                        let _ = request.answer.send(Err(e.clone()));
-                    }
-                }
+            for (request, answer) in batch.into_iter().zip(answers) {
+                let _ = request.answer.send(answer);
             }
         }
     }
