@@ -10,7 +10,6 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use fred::error::ErrorKind;
 use fred::prelude::{
     Client, ClientLike, Config as FredConfig, EventInterface, KeysInterface, LuaInterface, Options, ReconnectPolicy,
     Value,
@@ -109,9 +108,10 @@ impl RedisNode {
         });
         client.connect();
         let waiter_tag = Value::from(super::LockValue::random().expose());
-        // As the round options: one attempt (no re-send after a reconnect,
-        // when the release-to-all that followed may have come and gone), and
-        // fred's own timeout at node_timeout.
+        // What the round options ask for: one attempt, fail fast, fred's
+        // own timeout at node_timeout. They do not reach the scripts (see
+        // `eval_script`); the timeout still classifies a dropped call's
+        // metrics (`Timing`).
         let round_options = Options {
             fail_fast: true,
             timeout: Some(config.node_timeout),
@@ -124,11 +124,12 @@ impl RedisNode {
         };
         let batches = Arc::new(Batches {
             client: client.clone(),
-            // One attempt: no re-send after a reconnect. fred's own timeout
-            // (command_timeout), not node_timeout: a round's caller stops
-            // waiting at node_timeout, but what it asked may still be written
-            // late, in its turn (a release in particular), since nothing
-            // queued behind it can go first.
+            // fred's own timeout (command_timeout), not node_timeout: a
+            // round's caller stops waiting at node_timeout, but what it asked
+            // may still be written late, in its turn (a release in
+            // particular), since nothing queued behind it can go first. (The
+            // one attempt asked for here does not reach the script: see
+            // `eval_script`.)
             options: Options {
                 fail_fast: true,
                 max_attempts: Some(1),
@@ -350,54 +351,34 @@ async fn eval_script(
     args: Vec<Value>,
     options: &Options,
 ) -> Result<Value, NodeError> {
-    eval_script_fred(client, script, keys, args, options)
-        .await
-        .map_err(node_error)
-}
-
-/// `eval_script`, with fred's own error (its kind tells a lost connection).
-async fn eval_script_fred(
-    client: &Client,
-    script: &Script,
-    keys: Vec<&str>,
-    args: Vec<Value>,
-    options: &Options,
-) -> Result<Value, fred::error::Error> {
-    // `EVALSHA sha numkeys keys… args…` as a custom command: fred 10.1 has
-    // no `LuaInterface` for `WithOptions`, so `with_options(…).evalsha(…)`
-    // derefs to the plain client and drops the options (attempts, fail
-    // fast, timeout); `custom` is `WithOptions`' own and applies them.
-    let mut command = Vec::with_capacity(2 + keys.len() + args.len());
-    command.push(Value::from(script.sha.as_str()));
-    command.push(Value::from(keys.len() as i64));
-    command.extend(keys.into_iter().map(Value::from));
-    command.extend(args);
-    let client = client.with_options(options);
-    let evalsha = || CustomCommand::new_static("EVALSHA", ClusterHash::FirstKey, false);
+    // `options` do not reach the script: fred 10.1 has no `LuaInterface`
+    // for `WithOptions`, so `with_options(…).evalsha(…)` derefs to the plain
+    // client. Every script runs with the client's defaults: three attempts
+    // (a command whose connection closed unanswered is written again after
+    // the reconnection: test
+    // `a_release_lost_with_its_connection_is_sent_again_after_the_reconnection`),
+    // no fail-fast (commands wait in fred's queue while it reconnects) and
+    // command_timeout. Sending EVALSHA as `WithOptions`' custom command
+    // would apply them, but was tried and dropped: with fail-fast, batches
+    // sent during a reconnect fail at once and their releases are lost, and
+    // fred flushes custom commands one by one (no shared writes).
+    //
     // fred's request futures are about 7 KB each: boxed, they are written
     // once to the heap instead of being copied into every future that
     // awaits them (a node request, its timeout, its round), which cost the
     // daemon a tenth of its time in `memcpy` (issue #7, (b)).
-    match Box::pin(client.custom(evalsha(), command.clone())).await {
+    let client = client.with_options(options);
+    let first = Box::pin(client.evalsha(script.sha.as_str(), keys.clone(), args.clone())).await;
+    let result = match first {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
-            Box::pin(client.script_load::<String, _>(script.lua)).await?;
-            Box::pin(client.custom(evalsha(), command)).await
+            Box::pin(client.script_load::<String, _>(script.lua))
+                .await
+                .map_err(node_error)?;
+            Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await
         }
         other => other,
-    }
-}
-
-/// One request of a batch: its lock key, its waiting mark, its arguments.
-type Request<'a> = (&'a str, &'a str, &'a [Value; 3]);
-
-/// Whether a batched request is a release.
-fn is_release(request: &Request<'_>) -> bool {
-    is_kind(&request.2[0], "U")
-}
-
-/// Whether a request's first argument (`L` or `U`) is `kind`.
-fn is_kind(first: &Value, kind: &str) -> bool {
-    matches!(first, Value::String(s) if &**s == kind)
+    };
+    result.map_err(node_error)
 }
 
 /// At most this many requests go in one `ROUND` call.
@@ -416,7 +397,7 @@ pub const BATCH_MAX: usize = 64;
 /// release never overtakes the lock it releases.
 struct Batches {
     client: Client,
-    /// One attempt, fred's default timeout (command_timeout).
+    /// fred's default timeout (command_timeout).
     options: Options,
     script: Script,
     /// The fence counter and the marker.
@@ -449,7 +430,7 @@ impl Queued {
     /// the queue: not sent (whatever follows it, a release included, is
     /// behind it in the queue). Releases always go.
     fn stale(&self, node_timeout: Duration) -> bool {
-        self.answer.is_closed() && is_kind(&self.args[0], "L") && self.queued_at.elapsed() >= node_timeout
+        self.answer.is_closed() && self.args[0] == Value::from("L") && self.queued_at.elapsed() >= node_timeout
     }
 }
 
@@ -519,8 +500,8 @@ impl Batches {
         match queued {
             Ok((waiting, args)) => {
                 let _slot = Slot(Arc::clone(self));
-                let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await;
-                answers.remove(0)
+                let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await?;
+                Ok(answers.remove(0))
             }
             Err(reply) => reply
                 .await
@@ -528,38 +509,9 @@ impl Batches {
         }
     }
 
-    /// Sends one batch, reloading the script on `NOSCRIPT`: one answer per
-    /// request, in order.
-    ///
-    /// A batch lost with its connection (one attempt: fred answers a command
-    /// its closed connection never answered with an `IO` error) is sent once
-    /// more for its releases alone, after the reconnection and before the
-    /// next batch, so the order holds. A compare-and-delete is harmless
-    /// twice, and a release lost that way would keep the lock until its
-    /// TTL. Its lock requests are not: their rounds went on without them.
-    async fn call(&self, requests: &[Request<'_>]) -> Vec<Result<i64, NodeError>> {
-        let lost = match self.call_once(requests).await {
-            Ok(answers) => return answers.into_iter().map(Ok).collect(),
-            Err((e, true)) if requests.iter().any(is_release) => e,
-            Err((e, _)) => return vec![Err(e); requests.len()],
-        };
-        let releases: Vec<Request<'_>> = requests.iter().copied().filter(is_release).collect();
-        let mut again = match self.call_once(&releases).await {
-            Ok(answers) => answers.into_iter().map(Ok).collect(),
-            Err((e, _)) => vec![Err(e); releases.len()],
-        }
-        .into_iter();
-        requests
-            .iter()
-            .map(|request| match is_release(request) {
-                true => again.next().unwrap_or_else(|| Err(lost.clone())),
-                false => Err(lost.clone()),
-            })
-            .collect()
-    }
-
-    /// Sends one batch; on an error, whether the connection was lost with it.
-    async fn call_once(&self, requests: &[Request<'_>]) -> Result<Vec<i64>, (NodeError, bool)> {
+    /// Sends one batch, reloading the script on `NOSCRIPT`; an error
+    /// answers every request in it.
+    async fn call(&self, requests: &[(&str, &str, &[Value; 3])]) -> Result<Vec<i64>, NodeError> {
         let mut keys = Vec::with_capacity(2 + 2 * requests.len());
         keys.extend(self.head_keys.iter().map(String::as_str));
         let mut args = Vec::with_capacity(2 + 3 * requests.len());
@@ -568,13 +520,8 @@ impl Batches {
             keys.extend([*key, *waiting]);
             args.extend(three.iter().cloned());
         }
-        match eval_script_fred(&self.client, &self.script, keys, args, &self.options).await {
-            Ok(reply) => replies::round(reply, requests.len()).map_err(|e| (e, false)),
-            Err(e) => {
-                let lost = *e.kind() == ErrorKind::IO;
-                Err((node_error(e), lost))
-            }
-        }
+        let reply = eval_script(&self.client, &self.script, keys, args, &self.options).await?;
+        replies::round(reply, requests.len())
     }
 
     /// Sends batches until none waits.
@@ -603,8 +550,17 @@ impl Batches {
                 .collect();
             let answers = self.call(&requests).await;
             drop(requests);
-            for (request, answer) in batch.into_iter().zip(answers) {
-                let _ = request.answer.send(answer);
+            match answers {
+                Ok(answers) => {
+                    for (request, answer) in batch.into_iter().zip(answers) {
+                        let _ = request.answer.send(Ok(answer));
+                    }
+                }
+                Err(e) => {
+                    for request in batch {
+                        let _ = request.answer.send(Err(e.clone()));
+                    }
+                }
             }
         }
     }
@@ -738,10 +694,8 @@ impl Node for RedisNode {
         for lock in locks {
             args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
         }
-        // The round options: one attempt (no re-send after a reconnect), and
-        // fred's own timeout at node_timeout, which marks a command still in
-        // its queue so it is skipped rather than written late. (The engine's
-        // timeout of the same length may fire first; then it is written.)
+        // The engine's timeout (node_timeout) ends the wait; the command
+        // itself runs with fred's defaults (see `eval_script`).
         let reply = self
             .eval_observed(&self.extend, keys, args, &self.round_options)
             .await?;
