@@ -11,8 +11,7 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use fred::prelude::{
-    Client, ClientLike, Config as FredConfig, EventInterface, KeysInterface, LuaInterface, Options, ReconnectPolicy,
-    Value,
+    Client, ClientLike, Config as FredConfig, EventInterface, KeysInterface, LuaInterface, ReconnectPolicy, Value,
 };
 use fred::types::config::TlsConnector;
 use fred::types::{Builder, ClusterHash, CustomCommand};
@@ -50,8 +49,8 @@ pub struct RedisNodeConfig {
 pub struct RedisNode {
     name: String,
     client: Client,
-    options: Options,
-    round_options: Options,
+    /// A round's wait for this master (for `Timing`).
+    node_timeout: Duration,
     fence_key: String,
     marker_key: String,
     /// `<prefix>:`, the start of every lock key.
@@ -108,33 +107,8 @@ impl RedisNode {
         });
         client.connect();
         let waiter_tag = Value::from(super::LockValue::random().expose());
-        // What the round options ask for: one attempt, fail fast, fred's
-        // own timeout at node_timeout. They do not reach the scripts (see
-        // `eval_script`); the timeout still classifies a dropped call's
-        // metrics (`Timing`).
-        let round_options = Options {
-            fail_fast: true,
-            timeout: Some(config.node_timeout),
-            max_attempts: Some(1),
-            ..Options::default()
-        };
-        let options = Options {
-            fail_fast: true,
-            ..Options::default()
-        };
         let batches = Arc::new(Batches {
             client: client.clone(),
-            // fred's own timeout (command_timeout), not node_timeout: a
-            // round's caller stops waiting at node_timeout, but what it asked
-            // may still be written late, in its turn (a release in
-            // particular), since nothing queued behind it can go first. (The
-            // one attempt asked for here does not reach the script: see
-            // `eval_script`.)
-            options: Options {
-                fail_fast: true,
-                max_attempts: Some(1),
-                ..Options::default()
-            },
             script: Script::new(ROUND),
             head_keys: [
                 format!("{}:fence", config.key_prefix),
@@ -147,13 +121,7 @@ impl RedisNode {
         Ok(RedisNode {
             name,
             client,
-            // A command sent while the connection is down fails at once
-            // instead of queueing: a dead node costs nothing in a round.
-            options,
-            // Round commands are abandoned after node_timeout; fred must not
-            // send them again after a reconnect, when the release-to-all that
-            // followed may already have come and gone.
-            round_options,
+            node_timeout: config.node_timeout,
             fence_key: format!("{}:fence", config.key_prefix),
             key_start: format!("{}:", config.key_prefix),
             marker_key: format!("{}:verified", config.key_prefix),
@@ -282,7 +250,7 @@ impl RedisNode {
         let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
         let floor = floor.map(|f| f.to_string()).unwrap_or_default();
         let args = vec![Value::from(floor), Value::from(identity)];
-        self.eval_keys(&self.repair, keys, args, &self.options).await.map(drop)
+        self.eval_keys(&self.repair, keys, args).await.map(drop)
     }
 
     /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
@@ -295,25 +263,19 @@ impl RedisNode {
 
     /// Runs a lock script by SHA with the lock key, fence key, marker key
     /// and, for the scripts that use it, the lock's waiting mark.
-    async fn eval(&self, script: &Script, key: &str, args: Vec<Value>, options: &Options) -> Result<Value, NodeError> {
+    async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
         let waiting = script.uses_waiting_mark.then(|| self.waiting_key(key));
         let mut keys = Vec::with_capacity(4);
         keys.extend([key, self.fence_key.as_str(), self.marker_key.as_str()]);
         keys.extend(waiting.as_deref());
-        self.eval_observed(script, keys, args, options).await
+        self.eval_observed(script, keys, args).await
     }
 
     /// Runs a script by SHA with `keys`, recording its latency and errors
     /// as this master's.
-    async fn eval_observed(
-        &self,
-        script: &Script,
-        keys: Vec<&str>,
-        args: Vec<Value>,
-        options: &Options,
-    ) -> Result<Value, NodeError> {
+    async fn eval_observed(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
         let timing = self.timing();
-        let answer = self.eval_keys(script, keys, args, options).await;
+        let answer = self.eval_keys(script, keys, args).await;
         timing.answered(answer.is_ok());
         answer
     }
@@ -325,49 +287,38 @@ impl RedisNode {
         Timing {
             observer: self.observer.as_ref(),
             started: Instant::now(),
-            timeout: self.round_options.timeout,
+            timeout: self.node_timeout,
             answered: false,
         }
     }
 
     /// Runs a script by SHA, loading it first if the node does not know it.
-    async fn eval_keys(
-        &self,
-        script: &Script,
-        keys: Vec<&str>,
-        args: Vec<Value>,
-        options: &Options,
-    ) -> Result<Value, NodeError> {
-        eval_script(&self.client, script, keys, args, options).await
+    async fn eval_keys(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
+        eval_script(&self.client, script, keys, args).await
     }
 }
 
 /// Runs a script by SHA on `client`, loading it first if the node does not
 /// know it.
-async fn eval_script(
-    client: &Client,
-    script: &Script,
-    keys: Vec<&str>,
-    args: Vec<Value>,
-    options: &Options,
-) -> Result<Value, NodeError> {
-    // `options` do not reach the script: fred 10.1 has no `LuaInterface`
-    // for `WithOptions`, so `with_options(…).evalsha(…)` derefs to the plain
-    // client. Every script runs with the client's defaults: three attempts
-    // (a command whose connection closed unanswered is written again after
-    // the reconnection: test
-    // `a_release_lost_with_its_connection_is_sent_again_after_the_reconnection`),
-    // no fail-fast (commands wait in fred's queue while it reconnects) and
-    // command_timeout. Sending EVALSHA as `WithOptions`' custom command
-    // would apply them, but was tried and dropped: with fail-fast, batches
-    // sent during a reconnect fail at once and their releases are lost, and
-    // fred flushes custom commands one by one (no shared writes).
+async fn eval_script(client: &Client, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
+    // Scripts run with the client's defaults: three attempts (a command
+    // whose connection closed unanswered is written again after the
+    // reconnection: test
+    // `a_release_lost_with_its_connection_is_sent_again_after_the_reconnection`;
+    // the scripts are idempotent under re-sends), no fail-fast (commands
+    // wait in fred's queue while it reconnects; a round's caller stops
+    // waiting at node_timeout) and command_timeout. Per-call `Options`
+    // would not reach them: fred 10.1 has no `LuaInterface` for
+    // `WithOptions`, so `with_options(…).evalsha(…)` derefs to the plain
+    // client (the options this code used to pass were dropped that way).
+    // Applying them as a custom EVALSHA was tried and dropped: with
+    // fail-fast, batches sent during a reconnect fail at once and their
+    // releases are lost, and fred flushes custom commands one by one.
     //
     // fred's request futures are about 7 KB each: boxed, they are written
     // once to the heap instead of being copied into every future that
     // awaits them (a node request, its timeout, its round), which cost the
     // daemon a tenth of its time in `memcpy` (issue #7, (b)).
-    let client = client.with_options(options);
     let first = Box::pin(client.evalsha(script.sha.as_str(), keys.clone(), args.clone())).await;
     let result = match first {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
@@ -397,8 +348,6 @@ pub const BATCH_MAX: usize = 64;
 /// release never overtakes the lock it releases.
 struct Batches {
     client: Client,
-    /// fred's default timeout (command_timeout).
-    options: Options,
     script: Script,
     /// The fence counter and the marker.
     head_keys: [String; 2],
@@ -520,7 +469,7 @@ impl Batches {
             keys.extend([*key, *waiting]);
             args.extend(three.iter().cloned());
         }
-        let reply = eval_script(&self.client, &self.script, keys, args, &self.options).await?;
+        let reply = eval_script(&self.client, &self.script, keys, args).await?;
         replies::round(reply, requests.len())
     }
 
@@ -572,7 +521,7 @@ impl Batches {
 struct Timing<'a> {
     observer: Option<&'a (Arc<Metrics>, usize)>,
     started: Instant,
-    timeout: Option<Duration>,
+    timeout: Duration,
     answered: bool,
 }
 
@@ -592,7 +541,7 @@ impl Drop for Timing<'_> {
             return;
         };
         let took = self.started.elapsed();
-        if self.timeout.is_some_and(|limit| took >= limit) {
+        if took >= self.timeout {
             metrics.node_request(*index, took, false);
         } else {
             metrics.node_not_awaited(*index);
@@ -680,12 +629,12 @@ impl Node for RedisNode {
 
     async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<Swap, NodeError> {
         let args = vec![old.into(), new.into(), ttl_arg(ttl), self.waiter_tag.clone()];
-        replies::hand_off(self.eval(&self.hand_off, key, args, &self.round_options).await?)
+        replies::hand_off(self.eval(&self.hand_off, key, args).await?)
     }
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
         let args = vec![value.into(), Value::from(counter.to_string())];
-        replies::flag(self.eval(&self.publish_fence, key, args, &self.round_options).await?)
+        replies::flag(self.eval(&self.publish_fence, key, args).await?)
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
@@ -696,9 +645,7 @@ impl Node for RedisNode {
         }
         // The engine's timeout (node_timeout) ends the wait; the command
         // itself runs with fred's defaults (see `eval_script`).
-        let reply = self
-            .eval_observed(&self.extend, keys, args, &self.round_options)
-            .await?;
+        let reply = self.eval_observed(&self.extend, keys, args).await?;
         replies::flags(reply, locks.len())
     }
 
@@ -717,6 +664,6 @@ impl Node for RedisNode {
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
-        replies::inspect(self.eval(&self.inspect, key, Vec::new(), &self.options).await?)
+        replies::inspect(self.eval(&self.inspect, key, Vec::new()).await?)
     }
 }
