@@ -107,13 +107,12 @@ impl RedisNode {
         });
         client.connect();
         let waiter_tag = Value::from(super::LockValue::random().expose());
+        let fence_key = format!("{}:fence", config.key_prefix);
+        let marker_key = format!("{}:verified", config.key_prefix);
         let batches = Arc::new(Batches {
             client: client.clone(),
             script: Script::new(ROUND),
-            head_keys: [
-                format!("{}:fence", config.key_prefix),
-                format!("{}:verified", config.key_prefix),
-            ],
+            head_keys: [fence_key.clone(), marker_key.clone()],
             head_args: [waiter_tag.clone(), Value::from(released_channel(&config.key_prefix))],
             node_timeout: config.node_timeout,
             pending: Mutex::default(),
@@ -122,9 +121,9 @@ impl RedisNode {
             name,
             client,
             node_timeout: config.node_timeout,
-            fence_key: format!("{}:fence", config.key_prefix),
+            fence_key,
             key_start: format!("{}:", config.key_prefix),
-            marker_key: format!("{}:verified", config.key_prefix),
+            marker_key,
             batches,
             hand_off: Script::new(HAND_OFF),
             publish_fence: Script::new(PUBLISH_FENCE),
@@ -379,7 +378,8 @@ impl Queued {
     /// the queue: not sent (whatever follows it, a release included, is
     /// behind it in the queue). Releases always go.
     fn stale(&self, node_timeout: Duration) -> bool {
-        self.answer.is_closed() && self.args[0] == Value::from("L") && self.queued_at.elapsed() >= node_timeout
+        let lock = matches!(&self.args[0], Value::String(kind) if &**kind == "L");
+        self.answer.is_closed() && lock && self.queued_at.elapsed() >= node_timeout
     }
 }
 
