@@ -451,22 +451,30 @@ impl<N: Node> Engine<N> {
                 Standing::Unverified => return NodeVote::Unusable("not verified yet".into()),
                 Standing::Failed { reason, .. } => return NodeVote::Unusable(reason),
             }
-            match timeout(self.config.node_timeout, node.try_lock(key, value.expose(), ttl)).await {
-                Ok(Ok(Some(counter))) => NodeVote::Granted(counter),
-                Ok(Ok(None)) => NodeVote::Taken,
-                Ok(Err(e)) => NodeVote::Errored(e.0),
-                Err(_) => NodeVote::TimedOut,
+            match node.try_lock(key, value.expose(), ttl).await {
+                Ok(Some(counter)) => NodeVote::Granted(counter),
+                Ok(None) => NodeVote::Taken,
+                Err(e) => NodeVote::Errored(e.0),
             }
         });
         // Decided as soon as a quorum granted (the slower nodes still hold
         // the lock or not; release goes to all). A failure waits for every
         // answer, so it can say what each node did.
         let quorum = self.quorum();
-        let votes = gather(calls, |votes| {
-            votes.iter().filter(|v| matches!(v, Some(NodeVote::Granted(_)))).count() >= quorum
-        })
+        let (votes, timed_out) = gather(
+            calls,
+            |votes| votes.iter().filter(|v| matches!(v, Some(NodeVote::Granted(_)))).count() >= quorum,
+            self.config.node_timeout,
+        )
         .await;
-        votes.into_iter().map(|v| v.unwrap_or(NodeVote::NotAwaited)).collect()
+        let unanswered = || {
+            if timed_out {
+                NodeVote::TimedOut
+            } else {
+                NodeVote::NotAwaited
+            }
+        };
+        votes.into_iter().map(|v| v.unwrap_or_else(unanswered)).collect()
     }
 
     /// Round 2: tell the holders that returned less than `T` to store `T`,
@@ -484,24 +492,21 @@ impl<N: Node> Engine<N> {
             .enumerate()
             .filter(|(_, v)| matches!(v, NodeVote::Granted(c) if *c < minted.max))
             .map(|(i, _)| &self.nodes[i]);
-        let calls = behind.map(|node| {
-            timeout(
-                self.config.node_timeout,
-                node.publish_fence(key, value.expose(), minted.max),
-            )
-        });
+        let calls = behind.map(|node| node.publish_fence(key, value.expose(), minted.max));
         let needed = self.quorum().saturating_sub(minted.at_max.len());
-        let answers = gather(calls, |answers| {
-            answers.iter().filter(|a| matches!(a, Some(Ok(Ok(true))))).count() >= needed
-        })
+        let (answers, _) = gather(
+            calls,
+            |answers| answers.iter().filter(|a| matches!(a, Some(Ok(true)))).count() >= needed,
+            self.config.node_timeout,
+        )
         .await;
         let answers: Vec<_> = answers.into_iter().flatten().collect();
-        let stored = answers.iter().filter(|a| matches!(a, Ok(Ok(true)))).count();
+        let stored = answers.iter().filter(|a| matches!(a, Ok(true))).count();
         if minted.at_max.len() + stored >= self.quorum() {
             return Ok(());
         }
         // Nodes that said "not held" were reached; the rest were not.
-        let refused = answers.iter().filter(|a| matches!(a, Ok(Ok(false)))).count();
+        let refused = answers.iter().filter(|a| matches!(a, Ok(false))).count();
         let taken = votes.iter().filter(|v| **v == NodeVote::Taken).count();
         let reached = minted.at_max.len() + stored + refused + taken;
         Err(if reached < self.quorum() {
@@ -527,12 +532,10 @@ impl<N: Node> Engine<N> {
             if !asked {
                 return None;
             }
-            match timeout(self.config.node_timeout, node.unlock(key, value.expose(), announce)).await {
-                Ok(Ok(held)) => Some(held),
-                _ => None,
-            }
+            node.unlock(key, value.expose(), announce).await.ok()
         });
-        join_all(calls).await
+        let (answers, _) = gather(calls, |_| false, self.config.node_timeout).await;
+        answers.into_iter().map(Option::flatten).collect()
     }
 
     /// Hands the lock `old` on `resource` straight to a new owner (the next
@@ -557,32 +560,23 @@ impl<N: Node> Engine<N> {
             async move {
                 let usable = matches!(node.standing(), Standing::Usable);
                 let answer = if usable {
-                    timeout(
-                        self.config.node_timeout,
-                        node.hand_off(key, old.expose(), new.expose(), ttl),
-                    )
-                    .await
+                    node.hand_off(key, old.expose(), new.expose(), ttl).await
                 } else {
-                    timeout(self.config.node_timeout, node.unlock(key, old.expose(), Announce::No))
-                        .await
-                        .map(|held| {
-                            held.map(|was_held| Swap {
-                                was_held,
-                                counter: None,
-                                waited: false,
-                            })
-                        })
+                    node.unlock(key, old.expose(), Announce::No).await.map(|was_held| Swap {
+                        was_held,
+                        counter: None,
+                        waited: false,
+                    })
                 };
                 match answer {
-                    Ok(Ok(
+                    Ok(
                         swap @ Swap {
                             counter: Some(counter), ..
                         },
-                    )) => (Some(swap), NodeVote::Granted(counter)),
-                    Ok(Ok(swap)) if usable => (Some(swap), NodeVote::Taken),
-                    Ok(Ok(swap)) => (Some(swap), NodeVote::Unusable("not verified".into())),
-                    Ok(Err(e)) => (None, NodeVote::Errored(e.0)),
-                    Err(_) => (None, NodeVote::TimedOut),
+                    ) => (Some(swap), NodeVote::Granted(counter)),
+                    Ok(swap) if usable => (Some(swap), NodeVote::Taken),
+                    Ok(swap) => (Some(swap), NodeVote::Unusable("not verified".into())),
+                    Err(e) => (None, NodeVote::Errored(e.0)),
                 }
             }
         });
@@ -590,17 +584,22 @@ impl<N: Node> Engine<N> {
         // rest are covered by release-to-all, as in round 1); otherwise
         // every answer is awaited.
         let quorum = self.quorum();
-        let answers = gather(calls, |answers| {
+        let swapped = |answers: &[Option<(Option<Swap>, NodeVote)>]| {
             let swapped = answers
                 .iter()
                 .filter(|a| matches!(a, Some((Some(Swap { was_held: true, .. }), NodeVote::Granted(_)))))
                 .count();
             swapped >= quorum
-        })
-        .await;
+        };
+        let (answers, timed_out) = gather(calls, swapped, self.config.node_timeout).await;
+        let unanswered = if timed_out {
+            NodeVote::TimedOut
+        } else {
+            NodeVote::NotAwaited
+        };
         let (swaps, votes): (Vec<Option<Swap>>, Vec<NodeVote>) = answers
             .into_iter()
-            .map(|a| a.unwrap_or((None, NodeVote::NotAwaited)))
+            .map(|a| a.unwrap_or_else(|| (None, unanswered.clone())))
             .unzip();
         let held: Vec<Option<bool>> = swaps.iter().map(|s| s.map(|s| s.was_held)).collect();
         // Any master that saw the mark: a waiter elsewhere was refused. Only
@@ -750,9 +749,9 @@ impl<N: Node> Engine<N> {
             .collect();
         let sent = Instant::now();
         let calls = self.nodes.iter().map(|node| async {
-            match timeout(self.config.node_timeout, node.extend(&locks)).await {
-                Ok(Ok(extended)) if extended.len() == locks.len() => Some(extended),
-                Ok(Ok(extended)) => {
+            match node.extend(&locks).await {
+                Ok(extended) if extended.len() == locks.len() => Some(extended),
+                Ok(extended) => {
                     tracing::warn!(
                         node = node.name(),
                         answers = extended.len(),
@@ -761,18 +760,18 @@ impl<N: Node> Engine<N> {
                     );
                     None
                 }
-                Ok(Err(_)) | Err(_) => None,
+                Err(_) => None,
             }
         });
         let quorum = self.quorum();
         let spare = self.nodes.len() - quorum;
-        let answers = gather(calls, |answers| {
+        let decided = |answers: &[Option<Option<Vec<bool>>>]| {
             (0..locks.len()).all(|i| {
                 let said = |flag: bool| answers.iter().flatten().flatten().filter(|a| a[i] == flag).count();
                 said(true) >= quorum || said(false) > spare
             })
-        })
-        .await;
+        };
+        let (answers, _) = gather(calls, decided, self.config.node_timeout).await;
         let outcomes: Vec<Result<Extended, Error>> = locks
             .iter()
             .enumerate()
@@ -897,16 +896,25 @@ impl<N: Node> Engine<N> {
 mod tests;
 
 /// Runs `calls` at once and collects their answers in order until
-/// `settled` says the outcome is known (or all have answered); the answers
-/// not awaited are `None`. Every call is polled from the start (so its
+/// `settled` says the outcome is known, all have answered, or `limit` has
+/// passed; the answers not awaited are `None`, and the flag says whether
+/// the limit ended the wait. Every call is polled from the start (so its
 /// command is sent) before any answer is looked at.
+///
+/// One timer bounds every call of the round, started once all of them were
+/// polled, so each still gets at least `limit`. A timer per call cost the
+/// daemon a wake-up of its own runtime for each (tokio unparks its driver,
+/// an `eventfd` write, whenever a timer is set earlier than the one it
+/// sleeps for): ~9 system calls per (a) cycle, issue #7.
 async fn gather<T, F: Future<Output = T>>(
     calls: impl IntoIterator<Item = F>,
     settled: impl Fn(&[Option<T>]) -> bool,
-) -> Vec<Option<T>> {
+    limit: Duration,
+) -> (Vec<Option<T>>, bool) {
     let mut calls: Vec<Pin<Box<F>>> = calls.into_iter().map(Box::pin).collect();
     let mut answers: Vec<Option<T>> = (0..calls.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
+    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let timed_out = std::future::poll_fn(|cx| {
         for (call, answer) in calls.iter_mut().zip(answers.iter_mut()) {
             if answer.is_none()
                 && let Poll::Ready(value) = call.as_mut().poll(cx)
@@ -915,13 +923,13 @@ async fn gather<T, F: Future<Output = T>>(
             }
         }
         if answers.iter().all(Option::is_some) || settled(&answers) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
+            return Poll::Ready(false);
         }
+        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        timer.as_mut().poll(cx).map(|()| true)
     })
     .await;
-    answers
+    (answers, timed_out)
 }
 
 /// "3 granted, 1 timed out, 1 quarantined": what the nodes said, by kind.
