@@ -24,6 +24,34 @@ pub use node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 /// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).
 const VALUE_BYTES: usize = 20;
 
+/// Lock values drawn from one fetch of OS randomness.
+const VALUES_PER_FETCH: usize = 64;
+
+/// `VALUE_BYTES` from the OS CSPRNG, fetched for 64 values at a time per
+/// thread: an acquisition no longer costs a `getrandom` system call (issue
+/// #7). Bytes handed out are zeroed in the pool, so each is used once.
+fn os_random_bytes() -> [u8; VALUE_BYTES] {
+    use std::cell::RefCell;
+    const POOL_BYTES: usize = VALUES_PER_FETCH * VALUE_BYTES;
+    thread_local! {
+        /// Fetched bytes and how many are used (all, before the first fetch).
+        static POOL: RefCell<(Box<[u8; POOL_BYTES]>, usize)> =
+            RefCell::new((Box::new([0; POOL_BYTES]), POOL_BYTES));
+    }
+    POOL.with_borrow_mut(|(pool, used)| {
+        if *used == POOL_BYTES {
+            getrandom::fill(&mut pool[..]).expect("the OS random number generator failed");
+            *used = 0;
+        }
+        let taken = &mut pool[*used..*used + VALUE_BYTES];
+        let mut bytes = [0u8; VALUE_BYTES];
+        bytes.copy_from_slice(taken);
+        taken.fill(0);
+        *used += VALUE_BYTES;
+        bytes
+    })
+}
+
 /// The secret that proves ownership of one acquisition: 40 lowercase hex
 /// characters. `Debug` and `Display` hide it, so it cannot reach a log line.
 #[derive(Clone, PartialEq, Eq)]
@@ -35,9 +63,7 @@ impl LockValue {
     /// # Panics
     /// When the OS has no randomness to give (no lock can be safe then).
     pub fn random() -> LockValue {
-        let mut bytes = [0u8; VALUE_BYTES];
-        getrandom::fill(&mut bytes).expect("the OS random number generator failed");
-        LockValue(hex::encode(bytes))
+        LockValue(hex::encode(os_random_bytes()))
     }
 
     /// Accepts a value in the format this daemon issues.
@@ -94,6 +120,16 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(LockValue::parse(a.expose()), Ok(a.clone()));
         assert!(!format!("{a:?}").contains(a.expose()));
+    }
+
+    #[test]
+    fn values_drawn_across_many_fetches_never_repeat() {
+        let count = VALUES_PER_FETCH * 5 + 3;
+        let mut seen: std::collections::HashSet<String> =
+            (0..count).map(|_| LockValue::random().expose().to_owned()).collect();
+        assert_eq!(seen.len(), count, "a lock value repeated");
+        // A value of zeroed (used) bytes would be all zeros.
+        assert!(!seen.remove(&"0".repeat(2 * VALUE_BYTES)));
     }
 
     #[test]
