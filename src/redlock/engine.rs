@@ -923,7 +923,12 @@ async fn gather<T, F: Future<Output = T>>(
             }
         }
         if answers.iter().all(Option::is_some) || settled(&answers) {
-            return Poll::Ready(false);
+            // Decided in the poll in which the limit passed: the calls it
+            // leaves out timed out (as their metrics say), not "not awaited".
+            let late = timer
+                .as_ref()
+                .is_some_and(|t| t.deadline() <= tokio::time::Instant::now());
+            return Poll::Ready(late);
         }
         let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
         timer.as_mut().poll(cx).map(|()| true)

@@ -143,6 +143,29 @@ async fn validity_accounts_for_the_time_the_rounds_took() {
     assert_eq!(lease.validity, TTL - Duration::from_millis(30 + 102));
 }
 
+/// A round decided in the very poll in which its one timer ran out: the
+/// nodes it leaves out timed out (their per-node metrics count them as
+/// failed), they were not merely "not awaited".
+#[tokio::test(start_paused = true)]
+async fn nodes_left_out_when_the_limit_ran_out_timed_out() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    for node in &nodes[..3] {
+        node.set_fault(Fault::Slow(NODE_TIMEOUT));
+    }
+    for node in &nodes[3..] {
+        node.set_fault(Fault::Slow(Duration::from_secs(3600)));
+    }
+    // Granted by three at the limit, but the TTL is used up by then, so
+    // the attempt fails and says what each node did.
+    let ttl = NODE_TIMEOUT + Duration::from_millis(2);
+    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE).await;
+    let Ok(Acquired::NotGranted { votes, .. }) = outcome else {
+        panic!("expected a failed attempt, got {outcome:?}");
+    };
+    let kinds: Vec<&str> = votes.iter().map(NodeVote::kind).collect();
+    assert_eq!(kinds, ["granted", "granted", "granted", "timed out", "timed out"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
     let (engine, nodes) = cluster(&[0; 5]);

@@ -29,7 +29,8 @@ const VALUES_PER_FETCH: usize = 64;
 
 /// `VALUE_BYTES` from the OS CSPRNG, fetched for 64 values at a time per
 /// thread: an acquisition no longer costs a `getrandom` system call (issue
-/// #7). Bytes handed out are zeroed in the pool, so each is used once.
+/// #7). The pool's index hands each byte out once; bytes handed out are
+/// also zeroed in the pool, which keeps no copy of values already issued.
 fn os_random_bytes() -> [u8; VALUE_BYTES] {
     use std::cell::RefCell;
     const POOL_BYTES: usize = VALUES_PER_FETCH * VALUE_BYTES;
