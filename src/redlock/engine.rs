@@ -62,6 +62,16 @@ pub enum NodeVote {
 }
 
 impl NodeVote {
+    /// A node the round left without an answer: cut off by the round's
+    /// limit, or not needed once the outcome was known.
+    fn unanswered(timed_out: bool) -> NodeVote {
+        if timed_out {
+            NodeVote::TimedOut
+        } else {
+            NodeVote::NotAwaited
+        }
+    }
+
     /// A short name of the kind of vote, for messages and error details.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -467,14 +477,10 @@ impl<N: Node> Engine<N> {
             self.config.node_timeout,
         )
         .await;
-        let unanswered = || {
-            if timed_out {
-                NodeVote::TimedOut
-            } else {
-                NodeVote::NotAwaited
-            }
-        };
-        votes.into_iter().map(|v| v.unwrap_or_else(unanswered)).collect()
+        votes
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| NodeVote::unanswered(timed_out)))
+            .collect()
     }
 
     /// Round 2: tell the holders that returned less than `T` to store `T`,
@@ -592,14 +598,9 @@ impl<N: Node> Engine<N> {
             swapped >= quorum
         };
         let (answers, timed_out) = gather(calls, swapped, self.config.node_timeout).await;
-        let unanswered = if timed_out {
-            NodeVote::TimedOut
-        } else {
-            NodeVote::NotAwaited
-        };
         let (swaps, votes): (Vec<Option<Swap>>, Vec<NodeVote>) = answers
             .into_iter()
-            .map(|a| a.unwrap_or_else(|| (None, unanswered.clone())))
+            .map(|a| a.unwrap_or_else(|| (None, NodeVote::unanswered(timed_out))))
             .unzip();
         let held: Vec<Option<bool>> = swaps.iter().map(|s| s.map(|s| s.was_held)).collect();
         // Any master that saw the mark: a waiter elsewhere was refused. Only
@@ -898,7 +899,7 @@ mod tests;
 /// Runs `calls` at once and collects their answers in order until
 /// `settled` says the outcome is known, all have answered, or `limit` has
 /// passed; the answers not awaited are `None`, and the flag says whether
-/// the limit ended the wait. Every call is polled from the start (so its
+/// the limit had passed when the wait ended. Every call is polled from the start (so its
 /// command is sent) before any answer is looked at.
 ///
 /// One timer bounds every call of the round, started once all of them were
