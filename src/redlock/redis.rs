@@ -249,7 +249,7 @@ impl RedisNode {
         let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
         let floor = floor.map(|f| f.to_string()).unwrap_or_default();
         let args = vec![Value::from(floor), Value::from(identity)];
-        self.eval_keys(&self.repair, keys, args).await.map(drop)
+        eval_script(&self.client, &self.repair, keys, args).await.map(drop)
     }
 
     /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
@@ -274,7 +274,7 @@ impl RedisNode {
     /// as this master's.
     async fn eval_observed(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
         let timing = self.timing();
-        let answer = self.eval_keys(script, keys, args).await;
+        let answer = eval_script(&self.client, script, keys, args).await;
         timing.answered(answer.is_ok());
         answer
     }
@@ -289,11 +289,6 @@ impl RedisNode {
             timeout: self.node_timeout,
             answered: false,
         }
-    }
-
-    /// Runs a script by SHA, loading it first if the node does not know it.
-    async fn eval_keys(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
-        eval_script(&self.client, script, keys, args).await
     }
 }
 
