@@ -1,6 +1,20 @@
 //! The Lua scripts of DESIGN §1, each one atomic step on one master, and
 //! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
 
+/// Lua that sets `run_id` to the running process's `run_id` (from `INFO
+/// server`, by plain `string.find`, which costs the master a microsecond
+/// less than a pattern), or to `nil` when it cannot be read (fails closed:
+/// unverified). Shared by ROUND and HAND_OFF, the two scripts that grant.
+macro_rules! run_id_from_info {
+    () => {
+        r"local info = redis.call('INFO', 'server')
+local from = string.find(info, 'run_id:', 1, true)
+local to = from and string.find(info, '\r', from, true)
+local run_id = to and string.sub(info, from + 7, to - 1)
+"
+    };
+}
+
 /// Round-1 locks and releases for one master, a batch of them in one call,
 /// applied in the order they were asked for (issue #7, (b)): requests that
 /// reach a master while its last batch is on the way leave together, so the
@@ -29,10 +43,9 @@
 /// - A grant comes only from a node whose data a daemon verified, and in
 ///   this very process: the marker (`run_id:master_replid`, written by
 ///   REPAIR) must name the running process's `run_id` (checked once per
-///   batch, `run_id` found in `INFO server` by plain `string.find`, which
-///   costs the master a microsecond less than a pattern). A restart that
-///   kept its data, or a promoted replica that copied the marker, fails here
-///   even before any daemon's monitor has noticed.
+///   batch, by `run_id_from_info`). A restart that kept its data, or a
+///   promoted replica that copied the marker, fails here even before any
+///   daemon's monitor has noticed.
 /// - Then lock, and take the next counter value, seeding the counter from
 ///   the node's clock (µs) when missing; the counter is written once, at the
 ///   end, with `string.format('%d')`, which keeps all digits (`tostring`
@@ -49,7 +62,8 @@
 /// counter, so a lone lock makes four calls (`MGET`, `INFO`, two `SET`s) and
 /// a lone release two or three: each `redis.call` costs the master about a
 /// microsecond.
-pub const ROUND: &str = r"
+pub const ROUND: &str = concat!(
+    r"
 local tag, channel = ARGV[1], ARGV[2]
 local replies = {}
 local verified = nil
@@ -86,11 +100,9 @@ for i = 1, (#KEYS - 2) / 2 do
       if marker == false then
         verified = -1
       else
-        local info = redis.call('INFO', 'server')
-        local from = string.find(info, 'run_id:', 1, true)
-        local to = from and string.find(info, '\r', from, true)
-        local run_id = to and string.sub(info, from + 7, to - 1)
-        if run_id and string.sub(marker, 1, #run_id + 1) == run_id .. ':' then
+",
+    run_id_from_info!(),
+    r"        if run_id and string.sub(marker, 1, #run_id + 1) == run_id .. ':' then
           verified = 1
         else
           verified = -2
@@ -125,7 +137,8 @@ if counter ~= nil then
   redis.call('SET', KEYS[1], string.format('%d', counter))
 end
 return replies
-";
+"
+);
 
 /// Hand-off (DESIGN §4, issue #7): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
@@ -136,7 +149,8 @@ return replies
 /// a daemon other than ARGV[4] (this one's tag) was refused since the last
 /// announced release: the mark (KEYS[4], left for the ROUND release that
 /// announces) names another daemon or several.
-pub const HAND_OFF: &str = r"
+pub const HAND_OFF: &str = concat!(
+    r"
 local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2], KEYS[4])
 local held, marker = found[1], found[2]
 local waited = 0
@@ -149,11 +163,9 @@ if held == ARGV[1] then
 elseif held ~= false and held ~= ARGV[2] then
   return {0, 0, waited}
 end
-local info = redis.call('INFO', 'server')
-local from = string.find(info, 'run_id:', 1, true)
-local to = from and string.find(info, '\r', from, true)
-local run_id = to and string.sub(info, from + 7, to - 1)
-if marker == false or not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
+",
+    run_id_from_info!(),
+    r"if marker == false or not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
   if was == 1 then
     redis.call('DEL', KEYS[1])
   end
@@ -167,7 +179,8 @@ local t = redis.call('TIME')
 local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
 redis.call('SET', KEYS[2], string.format('%d', seed))
 return {was, seed, waited}
-";
+"
+);
 
 /// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
 pub const PUBLISH_FENCE: &str = r"
