@@ -69,8 +69,23 @@ impl RedisProcess {
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
             child: None,
         };
-        process.spawn()?;
+        process.spawn_on_a_free_port()?;
         Ok(process)
+    }
+
+    /// Spawns on `self.port`, or on another free port if another process
+    /// bound that one first (tests start many servers at once).
+    fn spawn_on_a_free_port(&mut self) -> io::Result<()> {
+        let mut tries = 1;
+        loop {
+            match self.spawn() {
+                Err(e) if tries < 10 && e.to_string().contains("Address already in use") => {
+                    tries += 1;
+                    self.port = free_port()?;
+                }
+                outcome => return outcome,
+            }
+        }
     }
 
     /// `redis://127.0.0.1:<port>`.
@@ -149,6 +164,8 @@ impl RedisProcess {
         let port = self.port.to_string();
         let dir = self.dir.path().to_string_lossy().into_owned();
         let log = self.dir.path().join("redis.log").to_string_lossy().into_owned();
+        // What this run writes to the log starts here (a restart appends).
+        let logged_before = std::fs::metadata(&log).map_or(0, |m| m.len());
         let mut args: Vec<&str> = vec![
             "--port",
             &port,
@@ -177,19 +194,29 @@ impl RedisProcess {
             .stderr(Stdio::null())
             .spawn()?;
         self.child = Some(child);
-        self.wait_ready()
+        self.wait_ready(logged_before)
     }
 
-    fn wait_ready(&mut self) -> io::Result<()> {
+    /// Waits until this very process says it accepts connections (another
+    /// server that took the port first could answer `PING` as well) and
+    /// answers `PING`.
+    fn wait_ready(&mut self, logged_before: u64) -> io::Result<()> {
         let start = Instant::now();
+        let this_run = || {
+            let log = std::fs::read(self.dir.path().join("redis.log")).unwrap_or_default();
+            let from = usize::try_from(logged_before).unwrap_or(usize::MAX).min(log.len());
+            String::from_utf8_lossy(&log[from..]).into_owned()
+        };
         while start.elapsed() < START_LIMIT {
             if let Some(child) = self.child.as_mut()
                 && let Some(status) = child.try_wait()?
             {
-                let log = std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default();
-                return Err(io::Error::other(format!("redis-server exited with {status}: {log}")));
+                return Err(io::Error::other(format!(
+                    "redis-server exited with {status}: {}",
+                    this_run()
+                )));
             }
-            if ping(self.port).is_ok() {
+            if this_run().contains("Ready to accept connections") && ping(self.port).is_ok() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -231,4 +258,36 @@ pub fn start_masters(n: usize) -> Result<Vec<RedisProcess>, String> {
     (0..n)
         .map(|_| RedisProcess::start(&binary, &[]).map_err(|e| format!("starting redis-server: {e}")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server not yet started, on `port`.
+    fn unstarted(binary: &Path, port: u16) -> RedisProcess {
+        RedisProcess {
+            binary: binary.to_owned(),
+            port,
+            dir: tempfile::Builder::new().prefix("redlockd-redis-").tempdir().unwrap(),
+            extra: Vec::new(),
+            child: None,
+        }
+    }
+
+    #[test]
+    fn a_server_whose_port_was_taken_meanwhile_is_not_mistaken_for_the_one_there_and_moves() {
+        let Ok(binary) = find_redis_server() else {
+            panic!("redis-server is needed: run scripts/test, which installs it");
+        };
+        let there = RedisProcess::start(&binary, &[]).unwrap();
+        // The port another server took between free_port() and the spawn.
+        let mut late = unstarted(&binary, there.port());
+        let refused = late.spawn().unwrap_err().to_string();
+        assert!(refused.contains("Address already in use"), "{refused}");
+        late.spawn_on_a_free_port().unwrap();
+        assert_ne!(late.port(), there.port());
+        ping(late.port()).unwrap();
+        assert!(late.pid().is_some() && late.pid() != there.pid());
+    }
 }
