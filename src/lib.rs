@@ -154,7 +154,7 @@ pub async fn run(
     // Releases published on any master wake this daemon's waiters.
     let waiters = Arc::new(
         Waiters::new(config.lock.max_waiters_per_resource, config.lock.max_waiters)
-            .with_handoffs(config.lock.max_handoffs_in_row),
+            .with_handoffs(config.lock.max_handoffs_in_row, config.redis.node_timeout),
     );
     let mut subscribers = Vec::new();
     for (index, url) in config.redis.nodes.iter().enumerate() {

@@ -18,7 +18,7 @@ use crate::metrics::{Metrics, Status};
 use crate::redlock::engine::Head;
 use crate::redlock::node::Announce;
 use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
-use crate::waiters::{Offer, Waiters};
+use crate::waiters::{Offer, Slot, Waiters};
 
 /// Locks over an engine, with local queues and session bookkeeping.
 pub struct Locks<N> {
@@ -286,6 +286,7 @@ impl<N: Node> Locks<N> {
                     }
                 };
                 // As head, a release in this daemon may hand the lock over.
+                let yielding = || slot.as_ref().and_then(Slot::yielding);
                 let head = match (&slot, offer.as_mut()) {
                     (Some(slot), Some(offer)) => Some(Head {
                         wake: slot.released(),
@@ -296,6 +297,7 @@ impl<N: Node> Locks<N> {
                             }
                         },
                         held_here,
+                        yielding: &yielding,
                     }),
                     _ => None,
                 };

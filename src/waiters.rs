@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::redlock::Lease;
@@ -21,6 +22,8 @@ pub struct Waiters {
     /// Hand-offs in a row to this daemon's own waiters before a release is
     /// published instead, so waiters on other daemons get their turn.
     max_handoffs_in_row: u32,
+    /// How long the queue steps aside after such a published release.
+    yield_window: Duration,
 }
 
 #[derive(Default)]
@@ -41,6 +44,10 @@ struct Queue {
     /// The last head left holding the lock: the next head need not try
     /// before that holder's release hands the lock over (or is published).
     held_here: bool,
+    /// Until then the head does not try: the release that ended a streak of
+    /// hand-offs was just published, and a waiter on another daemon (one
+    /// was refused: that is what the streak counts) gets the first try.
+    yield_until: Option<Instant>,
 }
 
 /// The head of a queue, ready to be handed the lock by a local release.
@@ -63,19 +70,25 @@ pub struct Slot {
 
 impl Waiters {
     /// Queues of at most `per_resource` waiters each, `total` in all; at
-    /// most 16 local hand-offs in a row (see `with_handoffs`).
+    /// most 16 local hand-offs in a row, then 50 ms aside (see
+    /// `with_handoffs`).
     pub fn new(per_resource: usize, total: usize) -> Waiters {
         Waiters {
             state: Mutex::new(State::default()),
             per_resource,
             total,
             max_handoffs_in_row: 16,
+            yield_window: Duration::from_millis(50),
         }
     }
 
-    /// At most `n` hand-offs in a row to local waiters (0: never hand off).
-    pub fn with_handoffs(mut self, n: u32) -> Waiters {
+    /// At most `n` hand-offs in a row to local waiters (0: never hand off);
+    /// after the release that ends such a streak is published, the queue's
+    /// head waits `yield_window` before it tries, so the waiter on another
+    /// daemon wins that release rather than racing this daemon for it.
+    pub fn with_handoffs(mut self, n: u32, yield_window: Duration) -> Waiters {
         self.max_handoffs_in_row = n;
+        self.yield_window = yield_window;
         self
     }
 
@@ -103,6 +116,7 @@ impl Waiters {
             released: Arc::new(Notify::new()),
             offer: None,
             held_here: false,
+            yield_until: None,
         });
         if queue.tickets.len() >= self.per_resource {
             return Err(Error::ResourceExhausted(format!(
@@ -136,13 +150,19 @@ impl Waiters {
     /// released was itself the end of `max_handoffs_in_row` hand-offs
     /// (`streak`), so waiters on other daemons get their turn. (`Locks`
     /// counts a hand-off in the streak only when a waiter elsewhere was
-    /// refused; see `HandOff::waited`.)
+    /// refused; see `HandOff::waited`.) Ending a streak, the queue steps
+    /// aside for the yield window (`Slot::yielding`): without that, its
+    /// head, woken by the same announcement, wins the race about as often
+    /// as not, and the waiter elsewhere can lose streak after streak.
     pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
-        if streak >= self.max_handoffs_in_row {
-            return None;
-        }
         let mut state = self.state();
         let queue = state.queues.get_mut(resource)?;
+        if streak >= self.max_handoffs_in_row {
+            if streak > 0 {
+                queue.yield_until = Some(Instant::now() + self.yield_window);
+            }
+            return None;
+        }
         queue.offer.take().filter(|o| !o.to.is_closed())
     }
 
@@ -203,6 +223,14 @@ impl Slot {
             held_here = std::mem::take(&mut queue.held_here);
         }
         (from, held_here)
+    }
+
+    /// Until when the head should not try (see `Waiters::take_offer`), if
+    /// that is still ahead.
+    pub fn yielding(&self) -> Option<Instant> {
+        let state = self.waiters.state();
+        let until = state.queues.get(&self.resource)?.yield_until?;
+        (until > Instant::now()).then_some(until)
     }
 
     /// Leaves the queue as the new holder of the lock.
@@ -292,6 +320,29 @@ mod tests {
         drop(second);
         third.until_head().await;
         assert!(!third.offer(TTL).1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_release_that_ends_a_streak_makes_the_queue_step_aside_for_the_window() {
+        let window = Duration::from_millis(50);
+        let waiters = Arc::new(Waiters::new(10, 100).with_handoffs(4, window));
+        let head = waiters.join("r").unwrap();
+        let (_lease, _) = head.offer(TTL);
+        // Within the streak the head is handed the lock; nobody steps aside.
+        assert!(waiters.take_offer("r", 3).is_some());
+        assert_eq!(head.yielding(), None);
+        let (_lease, _) = head.offer(TTL);
+        let ended = Instant::now();
+        assert!(waiters.take_offer("r", 4).is_none(), "the fifth release is published");
+        assert_eq!(head.yielding(), Some(ended + window));
+        tokio::time::advance(window).await;
+        assert_eq!(head.yielding(), None, "the window is over");
+        // With hand-offs off every release is published, and none yields.
+        let off = Arc::new(Waiters::new(10, 100).with_handoffs(0, window));
+        let head = off.join("r").unwrap();
+        let (_lease, _) = head.offer(TTL);
+        assert!(off.take_offer("r", 0).is_none());
+        assert_eq!(head.yielding(), None);
     }
 
     #[tokio::test]

@@ -239,6 +239,9 @@ pub struct Head<'a, H> {
     /// The lock is held through this daemon now (the head before took it):
     /// its release will hand it over, so the first attempt waits.
     pub held_here: bool,
+    /// Until when this daemon steps aside (it just published a release for
+    /// a waiter elsewhere): no attempt starts before then.
+    pub yielding: &'a (dyn Fn() -> Option<Instant> + Sync),
 }
 
 /// `acquire` for a caller that heads no queue.
@@ -297,13 +300,14 @@ impl<N: Node> Engine<N> {
         let key = self.lock_key(resource);
         let deadline = Instant::now() + wait;
         let mut give_up = std::pin::pin!(give_up);
-        let (wake, handed, mut defer) = match head {
+        let (wake, handed, mut defer, yielding) = match head {
             Some(Head {
                 wake,
                 handed,
                 held_here,
-            }) => (Some(wake), Some(handed), held_here),
-            None => (None, None, false),
+                yielding,
+            }) => (Some(wake), Some(handed), held_here, Some(yielding)),
+            None => (None, None, false, None),
         };
         // A lock handed over by a local release (`hand_off`) ends the wait;
         // looked at between attempts only, so no attempt is cut half-way.
@@ -322,6 +326,13 @@ impl<N: Node> Engine<N> {
             // (and cost every master a script); wait first. The wait ends
             // with an attempt, so the outcome is always the masters' answer.
             if !std::mem::take(&mut defer) {
+                if let Some(until) = yielding.and_then(|yielding| yielding()) {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(until.min(deadline)) => {}
+                        lease = &mut handed => return Ok(Acquired::Granted(lease)),
+                        () = &mut give_up => return Err(Error::Cancelled),
+                    }
+                }
                 attempts += 1;
                 let value = LockValue::random();
                 let failure = match self.attempt(&key, &value, ttl).await {

@@ -649,11 +649,22 @@ async fn a_hand_off_counts_only_usable_nodes_and_releases_on_the_others() {
 
 /// `acquire` as the head of a local queue; the lease comes from `handed`.
 async fn as_head(engine: &Engine<FakeNode>, held_here: bool, handed: oneshot::Receiver<Lease>) -> Lease {
+    as_yielding_head(engine, held_here, handed, &|| None).await
+}
+
+/// `as_head`, stepping aside while `yielding` says so.
+async fn as_yielding_head(
+    engine: &Engine<FakeNode>,
+    held_here: bool,
+    handed: oneshot::Receiver<Lease>,
+    yielding: &(dyn Fn() -> Option<Instant> + Sync),
+) -> Lease {
     let wake = Notify::new();
     let head = Head {
         wake: &wake,
         handed: async { handed.await.expect("the hand-off was dropped") },
         held_here,
+        yielding,
     };
     lease(
         engine
@@ -684,4 +695,26 @@ async fn a_head_whose_lock_is_held_here_waits_for_the_hand_off_instead_of_trying
         assert_eq!(tries() - before, expected, "held_here = {held_here}");
         assert!(engine.release("r", &got.value).await.unwrap());
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_head_that_steps_aside_makes_no_attempt_before_its_window_ends() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let tries = || nodes.iter().map(FakeNode::tries).sum::<usize>();
+    let start = Instant::now();
+    let until = start + Duration::from_millis(80);
+    let yielding = move || (Instant::now() < until).then_some(until);
+    let (_to, from) = oneshot::channel();
+    let watching = async {
+        tokio::time::sleep(Duration::from_millis(79)).await;
+        assert_eq!(tries(), 0, "an attempt started inside the window");
+    };
+    let (got, ()) = tokio::join!(as_yielding_head(&engine, false, from, &yielding), watching);
+    assert_eq!(
+        Instant::now() - start,
+        Duration::from_millis(80),
+        "granted by the first attempt after it"
+    );
+    assert_eq!(tries(), 5);
+    assert!(engine.release("r", &got.value).await.unwrap());
 }
