@@ -78,8 +78,10 @@ impl RedisProcess {
     fn spawn_on_a_free_port(&mut self) -> io::Result<()> {
         let mut tries = 1;
         loop {
+            // Its own port only (a taken `--tls-port` is not fixed by moving).
+            let taken = format!("127.0.0.1:{}: bind: Address already in use", self.port);
             match self.spawn() {
-                Err(e) if tries < 10 && e.to_string().contains("Address already in use") => {
+                Err(e) if tries < 10 && e.to_string().contains(&taken) => {
                     tries += 1;
                     self.port = free_port()?;
                 }
@@ -222,8 +224,9 @@ impl RedisProcess {
             std::thread::sleep(Duration::from_millis(10));
         }
         Err(io::Error::other(format!(
-            "redis-server on port {} did not answer PING",
-            self.port
+            "redis-server on port {} did not log that it accepts connections and answer PING: {}",
+            self.port,
+            this_run()
         )))
     }
 }
