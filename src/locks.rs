@@ -154,7 +154,9 @@ impl<N: Node> Locks<N> {
             Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
             // Local waiters must hear it even if none has tried yet.
             None if self.waiters.has_waiters(resource) => {
-                self.engine.release_announced(resource, value, Announce::Always).await
+                let released = self.engine.release_announced(resource, value, Announce::Always).await;
+                self.waiters.ended_streak(resource, streak);
+                released
             }
             None => self.engine.release(resource, value).await,
         };

@@ -85,7 +85,7 @@ impl Waiters {
     /// At most `n` hand-offs in a row to local waiters (0: never hand off);
     /// after the release that ends such a streak is published, the queue's
     /// head waits `yield_window` before it tries, so the waiter on another
-    /// daemon wins that release rather than racing this daemon for it.
+    /// daemon has a head start rather than racing this daemon for it.
     pub fn with_handoffs(mut self, n: u32, yield_window: Duration) -> Waiters {
         self.max_handoffs_in_row = n;
         self.yield_window = yield_window;
@@ -164,6 +164,19 @@ impl Waiters {
             return None;
         }
         queue.offer.take().filter(|o| !o.to.is_closed())
+    }
+
+    /// The release `take_offer` turned down at the end of a streak is
+    /// through: the window starts again now, so the waiter elsewhere, which
+    /// hears of the release about now, has all of it. (It started at
+    /// `take_offer` already, so the head does not try during the release.)
+    pub fn ended_streak(&self, resource: &str, streak: u32) {
+        if streak > 0
+            && streak >= self.max_handoffs_in_row
+            && let Some(queue) = self.state().queues.get_mut(resource)
+        {
+            queue.yield_until = Some(Instant::now() + self.yield_window);
+        }
     }
 
     /// Release notifications were lost: wake every queue's head.
@@ -335,6 +348,13 @@ mod tests {
         let ended = Instant::now();
         assert!(waiters.take_offer("r", 4).is_none(), "the fifth release is published");
         assert_eq!(head.yielding(), Some(ended + window));
+        // The release round took 30 ms: the window counts from its end.
+        tokio::time::advance(Duration::from_millis(30)).await;
+        waiters.ended_streak("r", 3);
+        assert_eq!(head.yielding(), Some(ended + window), "no streak ended with 3");
+        waiters.ended_streak("r", 4);
+        let through = Instant::now();
+        assert_eq!(head.yielding(), Some(through + window));
         tokio::time::advance(window).await;
         assert_eq!(head.yielding(), None, "the window is over");
         // With hand-offs off every release is published, and none yields.
@@ -342,6 +362,7 @@ mod tests {
         let head = off.join("r").unwrap();
         let (_lease, _) = head.offer(TTL);
         assert!(off.take_offer("r", 0).is_none());
+        off.ended_streak("r", 0);
         assert_eq!(head.yielding(), None);
     }
 

@@ -326,11 +326,15 @@ impl<N: Node> Engine<N> {
             // (and cost every master a script); wait first. The wait ends
             // with an attempt, so the outcome is always the masters' answer.
             if !std::mem::take(&mut defer) {
-                if let Some(until) = yielding.and_then(|yielding| yielding()) {
+                // Looked at again after each wait: the window may have moved.
+                while let Some(until) = yielding.and_then(|yielding| yielding()) {
                     tokio::select! {
                         () = tokio::time::sleep_until(until.min(deadline)) => {}
                         lease = &mut handed => return Ok(Acquired::Granted(lease)),
                         () = &mut give_up => return Err(Error::Cancelled),
+                    }
+                    if until >= deadline {
+                        break;
                     }
                 }
                 attempts += 1;

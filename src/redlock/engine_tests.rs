@@ -702,17 +702,23 @@ async fn a_head_that_steps_aside_makes_no_attempt_before_its_window_ends() {
     let (engine, nodes) = cluster(&[0; 5]);
     let tries = || nodes.iter().map(FakeNode::tries).sum::<usize>();
     let start = Instant::now();
-    let until = start + Duration::from_millis(80);
-    let yielding = move || (Instant::now() < until).then_some(until);
+    let until = Mutex::new(start + Duration::from_millis(80));
+    let yielding = || {
+        let until = *until.lock().unwrap();
+        (Instant::now() < until).then_some(until)
+    };
     let (_to, from) = oneshot::channel();
     let watching = async {
-        tokio::time::sleep(Duration::from_millis(79)).await;
+        // While the head waits, the window moves on (its release is through).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        *until.lock().unwrap() = start + Duration::from_millis(150);
+        tokio::time::sleep(Duration::from_millis(99)).await;
         assert_eq!(tries(), 0, "an attempt started inside the window");
     };
     let (got, ()) = tokio::join!(as_yielding_head(&engine, false, from, &yielding), watching);
     assert_eq!(
         Instant::now() - start,
-        Duration::from_millis(80),
+        Duration::from_millis(150),
         "granted by the first attempt after it"
     );
     assert_eq!(tries(), 5);
