@@ -155,7 +155,7 @@ impl<N: Node> Locks<N> {
             // Local waiters must hear it even if none has tried yet.
             None if self.waiters.has_waiters(resource) => {
                 let released = self.engine.release_announced(resource, value, Announce::Always).await;
-                self.waiters.ended_streak(resource, streak);
+                self.waiters.step_aside(resource, streak);
                 released
             }
             None => self.engine.release(resource, value).await,

@@ -151,26 +151,26 @@ impl Waiters {
     /// (`streak`), so waiters on other daemons get their turn. (`Locks`
     /// counts a hand-off in the streak only when a waiter elsewhere was
     /// refused; see `HandOff::waited`.) Ending a streak, the queue steps
-    /// aside for the yield window (`Slot::yielding`): without that, its
-    /// head, woken by the same announcement, wins the race about as often
-    /// as not, and the waiter elsewhere can lose streak after streak.
+    /// aside (`step_aside`).
     pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
-        let mut state = self.state();
-        let queue = state.queues.get_mut(resource)?;
         if streak >= self.max_handoffs_in_row {
-            if streak > 0 {
-                queue.yield_until = Some(Instant::now() + self.yield_window);
-            }
+            self.step_aside(resource, streak);
             return None;
         }
+        let mut state = self.state();
+        let queue = state.queues.get_mut(resource)?;
         queue.offer.take().filter(|o| !o.to.is_closed())
     }
 
-    /// The release `take_offer` turned down at the end of a streak is
-    /// through: the window starts again now, so the waiter elsewhere, which
-    /// hears of the release about now, has all of it. (It started at
-    /// `take_offer` already, so the head does not try during the release.)
-    pub fn ended_streak(&self, resource: &str, streak: u32) {
+    /// When the lock being released ended a streak of `streak` hand-offs,
+    /// the queue's head tries no earlier than the yield window from now
+    /// (`Slot::yielding`). Without that, the head, woken by the same
+    /// announcement as the waiter elsewhere, wins the race about as often
+    /// as not, and that waiter can lose streak after streak. Called by
+    /// `take_offer`, so the head does not try during the release, and again
+    /// once the release is through, so the waiter elsewhere, which hears
+    /// of it about then, has all of the window.
+    pub fn step_aside(&self, resource: &str, streak: u32) {
         if streak > 0
             && streak >= self.max_handoffs_in_row
             && let Some(queue) = self.state().queues.get_mut(resource)
@@ -238,7 +238,7 @@ impl Slot {
         (from, held_here)
     }
 
-    /// Until when the head should not try (see `Waiters::take_offer`), if
+    /// Until when the head should not try (see `Waiters::step_aside`), if
     /// that is still ahead.
     pub fn yielding(&self) -> Option<Instant> {
         let state = self.waiters.state();
@@ -350,9 +350,9 @@ mod tests {
         assert_eq!(head.yielding(), Some(ended + window));
         // The release round took 30 ms: the window counts from its end.
         tokio::time::advance(Duration::from_millis(30)).await;
-        waiters.ended_streak("r", 3);
+        waiters.step_aside("r", 3);
         assert_eq!(head.yielding(), Some(ended + window), "no streak ended with 3");
-        waiters.ended_streak("r", 4);
+        waiters.step_aside("r", 4);
         let through = Instant::now();
         assert_eq!(head.yielding(), Some(through + window));
         tokio::time::advance(window).await;
@@ -362,7 +362,7 @@ mod tests {
         let head = off.join("r").unwrap();
         let (_lease, _) = head.offer(TTL);
         assert!(off.take_offer("r", 0).is_none());
-        off.ended_streak("r", 0);
+        off.step_aside("r", 0);
         assert_eq!(head.yielding(), None);
     }
 
