@@ -78,6 +78,10 @@ struct Args {
     /// TTL of the sessions of (d); the daemon renews each at about a third of it.
     #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
     hold_ttl: Duration,
+    /// How the redlockd clients of (a)-(c) call: `pipeline` (one `Pipeline`
+    /// stream per connection, shared by its clients) or `unary`.
+    #[arg(long, default_value = "pipeline")]
+    api: Api,
     /// The redlockd binary [default: target/release/redlockd].
     #[arg(long)]
     daemon: Option<PathBuf>,
@@ -91,6 +95,12 @@ struct Args {
     /// Passed by `cargo bench` (without it, as under `cargo test`, nothing runs).
     #[arg(long, hide = true)]
     bench: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub enum Api {
+    Pipeline,
+    Unary,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
@@ -297,9 +307,14 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                     System::Redlockd => {
                         let daemon = daemon.as_ref().context("redlockd is not running")?;
                         let channels = daemon.channels(args.connections.max(1)).await?;
-                        let lockers = (0..clients)
-                            .map(|i| daemon::GrpcLocker::new(channels[i % channels.len()].clone()))
-                            .collect();
+                        let mut shared = Vec::new();
+                        for channel in &channels {
+                            shared.push(match args.api {
+                                Api::Pipeline => daemon::GrpcLocker::pipeline(channel.clone()).await?,
+                                Api::Unary => daemon::GrpcLocker::unary(channel.clone()),
+                            });
+                        }
+                        let lockers = (0..clients).map(|i| shared[i % shared.len()].clone()).collect();
                         let watched = watch(&me, &redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
                         let outcome = drive::run(lockers, contended, &prefix, timing, &watched).await;
                         if workload == Workload::A {

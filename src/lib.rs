@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod client;
 pub mod codec;
 pub mod config;
 pub mod dev;
@@ -21,6 +22,7 @@ pub mod locks;
 pub mod logging;
 pub mod metrics;
 pub mod outbox;
+pub mod pipeline;
 pub mod redlock;
 pub mod server;
 pub mod session;
@@ -168,7 +170,8 @@ pub async fn run(
         let refresh = move || locks.refresh_gauges();
         tokio::spawn(exporter::serve(listeners.metrics, metrics.clone(), refresh, stopped()))
     };
-    let service = LockService::new(locks.clone(), auth, (&config.lock).into(), config.redis.node_timeout);
+    let service = LockService::new(locks.clone(), auth, (&config.lock).into(), config.redis.node_timeout)
+        .with_pipeline_limit(config.server.max_requests_per_connection);
     let max_message = config.server.max_message_size;
     let lock_server = proto::lock_server::LockServer::new(service)
         .max_decoding_message_size(max_message)

@@ -15,11 +15,12 @@ use crate::outbox::{Replies, outbox};
 use crate::proto::lock_server::Lock;
 use crate::proto::{
     AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
-    InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, ReleaseRequest, ReleaseResponse,
+    InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, PipelineRequest, ReleaseRequest,
+    ReleaseResponse,
 };
 use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
-use crate::session;
 use crate::validate::{self, Limits};
+use crate::{pipeline, session};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
 pub struct LockService<N> {
@@ -30,6 +31,22 @@ pub struct LockService<N> {
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
     deadline_slack: Duration,
+    /// Calls in flight per `Pipeline` stream.
+    pipeline_limit: usize,
+}
+
+// By hand: the node type need not be `Clone`. A `Pipeline` stream keeps a
+// copy.
+impl<N> Clone for LockService<N> {
+    fn clone(&self) -> Self {
+        LockService {
+            locks: self.locks.clone(),
+            auth: self.auth.clone(),
+            limits: self.limits.clone(),
+            deadline_slack: self.deadline_slack,
+            pipeline_limit: self.pipeline_limit,
+        }
+    }
 }
 
 impl<N: Node> LockService<N> {
@@ -41,10 +58,19 @@ impl<N: Node> LockService<N> {
             auth,
             limits,
             deadline_slack: node_timeout * 3,
+            pipeline_limit: 1000,
         }
     }
 
-    async fn acquire(
+    /// At most `limit` calls in flight on each `Pipeline` stream (the
+    /// daemon's `server.max_requests_per_connection`).
+    #[must_use]
+    pub fn with_pipeline_limit(mut self, limit: usize) -> Self {
+        self.pipeline_limit = limit.max(1);
+        self
+    }
+
+    pub(crate) async fn acquire(
         &self,
         caller: &Caller,
         deadline: Option<Duration>,
@@ -94,7 +120,7 @@ impl<N: Node> LockService<N> {
         })
     }
 
-    async fn extend(&self, caller: &Caller, req: ExtendRequest) -> Result<ExtendResponse, Error> {
+    pub(crate) async fn extend(&self, caller: &Caller, req: ExtendRequest) -> Result<ExtendResponse, Error> {
         validate::resource(&req.resource)?;
         let name = caller.lock_name(&req.resource)?;
         let value = validate::value(&req.value)?;
@@ -106,7 +132,7 @@ impl<N: Node> LockService<N> {
         })
     }
 
-    async fn release(&self, caller: &Caller, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
+    pub(crate) async fn release(&self, caller: &Caller, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
         validate::resource(&req.resource)?;
         let name = caller.lock_name(&req.resource)?;
         let value = validate::value(&req.value)?;
@@ -177,6 +203,19 @@ impl<N: Node> Lock for LockService<N> {
         });
         let session = session::run(self.locks.clone(), opening, request.into_inner(), out, guard);
         tokio::spawn(session);
+        Ok(Response::new(replies))
+    }
+
+    type PipelineStream = pipeline::Replies;
+
+    async fn pipeline(
+        &self,
+        request: Request<Streaming<PipelineRequest>>,
+    ) -> Result<Response<Self::PipelineStream>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        let service = Arc::new(self.clone());
+        let closing = self.locks.closing();
+        let replies = pipeline::Replies::new(service, caller, request.into_inner(), self.pipeline_limit, closing);
         Ok(Response::new(replies))
     }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use fred::prelude::{ClientLike, KeysInterface};
+use redlockd::client::Pipeline;
 use redlockd::proto::hold_request::Request as Ask;
 use redlockd::proto::lock_client::LockClient;
 use redlockd::proto::{AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest};
@@ -227,6 +228,8 @@ async fn calls_without_a_valid_token_are_unauthenticated_on_every_method() {
             hold_error(&mut client, maybe_authed((), token), "shared/x").await,
             Code::Unauthenticated
         );
+        let pipeline = Pipeline::open_with(client.clone(), maybe_authed((), token).into_parts().0).await;
+        assert_eq!(pipeline.err().map(|s| s.code()), Some(Code::Unauthenticated));
     }
     // Health stays open for the kubelet's probes.
     assert_eq!(daemon.health("").await, ServingStatus::Serving);
@@ -256,6 +259,14 @@ async fn resources_outside_a_tenants_prefixes_are_permission_denied() {
         hold_error(&mut client, authed((), BETA), "alpha/x").await,
         Code::PermissionDenied
     );
+    // On a Pipeline stream, the same call is refused the same way.
+    let beta = Pipeline::open_with(client.clone(), authed((), BETA).into_parts().0)
+        .await
+        .unwrap();
+    let denied = beta.acquire(acquire_req("alpha/x", 2.0, 0.0)).await.unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied, "{denied:?}");
+    assert!(denied.message().contains("\"shared/\""), "{}", denied.message());
+    assert!(beta.acquire(acquire_req("shared/y", 2.0, 0.0)).await.unwrap().acquired);
     // Alpha may, and its lease names the resource as asked.
     let granted = client
         .acquire(authed(acquire_req("alpha/x", 2.0, 0.0), ALPHA))

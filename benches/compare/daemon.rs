@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt;
+use redlockd::client::Pipeline;
 use redlockd::proto::hold_request::Request as Ask;
 use redlockd::proto::lock_client::LockClient;
 use redlockd::proto::{AcquireRequest, HoldEvent, HoldRequest, HoldStart, ReleaseRequest};
@@ -203,31 +204,40 @@ pub async fn hop(channel: Channel, warmup: Duration, window: Duration) -> anyhow
     Ok(samples)
 }
 
-/// One client of the daemon, on a (shared) channel.
+/// One client of the daemon, on a (shared) channel: unary calls, or calls
+/// on a `Pipeline` stream shared by every client of the channel.
 #[derive(Clone)]
-pub struct GrpcLocker {
-    client: LockClient<Channel>,
+pub enum GrpcLocker {
+    Unary(LockClient<Channel>),
+    Pipeline(Pipeline),
 }
 
 impl GrpcLocker {
-    pub fn new(channel: Channel) -> GrpcLocker {
-        GrpcLocker {
-            client: LockClient::new(channel),
-        }
+    pub fn unary(channel: Channel) -> GrpcLocker {
+        GrpcLocker::Unary(LockClient::new(channel))
+    }
+
+    /// A client of a new `Pipeline` stream on `channel` (clone it to share
+    /// the stream).
+    pub async fn pipeline(channel: Channel) -> anyhow::Result<GrpcLocker> {
+        Ok(GrpcLocker::Pipeline(
+            Pipeline::open(LockClient::new(channel))
+                .await
+                .context("opening a Pipeline stream")?,
+        ))
     }
 
     async fn acquire(&self, name: String, wait: Option<Duration>) -> anyhow::Result<Option<(String, String)>> {
-        let reply = self
-            .client
-            .clone()
-            .acquire(AcquireRequest {
-                resource: name.clone(),
-                ttl: Some(prost_duration(TTL)),
-                wait: wait.map(prost_duration),
-                owner: String::new(),
-            })
-            .await?
-            .into_inner();
+        let request = AcquireRequest {
+            resource: name.clone(),
+            ttl: Some(prost_duration(TTL)),
+            wait: wait.map(prost_duration),
+            owner: String::new(),
+        };
+        let reply = match self {
+            GrpcLocker::Unary(client) => client.clone().acquire(request).await?.into_inner(),
+            GrpcLocker::Pipeline(pipeline) => pipeline.acquire(request).await?,
+        };
         Ok(match reply.lease {
             Some(lease) if reply.acquired => Some((name, lease.value)),
             _ => None,
@@ -247,12 +257,11 @@ impl Locker for GrpcLocker {
     }
 
     async fn release(&self, (resource, value): Self::Held) -> anyhow::Result<()> {
-        let reply = self
-            .client
-            .clone()
-            .release(ReleaseRequest { resource, value })
-            .await?
-            .into_inner();
+        let request = ReleaseRequest { resource, value };
+        let reply = match self {
+            GrpcLocker::Unary(client) => client.clone().release(request).await?.into_inner(),
+            GrpcLocker::Pipeline(pipeline) => pipeline.release(request).await?,
+        };
         if reply.released {
             Ok(())
         } else {
