@@ -2,6 +2,7 @@
 //! globals, so tests see fresh counters), served as text on `/metrics` from
 //! its own port. Labels are bounded: a node is its index, never a resource.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use prometheus::{
@@ -41,6 +42,9 @@ impl Status {
     }
 }
 
+/// Masters whose request histogram `Metrics` keeps at hand.
+const CACHED_NODES: usize = 16;
+
 /// Every series the daemon exports.
 pub struct Metrics {
     registry: Registry,
@@ -57,6 +61,10 @@ pub struct Metrics {
     /// `redlock_hold_time_seconds` (seed 001).
     hold_seconds: Histogram,
     node_seconds: HistogramVec,
+    /// `node_seconds` of the first `CACHED_NODES` masters, looked up once:
+    /// a lock cycle records ten node requests, and each lookup formats the
+    /// index and hashes the label (issue #7, (b)).
+    node_seconds_of: [OnceLock<Histogram>; CACHED_NODES],
     node_errors: IntCounterVec,
     node_not_awaited: IntCounterVec,
     probe_timeouts: IntCounterVec,
@@ -181,6 +189,7 @@ impl Metrics {
             waiters: gauge("redlock_waiters", "Requests waiting in this daemon's queues"),
             sessions: gauge("redlock_sessions", "Open Hold sessions"),
             node_seconds,
+            node_seconds_of: std::array::from_fn(|_| OnceLock::new()),
             registry,
             node_state,
             node_preflight_failed,
@@ -213,12 +222,18 @@ impl Metrics {
 
     /// One master answered a round request in `took` (or failed).
     pub fn node_request(&self, node: usize, took: Duration, ok: bool) {
-        let label = node.to_string();
-        self.node_seconds
-            .with_label_values(&[&label])
-            .observe(took.as_secs_f64());
+        let seconds = took.as_secs_f64();
+        match self.node_seconds_of.get(node) {
+            Some(cached) => cached
+                .get_or_init(|| self.node_seconds.with_label_values(&[&node.to_string()]))
+                .observe(seconds),
+            None => self
+                .node_seconds
+                .with_label_values(&[&node.to_string()])
+                .observe(seconds),
+        }
         if !ok {
-            self.node_errors.with_label_values(&[&label]).inc();
+            self.node_errors.with_label_values(&[&node.to_string()]).inc();
         }
     }
 

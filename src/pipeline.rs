@@ -28,7 +28,8 @@ use crate::proto::{CallError, PipelineRequest, PipelineResponse};
 use crate::redlock::Node;
 use crate::server::{LockService, wire_outcomes};
 
-type Pending = Pin<Box<dyn Future<Output = PipelineResponse> + Send>>;
+/// A call in flight.
+pub type Pending = Pin<Box<dyn Future<Output = PipelineResponse> + Send>>;
 
 /// The reply stream of one `Pipeline` call.
 pub struct Replies {
@@ -50,22 +51,25 @@ pub struct Replies {
 /// The three calls, as the service answers them (object-safe, so the
 /// stream does not carry the node type).
 pub trait Calls: Send + Sync + 'static {
-    /// Answers one call.
-    fn call(&self, caller: Caller, call: Option<Call>) -> Pin<Box<dyn Future<Output = Answer> + Send + '_>>;
+    /// Answers one call: its reply, with its id. One box per call.
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest) -> Pending;
 }
 
 impl<N: Node> Calls for LockService<N> {
-    fn call(&self, caller: Caller, call: Option<Call>) -> Pin<Box<dyn Future<Output = Answer> + Send + '_>> {
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest) -> Pending {
         Box::pin(async move {
-            let answered = match call {
-                Some(Call::Acquire(req)) => LockService::acquire(self, &caller, None, req)
+            let answered = match request.call {
+                Some(Call::Acquire(req)) => LockService::acquire(&self, &caller, None, req)
                     .await
                     .map(Answer::Acquire),
-                Some(Call::Extend(req)) => LockService::extend(self, &caller, req).await.map(Answer::Extend),
-                Some(Call::Release(req)) => LockService::release(self, &caller, req).await.map(Answer::Release),
+                Some(Call::Extend(req)) => LockService::extend(&self, &caller, req).await.map(Answer::Extend),
+                Some(Call::Release(req)) => LockService::release(&self, &caller, req).await.map(Answer::Release),
                 None => Err(Error::invalid("call", "one of acquire, extend or release must be set")),
             };
-            answered.unwrap_or_else(|error| Answer::Error(call_error(&error)))
+            PipelineResponse {
+                id: request.id,
+                result: Some(answered.unwrap_or_else(|error| Answer::Error(call_error(&error)))),
+            }
         })
     }
 }
@@ -107,14 +111,8 @@ impl Replies {
     }
 
     fn start(&mut self, request: PipelineRequest) {
-        let (service, caller) = (self.service.clone(), self.caller.clone());
-        self.in_flight.push(Box::pin(async move {
-            let result = service.call(caller, request.call).await;
-            PipelineResponse {
-                id: request.id,
-                result: Some(result),
-            }
-        }));
+        let call = Arc::clone(&self.service).call(self.caller.clone(), request);
+        self.in_flight.push(call);
     }
 }
 

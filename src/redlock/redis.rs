@@ -246,10 +246,12 @@ impl RedisNode {
     /// # Errors
     /// When the node does not answer.
     pub async fn repair(&self, floor: Option<u64>, identity: &str) -> Result<(), NodeError> {
-        let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
         let floor = floor.map(|f| f.to_string()).unwrap_or_default();
-        let args = vec![Value::from(floor), Value::from(identity)];
-        eval_script(&self.client, &self.repair, keys, args).await.map(drop)
+        let call = || {
+            let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
+            (keys, vec![Value::from(floor.as_str()), Value::from(identity)])
+        };
+        eval_script(&self.client, &self.repair, call).await.map(drop)
     }
 
     /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
@@ -257,7 +259,13 @@ impl RedisNode {
     /// with `lock:` or `tenant:`).
     fn waiting_key(&self, key: &str) -> String {
         let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
-        format!("{}waiting:{name}", self.key_start)
+        // One allocation of the right size (not `format!`): five per lock
+        // request (issue #7, (b)).
+        let mut waiting = String::with_capacity(self.key_start.len() + "waiting:".len() + name.len());
+        waiting.push_str(&self.key_start);
+        waiting.push_str("waiting:");
+        waiting.push_str(name);
+        waiting
     }
 
     /// Runs a lock script by SHA with the lock key, fence key, marker key
@@ -274,7 +282,7 @@ impl RedisNode {
     /// as this master's.
     async fn eval_observed(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
         let timing = self.timing();
-        let answer = eval_script(&self.client, script, keys, args).await;
+        let answer = eval_script(&self.client, script, || (keys.clone(), args.clone())).await;
         timing.answered(answer.is_ok());
         answer
     }
@@ -294,7 +302,11 @@ impl RedisNode {
 
 /// Runs a script by SHA on `client`, loading it first if the node does not
 /// know it.
-async fn eval_script(client: &Client, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
+async fn eval_script<'a>(
+    client: &Client,
+    script: &Script,
+    call: impl Fn() -> (Vec<&'a str>, Vec<Value>),
+) -> Result<Value, NodeError> {
     // Scripts run with the client's defaults: three attempts (a command
     // whose connection closed unanswered is written again after the
     // reconnection: test
@@ -313,12 +325,17 @@ async fn eval_script(client: &Client, script: &Script, keys: Vec<&str>, args: Ve
     // once to the heap instead of being copied into every future that
     // awaits them (a node request, its timeout, its round), which cost the
     // daemon a tenth of its time in `memcpy` (issue #7, (b)).
-    let first = Box::pin(client.evalsha(script.sha.as_str(), keys.clone(), args.clone())).await;
+    //
+    // `call` makes the keys and arguments: again only when the node did not
+    // know the script, so a call does not copy them in case it must retry.
+    let (keys, args) = call();
+    let first = Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await;
     let result = match first {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
             Box::pin(client.script_load::<String, _>(script.lua))
                 .await
                 .map_err(node_error)?;
+            let (keys, args) = call();
             Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await
         }
         other => other,
@@ -444,7 +461,10 @@ impl Batches {
         match queued {
             Ok((waiting, args)) => {
                 let _slot = Slot(Arc::clone(self));
-                let mut answers = self.call(&[(key, waiting.as_str(), &args)]).await?;
+                // Boxed: most requests queue, and a request's future (one per
+                // node in every round, each boxed by the round) then stays
+                // small enough for the allocator's per-thread cache.
+                let mut answers = Box::pin(self.call(&[(key, waiting.as_str(), &args)])).await?;
                 Ok(answers.remove(0))
             }
             Err(reply) => reply
@@ -456,15 +476,18 @@ impl Batches {
     /// Sends one batch, reloading the script on `NOSCRIPT`; an error
     /// answers every request in it.
     async fn call(&self, requests: &[(&str, &str, &[Value; 3])]) -> Result<Vec<i64>, NodeError> {
-        let mut keys = Vec::with_capacity(2 + 2 * requests.len());
-        keys.extend(self.head_keys.iter().map(String::as_str));
-        let mut args = Vec::with_capacity(2 + 3 * requests.len());
-        args.extend(self.head_args.iter().cloned());
-        for (key, waiting, three) in requests {
-            keys.extend([*key, *waiting]);
-            args.extend(three.iter().cloned());
-        }
-        let reply = eval_script(&self.client, &self.script, keys, args).await?;
+        let call = || {
+            let mut keys = Vec::with_capacity(2 + 2 * requests.len());
+            keys.extend(self.head_keys.iter().map(String::as_str));
+            let mut args = Vec::with_capacity(2 + 3 * requests.len());
+            args.extend(self.head_args.iter().cloned());
+            for (key, waiting, three) in requests {
+                keys.extend([*key, *waiting]);
+                args.extend(three.iter().cloned());
+            }
+            (keys, args)
+        };
+        let reply = eval_script(&self.client, &self.script, call).await?;
         replies::round(reply, requests.len())
     }
 
@@ -601,7 +624,7 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let args = [Value::from("L"), Value::from(value), ttl_arg(ttl)];
+        let args = [Value::from_static_str("L"), Value::from(value), ttl_arg(ttl)];
         let timing = self.timing();
         let answer = self.batches.request(key, self.waiting_key(key), args).await;
         let locked = answer.and_then(replies::locked);
@@ -650,7 +673,11 @@ impl Node for RedisNode {
             Announce::IfWaited => "waited",
             Announce::Always => "always",
         };
-        let args = [Value::from("U"), Value::from(value), Value::from(when)];
+        let args = [
+            Value::from_static_str("U"),
+            Value::from(value),
+            Value::from_static_str(when),
+        ];
         let timing = self.timing();
         let answer = self.batches.request(key, self.waiting_key(key), args).await;
         let released = answer.and_then(replies::released);
