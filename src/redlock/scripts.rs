@@ -33,52 +33,48 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 /// -2 when it restarted or failed over since; -3 when the counter would
 /// reach 2^53, where Lua's doubles stop being exact (fail closed: nothing
 /// is granted; DESIGN §1 keeps counters below it).
-/// - A lock held by another owner is refused at once (a refusal never
-///   grants, so it needs no check of the node, and the contended path skips
-///   `INFO`; an unverified master is then found out by its next grant or
-///   probe). A refusal marks the lock as waited for (for the TTL asked plus
-///   the longest retry delay), so its release is announced; the mark names
-///   who waits: this daemon's tag, or `*` once a second daemon was refused
-///   (see HAND_OFF).
 /// - A grant comes only from a node whose data a daemon verified, and in
 ///   this very process: the marker (`run_id:master_replid`, written by
 ///   REPAIR) must name the running process's `run_id` (checked once per
-///   batch, by `run_id_from_info`). A restart that kept its data, or a
-///   promoted replica that copied the marker, fails here even before any
-///   daemon's monitor has noticed.
-/// - Then lock, and take the next counter value, seeding the counter from
-///   the node's clock (µs) when missing; the counter is written once, at the
-///   end, with `string.format('%d')`, which keeps all digits (`tostring`
-///   would print 1.7e+15). "Already mine" counts as success so a re-sent
-///   command is harmless; it takes a fresh counter value, which keeps every
-///   counter value handed out once.
+///   batch, at its first lock request, by `run_id_from_info`). A restart
+///   that kept its data, or a promoted replica that copied the marker,
+///   fails here even before any daemon's monitor has noticed.
+/// - On a verified node a free key is taken with one `SET NX`, with the
+///   next counter value, seeding the counter from the node's clock (µs)
+///   when missing; the counter is written once, at the end, with
+///   `string.format('%d')`, which keeps all digits (`tostring` would print
+///   1.7e+15).
+/// - Anything else (the key is held, the node is not verified, the counter
+///   is full) is looked at before anything is written: a lock held by
+///   another owner is refused (whatever the node's state: a refusal never
+///   grants), and the refusal marks the lock as waited for (for the TTL
+///   asked plus the longest retry delay), so its release is announced; the
+///   mark names who waits: this daemon's tag, or `*` once a second daemon
+///   was refused (see HAND_OFF). "Already mine" counts as success so a
+///   re-sent command is harmless; it takes a fresh counter value, which
+///   keeps every counter value handed out once.
 ///
 /// **Release:** 1 when the key held the value and is now gone, else 0. The
 /// key is published on the release channel when the announcement is
 /// `always`, or `waited` and a refused attempt marked the lock (the mark is
 /// cleared: one `DEL` of both keys deletes two when it was marked).
 ///
-/// The first `MGET` reads the first request's keys with the marker and the
-/// counter, so a lone lock makes four calls (`MGET`, `INFO`, two `SET`s) and
-/// a lone release two or three: each `redis.call` costs the master about a
-/// microsecond.
+/// Each `redis.call` costs the master about a microsecond, so the common
+/// cases take as few as they can: a lock of a free key is one `SET NX` (plus,
+/// once per batch, an `MGET` of the marker and the counter, `INFO`, and the
+/// counter's `SET`), a release a `GET` and a `DEL`.
 pub const ROUND: &str = concat!(
     r"
 local tag, channel = ARGV[1], ARGV[2]
 local replies = {}
 local verified = nil
+local marker, stored = nil, nil
 local counter = nil
-local found = redis.call('MGET', KEYS[3], KEYS[4], KEYS[2], KEYS[1])
-local marker, stored = found[3], found[4]
 for i = 1, (#KEYS - 2) / 2 do
   local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
   local kind, value, extra = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
-  if i > 1 then
-    found = redis.call('MGET', key, waiting)
-  end
-  local held = found[1]
   if kind == 'U' then
-    if held ~= value then
+    if redis.call('GET', key) ~= value then
       replies[i] = 0
     else
       if extra == '' then
@@ -88,15 +84,10 @@ for i = 1, (#KEYS - 2) / 2 do
       end
       replies[i] = 1
     end
-  elseif held ~= false and held ~= value then
-    local who = tag
-    if found[2] ~= false and found[2] ~= tag then
-      who = '*'
-    end
-    redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
-    replies[i] = 0
   else
     if verified == nil then
+      local head = redis.call('MGET', KEYS[2], KEYS[1])
+      marker, stored = head[1], head[2]
       if marker == false then
         verified = -1
       else
@@ -120,16 +111,31 @@ for i = 1, (#KEYS - 2) / 2 do
         following = tonumber(t[1]) * 1000000 + tonumber(t[2])
       end
     end
-    if verified < 0 then
-      replies[i] = verified
-    elseif following >= 9007199254740992 then
-      replies[i] = -3
-    else
-      if held == false then
-        redis.call('SET', key, value, 'PX', extra)
-      end
+    if following ~= nil and following < 9007199254740992
+        and redis.call('SET', key, value, 'NX', 'PX', extra) then
       counter = following
       replies[i] = counter
+    else
+      local found = redis.call('MGET', key, waiting)
+      local held = found[1]
+      if held ~= false and held ~= value then
+        local who = tag
+        if found[2] ~= false and found[2] ~= tag then
+          who = '*'
+        end
+        redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
+        replies[i] = 0
+      elseif verified < 0 then
+        replies[i] = verified
+      elseif following >= 9007199254740992 then
+        replies[i] = -3
+      else
+        if held == false then
+          redis.call('SET', key, value, 'PX', extra)
+        end
+        counter = following
+        replies[i] = counter
+      end
     end
   end
 end
