@@ -12,7 +12,10 @@
 //       deadline from each message's receipt (the LOST contract);
 //   (c) contention: a second Acquire while the lock is held gets
 //       acquired=false with FAILURE_REASON_TAKEN, and every later lease of the
-//       resource carries a larger fencing token.
+//       resource carries a larger fencing token;
+//   (d) a Pipeline stream shared by 8 concurrent calls, each reply matched to
+//       its call by id; a bad call answered with a CallError while the stream
+//       goes on; a half-close ends it cleanly.
 // It exits 0 when everything happened as expected, 1 otherwise.
 //
 // A daemon with TLS and tenants (README, Security) takes, from the environment:
@@ -275,6 +278,88 @@ async function waitForQuorum(client, resource, timeoutMs) {
 
 // --- The program -------------------------------------------------------------
 
+// --- (d) A Pipeline stream -------------------------------------------------
+
+/**
+ * One Pipeline stream shared by any number of concurrent calls: each call
+ * gets an id, and one 'data' handler hands each reply to the call with that
+ * id. Replies come as calls finish, not in order.
+ */
+class Pipeline {
+  constructor(client) {
+    this.nextId = 0n;
+    this.waiting = new Map(); // id (a string: longs are strings here) -> { resolve, reject }
+    this.ended = null;
+    this.stream = client.Pipeline(auth());
+    this.stream.on('data', (reply) => {
+      const caller = this.waiting.get(reply.id);
+      if (caller) {
+        this.waiting.delete(reply.id);
+        caller.resolve(reply);
+      }
+    });
+    this.finished = new Promise((resolve) => {
+      const end = (why) => {
+        if (this.ended) return;
+        this.ended = why;
+        for (const caller of this.waiting.values()) caller.reject(new Error(`the Pipeline stream ended: ${why}`));
+        this.waiting.clear();
+        resolve(why);
+      };
+      this.stream.on('error', (err) => end(err.message));
+      this.stream.on('end', () => end('ok'));
+    });
+  }
+
+  /** Sends one call (kind: 'acquire', 'extend' or 'release') and resolves with its reply. */
+  call(kind, request) {
+    expect(this.ended === null, `the Pipeline stream has ended: ${this.ended}`);
+    const id = String(this.nextId++);
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.stream.write({ id, [kind]: request });
+    });
+  }
+
+  /** Half-closes; the daemon answers what is in flight and ends the stream. */
+  async close() {
+    this.stream.end();
+    const why = await this.finished;
+    expect(why === 'ok', `the Pipeline stream did not end cleanly: ${why}`);
+  }
+}
+
+async function pipelineDemo(client, resource) {
+  const stream = new Pipeline(client);
+  const owner = `example.js pid ${process.pid}`;
+  // Eight locks taken and released at once, every call on the one stream.
+  const tokens = await Promise.all(
+    [...Array(8).keys()].map(async (n) => {
+      const name = `${resource}/p${n}`;
+      const reply = await stream.call('acquire', { resource: name, ttl: duration(5000), owner });
+      expect(reply.result === 'acquire' && reply.acquire.acquired, `${name} not granted on the stream: ${JSON.stringify(reply)}`);
+      const other = await acquire(client, name, 5000, 0);
+      expect(!other.acquired, `${name} was granted twice`);
+      const released = await stream.call('release', { resource: name, value: reply.acquire.lease.value });
+      expect(released.result === 'release' && released.release.released, `${name}: released=false`);
+      return BigInt(reply.acquire.lease.fencing_token);
+    }),
+  );
+  log(`8 concurrent calls on one Pipeline stream took and released 8 locks: tokens ${tokens.join(', ')}`);
+
+  // A bad call is answered with a CallError naming the field; the stream goes on.
+  const bad = await stream.call('acquire', { resource: `${resource}/bad`, ttl: duration(3600 * 1000), owner });
+  expect(bad.result === 'error', `an out-of-range ttl was not refused: ${JSON.stringify(bad)}`);
+  expect(bad.error.code === grpc.status.INVALID_ARGUMENT && bad.error.message.includes('ttl'), `refusal: ${JSON.stringify(bad.error)}`);
+  log(`ttl=3600s refused on the stream: code=${bad.error.code} '${bad.error.message}'`);
+  const again = await stream.call('acquire', { resource: `${resource}/bad`, ttl: duration(5000), owner });
+  expect(again.result === 'acquire' && again.acquire.acquired, 'the stream did not go on after a refused call');
+  const freed = await stream.call('release', { resource: `${resource}/bad`, value: again.acquire.lease.value });
+  expect(freed.release.released, 'release on the stream: released=false');
+  await stream.close();
+  log('half-closed: the Pipeline stream ended cleanly');
+}
+
 async function main() {
   const address = process.argv[2] || process.env.REDLOCKD_ADDR || '127.0.0.1:7420';
   const client = new Lock(address, credentials());
@@ -343,6 +428,9 @@ async function main() {
   const held = await holdSession(client, storage, resource, { ttlMs: 1500, waitMs: 2000, extensions: 2 });
   expect(held > later.token, `session token ${held} is not larger than ${later.token}`);
   log(`session token ${held} > ${later.token}`);
+
+  // (d) Many calls on one Pipeline stream.
+  await pipelineDemo(client, resource);
 
   client.close();
   log(`ok: tokens ${first.token} < ${later.token} < ${held}; storage holds ${JSON.stringify(Object.fromEntries(storage.data))}`);

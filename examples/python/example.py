@@ -9,7 +9,10 @@ Shows, against a running daemon:
       FAILURE_REASON_TAKEN, and the next lease carries a larger token (so the
       storage rejects the old holder's late write);
   (b) a Hold session: HoldStart -> ACQUIRED -> work while EXTENDED arrives
-      (stop on LOST) -> half-close -> RELEASED with held_to_end.
+      (stop on LOST) -> half-close -> RELEASED with held_to_end;
+  (d) a Pipeline stream shared by 8 threads, each call matched to its reply
+      by id; a bad call answered with a CallError while the stream goes on;
+      half-close ends it cleanly.
 
 Usage: python example.py [HOST:PORT]   (else $REDLOCKD_ADDR, else 127.0.0.1:7420)
 
@@ -308,6 +311,116 @@ def hold_session(stub, resource, storage, previous_token):
     expect(release(stub, after), "Release after the session answered released=false")
 
 
+# --- many calls on one Pipeline stream ---------------------------------------
+
+
+class Pipeline:
+    """One Pipeline stream shared by any number of threads: each call gets an
+    id, goes down the stream, and waits for the reply with that id, which one
+    reader thread hands over. Replies come as calls finish, not in order."""
+
+    def __init__(self, stub):
+        self._calls = queue.Queue()  # PipelineRequest, or None to half-close
+        self._lock = threading.Lock()
+        self._waiting = {}  # id -> [threading.Event, PipelineResponse | None]
+        self._next_id = 0
+        self.ended = None  # None while open; then "ok" or the RpcError
+        self._stream = stub.Pipeline(self._requests(), metadata=AUTH)
+        self._reader = threading.Thread(target=self._read, name="pipeline-reader", daemon=True)
+        self._reader.start()
+
+    def _requests(self):
+        while True:
+            call = self._calls.get()
+            if call is None:
+                return  # the iterator ends: grpcio half-closes the stream
+            yield call
+
+    def _read(self):
+        ended = "ok"
+        try:
+            for reply in self._stream:
+                with self._lock:
+                    slot = self._waiting.pop(reply.id, None)
+                if slot is not None:
+                    slot[1] = reply
+                    slot[0].set()
+        except grpc.RpcError as error:
+            ended = error
+        with self._lock:
+            self.ended = ended
+            for slot in self._waiting.values():
+                slot[0].set()  # with no reply: the stream ended first
+            self._waiting.clear()
+
+    def call(self, **call):
+        """Sends one call (acquire=, extend= or release=) and returns its
+        PipelineResponse."""
+        with self._lock:
+            expect(self.ended is None, f"the Pipeline stream has ended: {self.ended}")
+            call_id = self._next_id
+            self._next_id += 1
+            slot = self._waiting[call_id] = [threading.Event(), None]
+        self._calls.put(pb.PipelineRequest(id=call_id, **call))
+        expect(slot[0].wait(timeout=30), f"no reply to call {call_id} within 30s")
+        expect(slot[1] is not None, f"the Pipeline stream ended before call {call_id} was answered: {self.ended}")
+        expect(slot[1].id == call_id, f"call {call_id} got the reply of call {slot[1].id}")
+        return slot[1]
+
+    def close(self):
+        """Half-closes; the daemon answers what is in flight and ends the stream."""
+        self._calls.put(None)
+        self._reader.join(timeout=10)
+        expect(self.ended == "ok", f"the Pipeline stream did not end cleanly: {self.ended}")
+
+
+def pipeline(stub, resource):
+    log(f"== (d) a Pipeline stream: many calls from many threads on one stream ({resource}/...)")
+    stream = Pipeline(stub)
+    tokens = {}
+
+    def worker(n):
+        name = f"{resource}/p{n}"
+        sent_at = time.monotonic()
+        reply = stream.call(acquire=pb.AcquireRequest(resource=name, ttl=duration(5), owner=OWNER))
+        expect(reply.WhichOneof("result") == "acquire", f"{name}: {reply}")
+        expect(reply.acquire.acquired, f"{name} not granted on the stream")
+        lease = HeldLease(reply.acquire.lease, sent_at)
+        expect(lease.time_left() > 0, f"{name}: no validity left")
+        # The unary API sees the same lock.
+        other, _ = acquire(stub, name, ttl=5, wait=0)
+        expect(other is None, f"{name} was granted twice")
+        released = stream.call(release=pb.ReleaseRequest(resource=name, value=lease.value))
+        expect(released.release.released, f"{name}: released=false")
+        tokens[n] = lease.token
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    failures = []
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        if thread.is_alive():
+            failures.append("a worker did not finish within 60s")
+    expect(not failures and len(tokens) == 8, f"{len(tokens)} of 8 workers finished: {failures}")
+    log(f"8 threads took and released 8 locks on one stream: tokens {sorted(tokens.values())}")
+
+    # A bad call is answered with a CallError naming the field; the stream goes on.
+    bad = stream.call(acquire=pb.AcquireRequest(resource=f"{resource}/bad", ttl=duration(3600), owner=OWNER))
+    expect(bad.WhichOneof("result") == "error", f"an out-of-range ttl was not refused: {bad}")
+    expect(
+        bad.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] and "ttl" in bad.error.message,
+        f"the refusal does not name ttl: code={bad.error.code} {bad.error.message!r}",
+    )
+    log(f"ttl=3600s refused on the stream: code={bad.error.code} {bad.error.message!r}")
+    again = stream.call(acquire=pb.AcquireRequest(resource=f"{resource}/bad", ttl=duration(5), owner=OWNER))
+    expect(again.acquire.acquired, "the stream did not go on after a refused call")
+    lease = again.acquire.lease
+    expect(stream.call(release=pb.ReleaseRequest(resource=lease.resource, value=lease.value)).release.released, "release on the stream: released=false")
+    stream.close()
+    log("half-closed: the stream ended cleanly")
+
+
 def channel_to(address):
     """Plain gRPC to a loopback sidecar; TLS (mutual with a client
     certificate) when REDLOCKD_CA names the daemon's CA."""
@@ -344,6 +457,7 @@ def main():
         storage = FencedStorage()
         last_token = acquire_write_release(stub, resource, storage)
         hold_session(stub, resource, storage, last_token)
+        pipeline(stub, resource)
     log("OK: every outcome was as expected")
 
 
