@@ -1,5 +1,8 @@
 //! A Rust client of the `Pipeline` stream: one stream shared by any number
-//! of tasks, each call awaited on its own as if it were a unary call.
+//! of tasks, each call awaited on its own as if it were a unary call. A call
+//! whose caller stops waiting still runs in the daemon; if it grants a lock
+//! after all, the client releases it at once, as the daemon does when a
+//! unary caller leaves.
 //!
 //! ```no_run
 //! # async fn example(channel: tonic::transport::Channel) -> Result<(), tonic::Status> {
@@ -98,13 +101,36 @@ impl Pipeline {
         let mut replies = client.pipeline(request).await?.into_inner();
         let shared = Arc::new(Shared::default());
         let reading = shared.clone();
+        // Weak: the stream half-closes when the last `Pipeline` goes.
+        let orphans = calls.downgrade();
         tokio::spawn(async move {
             let ended = loop {
                 match replies.message().await {
                     Ok(Some(reply)) => {
                         let waiter = reading.state().waiting.remove(&reply.id);
-                        if let (Some(waiter), Some(answer)) = (waiter, reply.result) {
-                            let _ = waiter.send(Ok(answer));
+                        match (waiter, reply.result) {
+                            (Some(waiter), Some(answer)) => {
+                                let _ = waiter.send(Ok(answer));
+                            }
+                            // Granted to a caller that stopped waiting (a
+                            // timeout, a cancelled task): nobody else knows
+                            // the value, so release it now rather than a TTL
+                            // later, as the daemon does for a unary call.
+                            (None, Some(Answer::Acquire(AcquireResponse { lease: Some(lease), .. }))) => {
+                                let id = reading.next_id.fetch_add(1, Ordering::Relaxed);
+                                let release = Call::Release(ReleaseRequest {
+                                    resource: lease.resource,
+                                    value: lease.value,
+                                });
+                                if let Some(calls) = orphans.upgrade() {
+                                    let request = PipelineRequest {
+                                        id,
+                                        call: Some(release),
+                                    };
+                                    tokio::spawn(async move { calls.send(request).await });
+                                }
+                            }
+                            _ => {}
                         }
                     }
                     Ok(None) => break Status::unavailable("the Pipeline stream ended"),
@@ -135,14 +161,15 @@ impl Pipeline {
             id,
         };
         let request = PipelineRequest { id, call: Some(call) };
-        if self.calls.send(request).await.is_err() {
-            return Err(Status::unavailable("the Pipeline stream ended"));
+        let mut answered = answered;
+        // The stream may end (and answer) while the call waits for room.
+        tokio::select! {
+            sent = self.calls.send(request) => if sent.is_err() {
+                return Err(Status::unavailable("the Pipeline stream ended"));
+            },
+            answer = &mut answered => return finish(answer),
         }
-        match answered.await {
-            Ok(Ok(Answer::Error(error))) => Err(Status::new(Code::from(error.code), error.message)),
-            Ok(answer) => answer,
-            Err(_) => Err(Status::unavailable("the Pipeline stream ended")),
-        }
+        finish(answered.await)
     }
 
     /// `Acquire` on the stream.
@@ -177,6 +204,14 @@ impl Pipeline {
             Answer::Release(reply) => Ok(reply),
             other => Err(mismatched("Release", &other)),
         }
+    }
+}
+
+fn finish(answer: Result<Result<Answer, Status>, oneshot::error::RecvError>) -> Result<Answer, Status> {
+    match answer {
+        Ok(Ok(Answer::Error(error))) => Err(Status::new(Code::from(error.code), error.message)),
+        Ok(answer) => answer,
+        Err(_) => Err(Status::unavailable("the Pipeline stream ended")),
     }
 }
 

@@ -8,16 +8,22 @@
 //! (b)). Each call runs the service's own method, so it validates, answers
 //! and fails exactly as the unary call does.
 //!
-//! The calls in flight are futures polled by the reply stream itself (no
-//! task or channel per call): when the client goes away, tonic drops the
-//! stream and with it every call, as it would drop a unary handler.
+//! One task per stream (not per call) runs the calls in flight, so they go
+//! on whether or not the client reads its replies: a call that stopped
+//! half-way could keep a master's batch slot, and with it every other
+//! client's requests to that master, waiting. Each call holds a slot of the
+//! reply queue from the moment it is read, so a finished call never waits to
+//! queue its reply, and a client that reads nothing gets no further call
+//! read (HTTP/2 flow control then holds it back). When the client goes
+//! away, the task drops its calls, as tonic drops a unary handler.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::stream::{FuturesUnordered, Stream, StreamExt};
+use futures::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::mpsc::{self, OwnedPermit};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Status, Streaming};
 
 use crate::auth::Caller;
@@ -28,35 +34,25 @@ use crate::proto::{CallError, PipelineRequest, PipelineResponse};
 use crate::redlock::Node;
 use crate::server::{LockService, wire_outcomes};
 
-/// A call in flight.
-pub type Pending = Pin<Box<dyn Future<Output = PipelineResponse> + Send>>;
+/// A slot of a stream's reply queue.
+pub type Slot = OwnedPermit<Result<PipelineResponse, Status>>;
 
-/// The reply stream of one `Pipeline` call.
-pub struct Replies {
-    /// The client's calls; `None` once it half-closed or broke.
-    calls: Option<Streaming<PipelineRequest>>,
-    in_flight: FuturesUnordered<Pending>,
-    /// At most this many calls in flight; no further call is read before one
-    /// is answered.
-    limit: usize,
-    /// Resolves when the daemon starts shutting down; `None` once it has.
-    closing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
-    /// How the stream ends once the calls in flight are answered: `None`
-    /// for a client that half-closed.
-    end: Option<Status>,
-    service: Arc<dyn Calls>,
-    caller: Caller,
-}
+/// A call in flight, with the reply slot it holds.
+pub type Answered = Pin<Box<dyn Future<Output = (Slot, PipelineResponse)> + Send>>;
+
+/// The reply stream of one `Pipeline` call: what the stream's task queued.
+pub type Replies = ReceiverStream<Result<PipelineResponse, Status>>;
 
 /// The three calls, as the service answers them (object-safe, so the
 /// stream does not carry the node type).
 pub trait Calls: Send + Sync + 'static {
-    /// Answers one call: its reply, with its id. One box per call.
-    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest) -> Pending;
+    /// Answers one call: its reply, with its id, and the reply slot it
+    /// holds. One box per call.
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: Slot) -> Answered;
 }
 
 impl<N: Node> Calls for LockService<N> {
-    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest) -> Pending {
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: Slot) -> Answered {
         Box::pin(async move {
             let answered = match request.call {
                 Some(Call::Acquire(req)) => LockService::acquire(&self, &caller, None, req)
@@ -66,10 +62,11 @@ impl<N: Node> Calls for LockService<N> {
                 Some(Call::Release(req)) => LockService::release(&self, &caller, req).await.map(Answer::Release),
                 None => Err(Error::invalid("call", "one of acquire, extend or release must be set")),
             };
-            PipelineResponse {
+            let reply = PipelineResponse {
                 id: request.id,
                 result: Some(answered.unwrap_or_else(|error| Answer::Error(call_error(&error)))),
-            }
+            };
+            (slot, reply)
         })
     }
 }
@@ -89,65 +86,67 @@ pub fn call_error(error: &Error) -> CallError {
     }
 }
 
-impl Replies {
-    /// The replies to `calls` from `caller`, answered by `service`, with at
-    /// most `limit` in flight; `closing` resolves when the daemon shuts down.
-    pub fn new(
-        service: Arc<dyn Calls>,
-        caller: Caller,
-        calls: Streaming<PipelineRequest>,
-        limit: usize,
-        closing: impl Future<Output = ()> + Send + 'static,
-    ) -> Replies {
-        Replies {
-            calls: Some(calls),
-            in_flight: FuturesUnordered::new(),
-            limit: limit.max(1),
-            closing: Some(Box::pin(closing)),
-            end: None,
-            service,
-            caller,
-        }
-    }
-
-    fn start(&mut self, request: PipelineRequest) {
-        let call = Arc::clone(&self.service).call(self.caller.clone(), request);
-        self.in_flight.push(call);
-    }
+/// Starts the task that answers `calls` from `caller` with `service`, at
+/// most `limit` calls in flight and replies waiting together; `closing`
+/// resolves when the daemon shuts down. Returns the replies.
+pub fn serve(
+    service: Arc<dyn Calls>,
+    caller: Caller,
+    calls: Streaming<PipelineRequest>,
+    limit: usize,
+    closing: impl Future<Output = ()> + Send + 'static,
+) -> Replies {
+    let (replies, queued) = mpsc::channel(limit.max(1));
+    tokio::spawn(run(service, caller, calls, replies, closing));
+    ReceiverStream::new(queued)
 }
 
-impl Stream for Replies {
-    type Item = Result<PipelineResponse, Status>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        // Shutting down: read no further call.
-        if let Some(closing) = &mut this.closing
-            && closing.as_mut().poll(cx).is_ready()
-        {
-            this.closing = None;
-            if this.calls.take().is_some() {
-                this.end = Some(Error::ShuttingDown.into());
+async fn run(
+    service: Arc<dyn Calls>,
+    caller: Caller,
+    mut calls: Streaming<PipelineRequest>,
+    replies: mpsc::Sender<Result<PipelineResponse, Status>>,
+    closing: impl Future<Output = ()> + Send,
+) {
+    let mut closing = std::pin::pin!(closing);
+    let mut in_flight: FuturesUnordered<Answered> = FuturesUnordered::new();
+    // A reply slot, taken before the next call is read.
+    let mut slot: Option<Slot> = None;
+    let mut reading = true;
+    // How the stream ends after the calls in flight: `None` for a client
+    // that half-closed.
+    let mut end: Option<Status> = None;
+    while reading || !in_flight.is_empty() {
+        tokio::select! {
+            biased;
+            // The client left: its calls stop here.
+            () = replies.closed() => return,
+            () = &mut closing, if reading => {
+                reading = false;
+                end = Some(Error::ShuttingDown.into());
             }
-        }
-        // Read calls while there is room: each starts at once.
-        while this.in_flight.len() < this.limit {
-            let Some(calls) = &mut this.calls else { break };
-            match calls.poll_next_unpin(cx) {
-                Poll::Ready(Some(Ok(request))) => this.start(request),
-                Poll::Ready(Some(Err(status))) => {
-                    this.calls = None;
-                    this.end = Some(status);
+            Some((taken, reply)) = in_flight.next(), if !in_flight.is_empty() => {
+                taken.send(Ok(reply));
+            }
+            taken = replies.clone().reserve_owned(), if reading && slot.is_none() => match taken {
+                Ok(taken) => slot = Some(taken),
+                Err(_) => return,
+            },
+            next = calls.next(), if reading && slot.is_some() => match next {
+                // Always a slot: a call is read only with one.
+                Some(Ok(request)) => if let Some(taken) = slot.take() {
+                    in_flight.push(Arc::clone(&service).call(caller.clone(), request, taken));
+                },
+                Some(Err(status)) => {
+                    reading = false;
+                    end = Some(status);
                 }
-                Poll::Ready(None) => this.calls = None,
-                Poll::Pending => break,
-            }
+                None => reading = false,
+            },
         }
-        match this.in_flight.poll_next_unpin(cx) {
-            // tonic polls again at once: the room it made is filled then.
-            Poll::Ready(Some(reply)) => Poll::Ready(Some(Ok(reply))),
-            Poll::Ready(None) if this.calls.is_none() => Poll::Ready(this.end.take().map(Err)),
-            Poll::Ready(None) | Poll::Pending => Poll::Pending,
-        }
+    }
+    drop(slot);
+    if let Some(status) = end {
+        let _ = replies.send(Err(status)).await;
     }
 }

@@ -215,7 +215,7 @@ impl<N: Node> Lock for LockService<N> {
         let caller = self.auth.caller(request.metadata())?;
         let service = Arc::new(self.clone());
         let closing = self.locks.closing();
-        let replies = pipeline::Replies::new(service, caller, request.into_inner(), self.pipeline_limit, closing);
+        let replies = pipeline::serve(service, caller, request.into_inner(), self.pipeline_limit, closing);
         Ok(Response::new(replies))
     }
 

@@ -361,3 +361,62 @@ async fn an_oversized_call_ends_the_stream_with_out_of_range_after_the_calls_in_
     assert!(try_acquire(&mut unary, "after", 5.0, 0.0).await.acquired);
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn calls_in_flight_are_answered_even_while_the_client_reads_no_reply() {
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION".into(), "2000".into());
+    let daemon = Daemon::start_with(env).await;
+    // HTTP/2's own 64 KiB windows (hyper's client asks for 2 MiB).
+    let channel = Channel::from_shared(format!("http://{}", daemon.addr))
+        .unwrap()
+        .initial_stream_window_size(65_535)
+        .initial_connection_window_size(65_535)
+        .connect()
+        .await
+        .unwrap();
+    let (tx, mut replies) = raw(&mut LockClient::new(channel)).await;
+    // Far more replies than the stream's window holds while the client
+    // reads none: every call must still run to the end.
+    const CALLS: u64 = 1500;
+    for i in 0..CALLS {
+        tx.send(acquire_call(i, &format!("unread/{i}"), 30.0, 0.0))
+            .await
+            .unwrap();
+    }
+    daemon.scrape_until(&[&format!("\nredlock_locks_held {CALLS}\n")]).await;
+    let mut granted = 0;
+    for _ in 0..CALLS {
+        let (_, answer) = next(&mut replies).await;
+        assert!(matches!(&answer, Answer::Acquire(a) if a.acquired), "{answer:?}");
+        granted += 1;
+    }
+    assert_eq!(granted, CALLS);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_grant_whose_caller_stopped_waiting_is_released_by_the_client_at_once() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut unary = daemon.client().await;
+    let holder = must_acquire(&mut unary, "r", 30.0, 0.0).await;
+    let pipeline = Pipeline::open(daemon.client().await).await.unwrap();
+    let waiting = {
+        let pipeline = pipeline.clone();
+        tokio::spawn(async move { pipeline.acquire(acquire_req("r", 30.0, 20.0)).await })
+    };
+    daemon.until_waiters(1).await;
+    // The caller gives up (a timeout, a cancelled task); the call goes on.
+    waiting.abort();
+    assert!(release(&mut unary, &holder).await);
+    // The lock went to the abandoned call, and the client gave it back: it
+    // is free long before its 30 s TTL.
+    let after = must_acquire(&mut unary, "r", 5.0, 10.0).await;
+    assert!(after.fencing_token > holder.fencing_token);
+    // The stream still serves.
+    let more = pipeline.acquire(acquire_req("other", 5.0, 0.0)).await.unwrap();
+    assert!(more.acquired);
+    daemon.stop().await;
+}

@@ -279,7 +279,9 @@ impl RedisNode {
     }
 
     /// Runs a script by SHA with `keys`, recording its latency and errors
-    /// as this master's.
+    /// as this master's. (The one-lock scripts: their keys and arguments are
+    /// copied for a possible NOSCRIPT retry; the batches build theirs twice
+    /// instead, `Batches::call`.)
     async fn eval_observed(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
         let timing = self.timing();
         let answer = eval_script(&self.client, script, || (keys.clone(), args.clone())).await;
