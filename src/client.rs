@@ -67,16 +67,40 @@ impl Shared {
     }
 }
 
-/// Forgets a call whose caller stopped waiting.
+/// A call waiting for its reply. Dropped before the reply was taken (its
+/// caller stopped waiting), it forgets the call, and releases a lock that
+/// was granted to it meanwhile.
 struct Waiting<'a> {
-    shared: &'a Shared,
+    pipeline: &'a Pipeline,
     id: u64,
+    answered: oneshot::Receiver<Result<Answer, Status>>,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.shared.state().waiting.remove(&self.id);
+        self.pipeline.shared.state().waiting.remove(&self.id);
+        if let Ok(Ok(answer)) = self.answered.try_recv() {
+            release_orphan(&self.pipeline.calls, &self.pipeline.shared, answer);
+        }
     }
+}
+
+/// Releases the lock `answer` granted, if it did, to a caller that is gone:
+/// nobody else knows its value, so it is given back now rather than a TTL
+/// later, as the daemon does for a unary call.
+fn release_orphan(calls: &mpsc::Sender<PipelineRequest>, shared: &Shared, answer: Answer) {
+    let Answer::Acquire(AcquireResponse { lease: Some(lease), .. }) = answer else {
+        return;
+    };
+    let request = PipelineRequest {
+        id: shared.next_id.fetch_add(1, Ordering::Relaxed),
+        call: Some(Call::Release(ReleaseRequest {
+            resource: lease.resource,
+            value: lease.value,
+        })),
+    };
+    let calls = calls.clone();
+    tokio::spawn(async move { calls.send(request).await });
 }
 
 impl Pipeline {
@@ -107,30 +131,16 @@ impl Pipeline {
             let ended = loop {
                 match replies.message().await {
                     Ok(Some(reply)) => {
+                        let Some(answer) = reply.result else { continue };
                         let waiter = reading.state().waiting.remove(&reply.id);
-                        match (waiter, reply.result) {
-                            (Some(waiter), Some(answer)) => {
-                                let _ = waiter.send(Ok(answer));
-                            }
-                            // Granted to a caller that stopped waiting (a
-                            // timeout, a cancelled task): nobody else knows
-                            // the value, so release it now rather than a TTL
-                            // later, as the daemon does for a unary call.
-                            (None, Some(Answer::Acquire(AcquireResponse { lease: Some(lease), .. }))) => {
-                                let id = reading.next_id.fetch_add(1, Ordering::Relaxed);
-                                let release = Call::Release(ReleaseRequest {
-                                    resource: lease.resource,
-                                    value: lease.value,
-                                });
-                                if let Some(calls) = orphans.upgrade() {
-                                    let request = PipelineRequest {
-                                        id,
-                                        call: Some(release),
-                                    };
-                                    tokio::spawn(async move { calls.send(request).await });
-                                }
-                            }
-                            _ => {}
+                        // A caller that stopped waiting (a timeout, a
+                        // cancelled task) leaves its answer here.
+                        let orphan = match waiter {
+                            Some(waiter) => waiter.send(Ok(answer)).err().and_then(Result::ok),
+                            None => Some(answer),
+                        };
+                        if let (Some(answer), Some(calls)) = (orphan, orphans.upgrade()) {
+                            release_orphan(&calls, &reading, answer);
                         }
                     }
                     Ok(None) => break Status::unavailable("the Pipeline stream ended"),
@@ -156,20 +166,20 @@ impl Pipeline {
             }
             state.waiting.insert(id, answer);
         }
-        let _waiting = Waiting {
-            shared: &self.shared,
+        let mut waiting = Waiting {
+            pipeline: self,
             id,
+            answered,
         };
         let request = PipelineRequest { id, call: Some(call) };
-        let mut answered = answered;
         // The stream may end (and answer) while the call waits for room.
         tokio::select! {
             sent = self.calls.send(request) => if sent.is_err() {
                 return Err(Status::unavailable("the Pipeline stream ended"));
             },
-            answer = &mut answered => return finish(answer),
+            answer = &mut waiting.answered => return finish(answer),
         }
-        finish(answered.await)
+        finish((&mut waiting.answered).await)
     }
 
     /// `Acquire` on the stream.
