@@ -29,6 +29,13 @@ async fn raw(client: &mut LockClient<Channel>) -> (mpsc::Sender<PipelineRequest>
     (tx, replies)
 }
 
+/// A daemon on `cluster` with the test settings and `key` set to `value`.
+async fn start_with(cluster: &Cluster, key: &str, value: &str) -> Daemon {
+    let mut env = test_env(cluster);
+    env.insert(key.into(), value.into());
+    Daemon::start_with(env).await
+}
+
 fn call(id: u64, call: Call) -> PipelineRequest {
     PipelineRequest { id, call: Some(call) }
 }
@@ -211,9 +218,7 @@ async fn tasks_sharing_one_stream_exclude_each_other_and_tokens_increase() {
 #[tokio::test]
 async fn no_more_calls_than_the_limit_are_in_flight_and_the_rest_wait_unread() {
     let cluster = Cluster::start(5);
-    let mut env = test_env(&cluster);
-    env.insert("REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION".into(), "2".into());
-    let daemon = Daemon::start_with(env).await;
+    let daemon = start_with(&cluster, "REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION", "2").await;
     let mut unary = daemon.client().await;
     let held: Vec<_> = futures::future::join_all((0..3).map(|i| {
         let mut client = unary.clone();
@@ -297,10 +302,8 @@ async fn a_client_that_leaves_while_waiting_leaves_no_lock_behind() {
 #[tokio::test]
 async fn a_daemon_shutting_down_answers_and_ends_its_streams_with_unavailable() {
     let cluster = Cluster::start(5);
-    let mut env = test_env(&cluster);
     // Longer than the test waits: only ending the stream lets it stop.
-    env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "5m".into());
-    let daemon = Daemon::start_with(env).await;
+    let daemon = start_with(&cluster, "REDLOCKD__SERVER__SHUTDOWN_GRACE", "5m").await;
     let pipeline = Pipeline::open(daemon.client().await).await.unwrap();
     let lease = pipeline
         .acquire(acquire_req("r", 10.0, 0.0))
@@ -365,9 +368,7 @@ async fn an_oversized_call_ends_the_stream_with_out_of_range_after_the_calls_in_
 #[tokio::test]
 async fn calls_in_flight_are_answered_even_while_the_client_reads_no_reply() {
     let cluster = Cluster::start(5);
-    let mut env = test_env(&cluster);
-    env.insert("REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION".into(), "2000".into());
-    let daemon = Daemon::start_with(env).await;
+    let daemon = start_with(&cluster, "REDLOCKD__SERVER__MAX_REQUESTS_PER_CONNECTION", "2000").await;
     // HTTP/2's own 64 KiB windows (hyper's client asks for 2 MiB).
     let channel = Channel::from_shared(format!("http://{}", daemon.addr))
         .unwrap()
