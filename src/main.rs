@@ -10,6 +10,14 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use redlockd::config::Config;
 
+/// jemalloc rather than glibc's malloc: glibc spent a sixth of the daemon's
+/// time under (b) of issue #7 in `malloc`/`free`, much of it in
+/// `malloc_consolidate` (run for every request of 1 KB or more); jemalloc
+/// cuts the daemon's CPU per lock cycle by about an eighth and keeps the RSS
+/// of 10,000 sessions where glibc's was (45-46 MB; mimalloc's was 59 MB).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Exit code for a configuration that cannot be used (EX_USAGE).
 const EXIT_CONFIG: u8 = 64;
 
