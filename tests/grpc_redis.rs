@@ -5,6 +5,7 @@ mod support;
 
 use std::time::Duration;
 
+use fred::prelude::{ClientLike, KeysInterface};
 use redlockd::proto::{AcquireRequest, ExtendRequest, FailureReason, ReleaseRequest};
 use support::*;
 use tonic::Code;
@@ -287,5 +288,68 @@ async fn every_invalid_input_is_refused_naming_the_field() {
     assert!(status.message().contains("ttl"), "{}", status.message());
     // Nothing was lost on the way: the lock is still ours.
     assert!(release(&mut client, &lease).await);
+    daemon.stop().await;
+}
+
+/// A release is answered once a quorum deleted the lock (issue #7); the
+/// masters that had not answered yet still delete it, even one that must
+/// first be sent the script again (`NOSCRIPT`: its script cache was
+/// flushed while the link to it was down), which only the call that was
+/// left running can do.
+#[tokio::test]
+async fn a_release_answered_at_quorum_still_deletes_the_lock_on_the_slow_masters() {
+    let cluster = Cluster::start(5);
+    let mut proxies = Vec::new();
+    for master in &cluster.masters[3..] {
+        proxies.push(support::proxy::Proxy::start(([127, 0, 0, 1], master.port()).into()).await);
+    }
+    let urls: Vec<String> = cluster.masters[..3]
+        .iter()
+        .map(|m| m.url())
+        .chain(proxies.iter().map(support::proxy::Proxy::url))
+        .collect();
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    let daemon = Daemon::start_with(env).await;
+    let mut client = daemon.client().await;
+    let lease = must_acquire(&mut client, "r", 30.0, 0.0).await;
+
+    let key = "redlockd:lock:r";
+    let flush = fred::types::CustomCommand::new_static("SCRIPT", fred::types::ClusterHash::FirstKey, false);
+    let mut admins = Vec::new();
+    for (i, proxy) in (3..).zip(&proxies) {
+        proxy.set_mode(support::proxy::Mode::Blackhole);
+        let admin = cluster.admin(i).await;
+        let _: fred::prelude::Value = admin.custom(flush.clone(), vec!["FLUSH"]).await.unwrap();
+        admins.push(admin);
+    }
+    assert!(release(&mut client, &lease).await, "three masters held the lock");
+    for admin in &admins {
+        let held: Option<String> = admin.get(key).await.unwrap();
+        assert_eq!(
+            held.as_deref(),
+            Some(lease.value.as_str()),
+            "the delete cannot have arrived yet"
+        );
+    }
+    // Well within the daemon's command timeout (1 s), so the held request
+    // is answered (NOSCRIPT), not timed out.
+    for proxy in &proxies {
+        proxy.set_mode(support::proxy::Mode::Pass);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    for admin in &admins {
+        loop {
+            let held: Option<String> = admin.get(key).await.unwrap();
+            if held.is_none() {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "a master still holds the released lock: the delete was lost with its NOSCRIPT reply"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
     daemon.stop().await;
 }

@@ -815,6 +815,14 @@ impl<N: Node> Engine<N> {
     /// still held `value` when it was deleted: whether the critical section
     /// stayed protected to the end.
     ///
+    /// The answer comes as soon as it is known: when a quorum said "held and
+    /// deleted", or when so many said "not held" (and a quorum answered)
+    /// that no quorum can say it, as an acquisition decides at the third
+    /// vote (issue #7). The deletes on the other nodes are not abandoned: a
+    /// node's `unlock` sends its request even when nobody waits for the
+    /// answer (`RedisNode`: a queued release always goes; one its caller was
+    /// sending itself is finished by a task of its own).
+    ///
     /// # Errors
     /// `Error::Unavailable` when fewer than a quorum of nodes answered (the
     /// deletes were still sent to all).
@@ -834,8 +842,23 @@ impl<N: Node> Engine<N> {
         announce: Announce,
     ) -> Result<bool, Error> {
         let key = self.lock_key(resource);
-        let answers = self.unlock_all(&key, value, announce).await;
-        Ok(self.tally(&answers)? >= self.quorum())
+        let (n, quorum) = (self.nodes.len(), self.quorum());
+        let calls = self
+            .nodes
+            .iter()
+            .map(|node| async { node.unlock(&key, value.expose(), announce).await.ok() });
+        let (answers, _) = gather(
+            calls,
+            |answers| {
+                let said = |yes| answers.iter().filter(|a| **a == Some(Some(yes))).count();
+                let (held, not_held) = (said(true), said(false));
+                held >= quorum || (not_held > n - quorum && held + not_held >= quorum)
+            },
+            self.config.node_timeout,
+        )
+        .await;
+        let answers: Vec<Option<bool>> = answers.into_iter().map(Option::flatten).collect();
+        Ok(self.tally(&answers)? >= quorum)
     }
 
     /// A quorum view of `resource`: per node what it holds, and how many

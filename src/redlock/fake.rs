@@ -215,18 +215,26 @@ impl Node for FakeNode {
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
         self.state().unlocks += 1;
-        self.call(|state, _| {
-            let held = holds(state, key, value);
-            if held {
-                state.keys.remove(key);
-                // Like ROUND: an announcing release clears the mark.
-                if announce != Announce::No {
-                    state.waited.remove(key);
+        // On a task of its own: as `Node::unlock` requires, the delete is
+        // done (after a `Slow` delay too) even when nobody waits for it.
+        let (node, key, value) = (self.clone(), key.to_owned(), value.to_owned());
+        let unlock = tokio::spawn(async move {
+            node.call(|state, _| {
+                let held = holds(state, &key, &value);
+                if held {
+                    state.keys.remove(&key);
+                    // Like ROUND: an announcing release clears the mark.
+                    if announce != Announce::No {
+                        state.waited.remove(&key);
+                    }
                 }
-            }
-            held
-        })
-        .await
+                held
+            })
+            .await
+        });
+        unlock
+            .await
+            .unwrap_or_else(|e| Err(NodeError(format!("the unlock task failed: {e}"))))
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {

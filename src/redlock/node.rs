@@ -81,6 +81,10 @@ pub trait Node: Send + Sync + 'static {
     /// Compare-and-delete: `true` when `key` held `value` and is now gone.
     /// `announce` says whether the release is published so waiting daemons
     /// wake at once (see `Announce`).
+    ///
+    /// The delete must be carried out even when the caller stops waiting
+    /// for its answer once the future was first polled: `Engine::release`
+    /// answers as soon as a quorum decided and drops the rest.
     fn unlock(
         &self,
         key: &str,

@@ -3,8 +3,11 @@
 //! node has an empty script cache), plus the monitor's probe and repair.
 //! What the node answers is read by `replies.rs` (pure, unit-tested, fuzzed).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::sync::{Notify, oneshot};
@@ -115,6 +118,7 @@ impl RedisNode {
             head_keys: [fence_key.clone(), marker_key.clone()],
             head_args: [waiter_tag.clone(), Value::from(released_channel(&config.key_prefix))],
             node_timeout: config.node_timeout,
+            observer: OnceLock::new(),
             pending: Mutex::default(),
         });
         Ok(RedisNode {
@@ -141,6 +145,7 @@ impl RedisNode {
     /// Records each lock request's latency and errors as master `index`.
     #[must_use]
     pub fn observed(mut self, metrics: Arc<Metrics>, index: usize) -> RedisNode {
+        let _ = self.batches.observer.set((Arc::clone(&metrics), index));
         self.observer = Some((metrics, index));
         self
     }
@@ -367,6 +372,8 @@ struct Batches {
     /// This daemon's tag and the release channel.
     head_args: [Value; 2],
     node_timeout: Duration,
+    /// Where each release's latency and errors go (`RedisNode::observed`).
+    observer: OnceLock<(Arc<Metrics>, usize)>,
     pending: Mutex<Pending>,
 }
 
@@ -392,8 +399,46 @@ impl Queued {
     /// the queue: not sent (whatever follows it, a release included, is
     /// behind it in the queue). Releases always go.
     fn stale(&self, node_timeout: Duration) -> bool {
-        let lock = matches!(&self.args[0], Value::String(kind) if &**kind == "L");
-        self.answer.is_closed() && lock && self.queued_at.elapsed() >= node_timeout
+        self.answer.is_closed() && !is_release(&self.args) && self.queued_at.elapsed() >= node_timeout
+    }
+}
+
+/// Whether a request's arguments are a release's (`U`), not a lock's (`L`).
+fn is_release(args: &[Value; 3]) -> bool {
+    matches!(&args[0], Value::String(kind) if &**kind == "U")
+}
+
+/// A call that runs to its end: awaited, it is the call; dropped before
+/// its end, it goes on in a task of its own (on the runtime it was dropped
+/// on; without one, the runtime is shutting down and it goes with it).
+struct Finish<F: Future + Send + 'static>(Option<Pin<Box<F>>>);
+
+impl<F: Future + Send + 'static> Finish<F> {
+    fn new(call: F) -> Finish<F> {
+        Finish(Some(Box::pin(call)))
+    }
+}
+
+impl<F: Future + Send + 'static> Future for Finish<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let Some(call) = self.0.as_mut() else {
+            return Poll::Pending;
+        };
+        let output = ready!(call.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(output)
+    }
+}
+
+impl<F: Future + Send + 'static> Drop for Finish<F> {
+    fn drop(&mut self) {
+        if let (Some(call), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(async move {
+                let _ = call.await;
+            });
+        }
     }
 }
 
@@ -461,6 +506,20 @@ impl Batches {
             }
         };
         match queued {
+            Ok((waiting, args)) if is_release(&args) => {
+                // A release is never dropped (as in `send`): should its caller
+                // stop waiting (the engine answers a release at quorum), a
+                // task finishes the call, a `NOSCRIPT` reload included, and
+                // gives the slot back only then, so nothing overtakes it.
+                let (slot, key, started) = (Slot(Arc::clone(self)), key.to_owned(), Instant::now());
+                Finish::new(async move {
+                    let answers = slot.0.call(&[(key.as_str(), waiting.as_str(), &args)]).await;
+                    slot.0.release_answered(started, answers.is_ok());
+                    drop(slot);
+                    Ok(answers?.remove(0))
+                })
+                .await
+            }
             Ok((waiting, args)) => {
                 let _slot = Slot(Arc::clone(self));
                 // Boxed: most requests queue, and a request's future (one per
@@ -493,6 +552,17 @@ impl Batches {
         replies::round(reply, requests.len())
     }
 
+    /// Records a release's answer as this master's, whoever waits for it:
+    /// the engine answers a release at quorum, and the rest still show in
+    /// the master's latency and errors. An answer after the node timeout
+    /// counts as a failure, as it would in a round.
+    fn release_answered(&self, started: Instant, ok: bool) {
+        if let Some((metrics, index)) = self.observer.get() {
+            let took = started.elapsed();
+            metrics.node_request(*index, took, ok && took < self.node_timeout);
+        }
+    }
+
     /// Sends batches until none waits.
     async fn send(self: Arc<Self>) {
         // Should the task end otherwise (a panic, a runtime shutting down),
@@ -519,6 +589,9 @@ impl Batches {
                 .collect();
             let answers = self.call(&requests).await;
             drop(requests);
+            for request in batch.iter().filter(|request| is_release(&request.args)) {
+                self.release_answered(request.queued_at, answers.is_ok());
+            }
             match answers {
                 Ok(answers) => {
                     for (request, answer) in batch.into_iter().zip(answers) {
@@ -680,11 +753,9 @@ impl Node for RedisNode {
             Value::from(value),
             Value::from_static_str(when),
         ];
-        let timing = self.timing();
+        // Timed by the batches, to its answer (`Batches::release_answered`).
         let answer = self.batches.request(key, self.waiting_key(key), args).await;
-        let released = answer.and_then(replies::released);
-        timing.answered(released.is_ok());
-        released
+        answer.and_then(replies::released)
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
