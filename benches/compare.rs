@@ -53,6 +53,13 @@ struct Args {
     /// Seconds measured per workload and system.
     #[arg(long, default_value_t = 5.0)]
     duration: f64,
+    /// Measured runs of each workload and system, the systems taking turns
+    /// (redlockd, rslock, …, redlockd, rslock, …): the tables show each
+    /// system's run with the median rate, and a table of every round's
+    /// rates and ratios follows. Repeats even out the machine's drift from
+    /// one run to the next, which can move one system's rate by 15–40%.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    rounds: u32,
     /// Seconds of warm-up before each measured window.
     #[arg(long, default_value_t = 1.0)]
     warmup: f64,
@@ -163,6 +170,9 @@ pub struct Results {
     pub environment: Vec<(String, String)>,
     pub clients: usize,
     pub runs: BTreeMap<(Workload, System), Run>,
+    /// Every round's rate (ops/s) per workload and system, in order, when
+    /// there was more than one round; a failed round is `None`.
+    pub rounds: BTreeMap<(Workload, System), Vec<Option<f64>>>,
     /// (a)'s gRPC hop alone: Health/Check latencies, one client, no master.
     pub hop: Option<measure::Samples>,
     pub sessions: Option<Result<daemon::SessionOutcome, String>>,
@@ -284,6 +294,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     let mut systems = args.systems.clone();
     systems.sort();
     systems.dedup();
+    let mut measured: BTreeMap<(Workload, System), Vec<Run>> = BTreeMap::new();
     for &workload in &shared {
         let clients = if workload == Workload::A {
             1
@@ -291,14 +302,19 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
             args.clients.max(1)
         };
         let contended = workload == Workload::C;
-        for &system in &systems {
+        for (round, &system) in (0..args.rounds).flat_map(|r| systems.iter().map(move |s| (r, s))) {
             if runs.contains_key(&(workload, system)) {
                 continue;
             }
-            let prefix = format!("bench:{}:{}", system.key(), workload.key());
+            let prefix = format!("bench:{}:{}:{round}", system.key(), workload.key());
             quiet(args.quiet).await;
+            let of = if args.rounds > 1 {
+                format!(", round {} of {}", round + 1, args.rounds)
+            } else {
+                String::new()
+            };
             say(format!(
-                "({}) {} with {clients} client(s)",
+                "({}) {} with {clients} client(s){of}",
                 workload.key(),
                 system.label()
             ));
@@ -366,9 +382,23 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                     Run::Failed(format!("{e:#}"))
                 }
             };
-            runs.insert((workload, system), run);
+            measured.entry((workload, system)).or_default().push(run);
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
+    }
+    let mut rounds = BTreeMap::new();
+    for (key, all) in measured {
+        if args.rounds > 1 {
+            let rates = all
+                .iter()
+                .map(|run| match run {
+                    Run::Done(o) => Some(o.rate()),
+                    _ => None,
+                })
+                .collect();
+            rounds.insert(key, rates);
+        }
+        runs.insert(key, median_run(all));
     }
 
     let environment = report::environment(
@@ -424,9 +454,24 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         environment,
         clients: args.clients,
         runs,
+        rounds,
         hop,
         sessions,
     })
+}
+
+/// The run with the median rate (the lower middle of an even count) when
+/// every round finished; otherwise the first that did not.
+fn median_run(mut all: Vec<Run>) -> Run {
+    if let Some(i) = all.iter().position(|run| !matches!(run, Run::Done(_))) {
+        return all.swap_remove(i);
+    }
+    let rate = |run: &Run| match run {
+        Run::Done(o) => o.rate(),
+        _ => 0.0,
+    };
+    all.sort_by(|x, y| rate(x).total_cmp(&rate(y)));
+    all.swap_remove((all.len() - 1) / 2)
 }
 
 /// Waits for a quiet machine, when asked to.

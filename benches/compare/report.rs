@@ -28,6 +28,7 @@ pub fn markdown(results: &Results) -> String {
         let _ = writeln!(out, "- {name}: {value}");
     }
     throughput(&mut out, results);
+    rounds(&mut out, results);
     cpu(&mut out, results);
     if let Some(sessions) = &results.sessions {
         sessions_table(&mut out, sessions);
@@ -69,6 +70,68 @@ fn throughput(out: &mut String, results: &Results) {
          acquire latency p50 · p99 · p99.9 (for (c) the wait, from asking to holding). Ratios are \
          redlockd's value over the other's (ops: higher is better; latency: lower is better)."
     );
+}
+
+/// Every round's rates, with redlockd's ratio to rslock in each round and
+/// the spread of those ratios (`--rounds`).
+fn rounds(out: &mut String, results: &Results) {
+    if results.rounds.is_empty() {
+        return;
+    }
+    let systems: Vec<System> = SYSTEMS
+        .into_iter()
+        .filter(|s| results.rounds.keys().any(|(_, rs)| rs == s))
+        .collect();
+    let labels: Vec<&str> = systems.iter().map(|s| s.label()).collect();
+    let _ = writeln!(
+        out,
+        "\nEvery round, in the order run (ops/s; the tables above show each system's median round):\n\n\
+         | workload | round | {} | redlockd / rslock |\n|---|---|{}---|",
+        labels.join(" | "),
+        "---|".repeat(systems.len())
+    );
+    let workloads: Vec<Workload> = [Workload::A, Workload::B, Workload::C]
+        .into_iter()
+        .filter(|w| results.rounds.keys().any(|(rw, _)| rw == w))
+        .collect();
+    for w in workloads {
+        let rate = |s: System, i: usize| results.rounds.get(&(w, s)).and_then(|r| r.get(i).copied().flatten());
+        let n = systems
+            .iter()
+            .filter_map(|s| results.rounds.get(&(w, *s)).map(Vec::len))
+            .max()
+            .unwrap_or(0);
+        let mut ratios = Vec::new();
+        for i in 0..n {
+            let mut cells = vec![workload_label(w, results.clients), (i + 1).to_string()];
+            cells.extend(systems.iter().map(|s| rate(*s, i).map_or_else(|| "—".into(), int)));
+            let r = rate(System::Redlockd, i)
+                .zip(rate(System::Rslock, i))
+                .map(|(x, y)| x / y);
+            ratios.extend(r);
+            cells.push(r.map_or_else(|| "—".into(), |r| format!("×{}", ratio(r))));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        if !ratios.is_empty() {
+            ratios.sort_by(f64::total_cmp);
+            let median = if ratios.len() % 2 == 1 {
+                ratios[ratios.len() / 2]
+            } else {
+                (ratios[ratios.len() / 2 - 1] + ratios[ratios.len() / 2]) / 2.0
+            };
+            let below = ratios.iter().filter(|r| **r < 1.0).count();
+            let mut cells = vec![workload_label(w, results.clients), "all".into()];
+            cells.extend(systems.iter().map(|_| String::new()));
+            cells.push(format!(
+                "median ×{} · ×{}–{} · {below} of {} below ×1.0",
+                ratio(median),
+                ratio(ratios[0]),
+                ratio(ratios[ratios.len() - 1]),
+                ratios.len()
+            ));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
 }
 
 fn cpu(out: &mut String, results: &Results) {
