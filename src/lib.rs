@@ -164,7 +164,12 @@ pub async fn run(
             .map_err(|reason| RunError::Node { index, reason })?;
         subscribers.push(subscriber);
     }
-    let locks = Arc::new(Locks::new(engine, waiters, config.lock.max_sessions, metrics.clone()));
+    let locks = Arc::new(Locks::new(
+        engine.clone(),
+        waiters,
+        config.lock.max_sessions,
+        metrics.clone(),
+    ));
     let exporting = {
         let locks = locks.clone();
         let refresh = move || locks.refresh_gauges();
@@ -227,6 +232,16 @@ pub async fn run(
     tokio::select! {
         served = server => served?,
         () = grace => tracing::warn!("shutdown grace period over; closing the remaining connections"),
+    }
+    // A release is answered at quorum: its deletes on the slower masters
+    // may still be on their way. They get what is left of the grace period.
+    let ends = grace_ends
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(tokio::time::Instant::now);
+    let settled = futures::future::join_all(engine.nodes().iter().map(RedisNode::settled));
+    if tokio::time::timeout_at(ends, settled).await.is_err() {
+        tracing::warn!("shutdown grace period over with requests to some masters still unanswered");
     }
     drop(stop_background);
     let _ = reporting.await;

@@ -410,3 +410,61 @@ async fn a_sigterm_during_start_up_still_stops_the_dev_masters() {
         );
     }
 }
+
+/// A release is answered at quorum; a SIGTERM right after it loses none of
+/// the deletes still on their way to the slower masters. Here they are
+/// held on a dead link to two masters whose script caches were flushed:
+/// they land only if the daemon is still there, carrying them, to answer
+/// NOSCRIPT when the link heals. (What shutdown waits for, `settled`, is
+/// tested on its own in `scripts.rs`: here other steps of the shutdown
+/// also wait on the dead link.)
+#[tokio::test]
+async fn sigterm_waits_for_the_deletes_a_release_left_on_their_way() {
+    use fred::prelude::{ClientLike, KeysInterface};
+    use support::proxy::{Mode, Proxy};
+    let cluster = Cluster::start(5);
+    let mut proxies = Vec::new();
+    for master in &cluster.masters[3..] {
+        proxies.push(Proxy::start(([127, 0, 0, 1], master.port()).into()).await);
+    }
+    let urls: Vec<String> = cluster.masters[..3]
+        .iter()
+        .map(|m| m.url())
+        .chain(proxies.iter().map(Proxy::url))
+        .collect();
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "20s".into());
+    env.insert("REDLOCKD__REDIS__COMMAND_TIMEOUT".into(), "20s".into());
+    let mut daemon = support::rig::BinaryDaemon::start(env).await;
+    let mut client = LockClient::connect(format!("http://{}", daemon.addr)).await.unwrap();
+    let lease = must_acquire(&mut client, "r", 30.0, 0.0).await;
+
+    let flush = fred::types::CustomCommand::new_static("SCRIPT", fred::types::ClusterHash::FirstKey, false);
+    let mut admins = Vec::new();
+    for (i, proxy) in (3..).zip(&proxies) {
+        proxy.set_mode(Mode::Blackhole);
+        let admin = cluster.admin(i).await;
+        let _: fred::prelude::Value = admin.custom(flush.clone(), vec!["FLUSH"]).await.unwrap();
+        admins.push(admin);
+    }
+    assert!(release(&mut client, &lease).await, "three masters held the lock");
+    let terminating = tokio::spawn(async move {
+        let status = daemon.terminate(Duration::from_secs(60)).await;
+        (daemon, status)
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for proxy in &proxies {
+        proxy.set_mode(Mode::Pass);
+    }
+    let (_daemon, status) = terminating.await.unwrap();
+    let status = status.expect("redlockd did not exit");
+    assert!(status.success(), "{status:?}");
+    for admin in &admins {
+        let held: Option<String> = admin.get("redlockd:lock:r").await.unwrap();
+        assert_eq!(
+            held, None,
+            "the daemon exited before its delete landed on a slow master"
+        );
+    }
+}

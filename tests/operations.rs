@@ -108,11 +108,12 @@ async fn answers_a_round_did_not_wait_for_and_timeouts_are_counted_per_master() 
     // Masters 3 and 4 must be in every round counted below.
     daemon.until_usable(5).await;
     let mut client = daemon.client().await;
-    // Master 4 answers in ~40 ms, well within the 100 ms node timeout: the
-    // other four decide each acquisition first, and each release too, but
-    // a release's answer is still recorded when it comes.
+    // Master 4 answers in ~20 ms, well within the 100 ms node timeout (also
+    // for a release queued behind the last one): the other four decide each
+    // acquisition first, and each release too, but a release's answer is
+    // still recorded when it comes.
     let slow = Mode::Delay {
-        base: Duration::from_millis(20),
+        base: Duration::from_millis(10),
         jitter: Duration::ZERO,
     };
     proxies[4].set_mode(slow);

@@ -835,3 +835,38 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
     // The cases covered the paths that matter, not only refusals.
     assert!(grants > 100, "only {grants} grants in 300 cases");
 }
+
+/// A release whose caller stops waiting (the engine answers at quorum) is
+/// still carried to its answer, a NOSCRIPT reload included, and
+/// `settled` (what shutdown waits for) resolves only then.
+#[tokio::test]
+async fn an_abandoned_release_still_lands_and_settled_waits_for_it() {
+    use support::proxy::{Mode, Proxy};
+    let cluster = Cluster::start(1);
+    let proxy = Proxy::start(([127, 0, 0, 1], cluster.masters[0].port()).into()).await;
+    let node = node(proxy.url()).await;
+    let value = LockValue::random();
+    node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+
+    proxy.set_mode(Mode::Blackhole);
+    let admin = cluster.admin(0).await;
+    admin.script_flush(false).await.unwrap();
+    // Polled (sent), then dropped unanswered.
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(50),
+        node.unlock(KEY, value.expose(), Announce::No),
+    );
+    assert!(abandoned.await.is_err(), "the link is down: no answer can have come");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), node.settled())
+            .await
+            .is_err(),
+        "settled while a release was still on its way"
+    );
+    proxy.set_mode(Mode::Pass);
+    tokio::time::timeout(Duration::from_secs(5), node.settled())
+        .await
+        .expect("the release never settled");
+    let held: Option<String> = admin.get(KEY).await.unwrap();
+    assert_eq!(held, None, "the abandoned release did not land");
+}

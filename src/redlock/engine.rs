@@ -816,9 +816,10 @@ impl<N: Node> Engine<N> {
     /// stayed protected to the end.
     ///
     /// The answer comes as soon as it is known: when a quorum said "held and
-    /// deleted", or when so many said "not held" (and a quorum answered)
-    /// that no quorum can say it, as an acquisition decides at the third
-    /// vote (issue #7). The deletes on the other nodes are not abandoned: a
+    /// deleted", when a quorum answered and so many said "not held" or
+    /// failed that no quorum can say "held", or when so many failed that no
+    /// quorum can answer; as an acquisition decides at the third vote
+    /// (issue #7). The deletes on the other nodes are not abandoned: a
     /// node's `unlock` sends its request even when nobody waits for the
     /// answer (`RedisNode`: a queued release always goes; one its caller was
     /// sending itself is finished by a task of its own).
@@ -842,7 +843,7 @@ impl<N: Node> Engine<N> {
         announce: Announce,
     ) -> Result<bool, Error> {
         let key = self.lock_key(resource);
-        let (n, quorum) = (self.nodes.len(), self.quorum());
+        let quorum = self.quorum();
         let calls = self
             .nodes
             .iter()
@@ -852,7 +853,13 @@ impl<N: Node> Engine<N> {
             |answers| {
                 let said = |yes| answers.iter().filter(|a| **a == Some(Some(yes))).count();
                 let (held, not_held) = (said(true), said(false));
-                held >= quorum || (not_held > n - quorum && held + not_held >= quorum)
+                let pending = answers.iter().filter(|a| a.is_none()).count();
+                // A quorum deleted it; or a quorum answered and "held" can
+                // no longer reach one (the rest said "not held" or failed);
+                // or failures leave too few to answer at all.
+                held >= quorum
+                    || (held + pending < quorum && held + not_held >= quorum)
+                    || held + not_held + pending < quorum
             },
             self.config.node_timeout,
         )

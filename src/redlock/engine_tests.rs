@@ -528,6 +528,39 @@ async fn a_release_waits_for_a_quorum_of_answers_before_saying_not_held() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_release_counts_a_failed_node_towards_ruling_out_a_quorum() {
+    // One node holds the lock, two do not, one fails at once, one is slow:
+    // "held" can reach two at most, and four answered.
+    let (engine, nodes) = cluster(&[0; 5]);
+    let lease = lease(once(&engine, "r").await);
+    let key = engine.lock_key("r");
+    for node in &nodes[1..3] {
+        assert!(node.unlock(&key, lease.value.expose(), Announce::No).await.unwrap());
+    }
+    nodes[0].set_fault(Fault::Down);
+    nodes[4].set_fault(Fault::Slow(Duration::from_secs(5)));
+    let asked = Instant::now();
+    assert_eq!(engine.release("r", &lease.value).await, Ok(false));
+    assert!(asked.elapsed() < NODE_TIMEOUT, "answered after {:?}", asked.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_release_that_too_many_nodes_fail_is_unavailable_at_once() {
+    let (engine, nodes) = cluster(&[0; 5]);
+    let lease = lease(once(&engine, "r").await);
+    for node in &nodes[..3] {
+        node.set_fault(Fault::Down);
+    }
+    for node in &nodes[3..] {
+        node.set_fault(Fault::Slow(Duration::from_secs(5)));
+    }
+    let asked = Instant::now();
+    let outcome = engine.release("r", &lease.value).await;
+    assert!(matches!(outcome, Err(Error::Unavailable { .. })), "{outcome:?}");
+    assert!(asked.elapsed() < NODE_TIMEOUT, "answered after {:?}", asked.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
 async fn give_up_stops_the_wait_and_leaves_nothing_held() {
     let (engine, nodes) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);

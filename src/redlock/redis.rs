@@ -119,6 +119,7 @@ impl RedisNode {
             head_args: [waiter_tag.clone(), Value::from(released_channel(&config.key_prefix))],
             node_timeout: config.node_timeout,
             observer: OnceLock::new(),
+            idle: Notify::new(),
             pending: Mutex::default(),
         });
         Ok(RedisNode {
@@ -160,6 +161,14 @@ impl RedisNode {
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("not connected after {limit:?}")),
         }
+    }
+
+    /// Resolves once every lock request and release sent to this master so
+    /// far has had its answer (at shutdown: the deletes of releases that
+    /// were answered at quorum may still be on their way to the slower
+    /// masters).
+    pub async fn settled(&self) {
+        self.batches.settled().await;
     }
 
     /// The fred client, for administrative commands.
@@ -374,6 +383,8 @@ struct Batches {
     node_timeout: Duration,
     /// Where each release's latency and errors go (`RedisNode::observed`).
     observer: OnceLock<(Arc<Metrics>, usize)>,
+    /// Told when the batch slot is free with nothing queued (`settled`).
+    idle: Notify,
     pending: Mutex<Pending>,
 }
 
@@ -457,6 +468,8 @@ impl Drop for Slot {
             && let Some(runtime) = runtime
         {
             runtime.spawn(Arc::clone(&self.0).send());
+        } else {
+            self.0.idle.notify_waiters();
         }
     }
 }
@@ -473,6 +486,7 @@ impl Drop for Sending<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.batches.pending().sending = false;
+            self.batches.idle.notify_waiters();
         }
     }
 }
@@ -514,7 +528,10 @@ impl Batches {
                 let (slot, key, started) = (Slot(Arc::clone(self)), key.to_owned(), Instant::now());
                 Finish::new(async move {
                     let answers = slot.0.call(&[(key.as_str(), waiting.as_str(), &args)]).await;
-                    slot.0.release_answered(started, answers.is_ok());
+                    let ok = answers
+                        .as_ref()
+                        .is_ok_and(|a| a.iter().all(|a| replies::released(*a).is_ok()));
+                    slot.0.release_answered(started, ok);
                     drop(slot);
                     Ok(answers?.remove(0))
                 })
@@ -552,6 +569,21 @@ impl Batches {
         replies::round(reply, requests.len())
     }
 
+    /// Resolves once no batch is on its way to this master and none waits:
+    /// every request made so far, releases answered at quorum included,
+    /// has had its answer.
+    async fn settled(&self) {
+        loop {
+            let idle = self.idle.notified();
+            let mut idle = std::pin::pin!(idle);
+            idle.as_mut().enable();
+            if !self.pending().sending {
+                return;
+            }
+            idle.await;
+        }
+    }
+
     /// Records a release's answer as this master's, whoever waits for it:
     /// the engine answers a release at quorum, and the rest still show in
     /// the master's latency and errors. An answer after the node timeout
@@ -578,6 +610,7 @@ impl Batches {
                 if pending.requests.is_empty() {
                     pending.sending = false;
                     sending.done = true;
+                    self.idle.notify_waiters();
                     return;
                 }
                 let n = pending.requests.len().min(BATCH_MAX);
@@ -589,8 +622,11 @@ impl Batches {
                 .collect();
             let answers = self.call(&requests).await;
             drop(requests);
-            for request in batch.iter().filter(|request| is_release(&request.args)) {
-                self.release_answered(request.queued_at, answers.is_ok());
+            for (i, request) in batch.iter().enumerate().filter(|(_, r)| is_release(&r.args)) {
+                let ok = answers
+                    .as_ref()
+                    .is_ok_and(|a| a.get(i).is_some_and(|a| replies::released(*a).is_ok()));
+                self.release_answered(request.queued_at, ok);
             }
             match answers {
                 Ok(answers) => {
