@@ -420,34 +420,17 @@ async fn a_sigterm_during_start_up_still_stops_the_dev_masters() {
 /// also wait on the dead link.)
 #[tokio::test]
 async fn sigterm_waits_for_the_deletes_a_release_left_on_their_way() {
-    use fred::prelude::{ClientLike, KeysInterface};
-    use support::proxy::{Mode, Proxy};
+    use fred::prelude::KeysInterface;
+    use support::proxy::Mode;
     let cluster = Cluster::start(5);
-    let mut proxies = Vec::new();
-    for master in &cluster.masters[3..] {
-        proxies.push(Proxy::start(([127, 0, 0, 1], master.port()).into()).await);
-    }
-    let urls: Vec<String> = cluster.masters[..3]
-        .iter()
-        .map(|m| m.url())
-        .chain(proxies.iter().map(Proxy::url))
-        .collect();
-    let mut env = test_env(&cluster);
-    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    let (mut env, proxies) = env_with_proxies(&cluster, 3).await;
     env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "20s".into());
     env.insert("REDLOCKD__REDIS__COMMAND_TIMEOUT".into(), "20s".into());
     let mut daemon = support::rig::BinaryDaemon::start(env).await;
     let mut client = LockClient::connect(format!("http://{}", daemon.addr)).await.unwrap();
     let lease = must_acquire(&mut client, "r", 30.0, 0.0).await;
 
-    let flush = fred::types::CustomCommand::new_static("SCRIPT", fred::types::ClusterHash::FirstKey, false);
-    let mut admins = Vec::new();
-    for (i, proxy) in (3..).zip(&proxies) {
-        proxy.set_mode(Mode::Blackhole);
-        let admin = cluster.admin(i).await;
-        let _: fred::prelude::Value = admin.custom(flush.clone(), vec!["FLUSH"]).await.unwrap();
-        admins.push(admin);
-    }
+    let admins = cut_and_flush_scripts(&cluster, &proxies, 3).await;
     assert!(release(&mut client, &lease).await, "three masters held the lock");
     let terminating = tokio::spawn(async move {
         let status = daemon.terminate(Duration::from_secs(60)).await;

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use fred::prelude::{ClientLike, KeysInterface};
+use fred::prelude::KeysInterface;
 use redlockd::proto::{AcquireRequest, ExtendRequest, FailureReason, ReleaseRequest};
 use support::*;
 use tonic::Code;
@@ -299,17 +299,7 @@ async fn every_invalid_input_is_refused_naming_the_field() {
 #[tokio::test]
 async fn a_release_answered_at_quorum_still_deletes_the_lock_on_the_slow_masters() {
     let cluster = Cluster::start(5);
-    let mut proxies = Vec::new();
-    for master in &cluster.masters[3..] {
-        proxies.push(support::proxy::Proxy::start(([127, 0, 0, 1], master.port()).into()).await);
-    }
-    let urls: Vec<String> = cluster.masters[..3]
-        .iter()
-        .map(|m| m.url())
-        .chain(proxies.iter().map(support::proxy::Proxy::url))
-        .collect();
-    let mut env = test_env(&cluster);
-    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    let (mut env, proxies) = env_with_proxies(&cluster, 3).await;
     // The held request must be answered (NOSCRIPT) after the link heals,
     // not time out first, however slow the machine.
     env.insert("REDLOCKD__REDIS__COMMAND_TIMEOUT".into(), "3s".into());
@@ -318,14 +308,7 @@ async fn a_release_answered_at_quorum_still_deletes_the_lock_on_the_slow_masters
     let lease = must_acquire(&mut client, "r", 30.0, 0.0).await;
 
     let key = "redlockd:lock:r";
-    let flush = fred::types::CustomCommand::new_static("SCRIPT", fred::types::ClusterHash::FirstKey, false);
-    let mut admins = Vec::new();
-    for (i, proxy) in (3..).zip(&proxies) {
-        proxy.set_mode(support::proxy::Mode::Blackhole);
-        let admin = cluster.admin(i).await;
-        let _: fred::prelude::Value = admin.custom(flush.clone(), vec!["FLUSH"]).await.unwrap();
-        admins.push(admin);
-    }
+    let admins = cut_and_flush_scripts(&cluster, &proxies, 3).await;
     assert!(release(&mut client, &lease).await, "three masters held the lock");
     for admin in &admins {
         let held: Option<String> = admin.get(key).await.unwrap();

@@ -90,6 +90,38 @@ pub fn test_env(cluster: &Cluster) -> HashMap<String, String> {
     )
 }
 
+/// `test_env` with masters `from..` reached through fault proxies of their
+/// own (returned in the masters' order).
+pub async fn env_with_proxies(cluster: &Cluster, from: usize) -> (HashMap<String, String>, Vec<proxy::Proxy>) {
+    let mut proxies = Vec::new();
+    for master in &cluster.masters[from..] {
+        proxies.push(proxy::Proxy::start(([127, 0, 0, 1], master.port()).into()).await);
+    }
+    let urls: Vec<String> = cluster.masters[..from]
+        .iter()
+        .map(RedisProcess::url)
+        .chain(proxies.iter().map(proxy::Proxy::url))
+        .collect();
+    let mut env = test_env(cluster);
+    env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    (env, proxies)
+}
+
+/// Cuts the links through `proxies` (to masters `from..`) and empties
+/// those masters' script caches, so that a request held on a link meets
+/// `NOSCRIPT` when it heals. Returns a plain client to each of them.
+pub async fn cut_and_flush_scripts(cluster: &Cluster, proxies: &[proxy::Proxy], from: usize) -> Vec<Client> {
+    let flush = fred::types::CustomCommand::new_static("SCRIPT", fred::types::ClusterHash::FirstKey, false);
+    let mut admins = Vec::new();
+    for (i, proxy) in (from..).zip(proxies) {
+        proxy.set_mode(proxy::Mode::Blackhole);
+        let admin = cluster.admin(i).await;
+        let _: fred::prelude::Value = admin.custom(flush.clone(), vec!["FLUSH"]).await.unwrap();
+        admins.push(admin);
+    }
+    admins
+}
+
 /// The daemon config `test_env` describes.
 pub fn test_config(cluster: &Cluster) -> Config {
     Config::load(None, Some(test_env(cluster))).expect("test config")
