@@ -73,8 +73,6 @@ pub struct RedisNode {
     /// Names this client in the waiting marks its refused attempts leave,
     /// so its own hand-offs can tell its waiters from other daemons'.
     waiter_tag: Value,
-    /// Where each request's latency and errors go, with this node's index.
-    observer: Option<(Arc<Metrics>, usize)>,
 }
 
 impl RedisNode {
@@ -139,15 +137,13 @@ impl RedisNode {
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
             waiter_tag,
-            observer: None,
         })
     }
 
     /// Records each lock request's latency and errors as master `index`.
     #[must_use]
-    pub fn observed(mut self, metrics: Arc<Metrics>, index: usize) -> RedisNode {
-        let _ = self.batches.observer.set((Arc::clone(&metrics), index));
-        self.observer = Some((metrics, index));
+    pub fn observed(self, metrics: Arc<Metrics>, index: usize) -> RedisNode {
+        let _ = self.batches.observer.set((metrics, index));
         self
     }
 
@@ -308,7 +304,7 @@ impl RedisNode {
     /// a wrapping future: the request's future is not stored twice.)
     fn timing(&self) -> Timing<'_> {
         Timing {
-            observer: self.observer.as_ref(),
+            observer: self.batches.observer.get(),
             started: Instant::now(),
             timeout: self.node_timeout,
             answered: false,
@@ -381,7 +377,9 @@ struct Batches {
     /// This daemon's tag and the release channel.
     head_args: [Value; 2],
     node_timeout: Duration,
-    /// Where each release's latency and errors go (`RedisNode::observed`).
+    /// Where each request's latency and errors go, with this master's
+    /// index (`RedisNode::observed`; releases are recorded here, by
+    /// `release_answered`, the rest by their caller's `Timing`).
     observer: OnceLock<(Arc<Metrics>, usize)>,
     /// Told when the batch slot is free with nothing queued (`settled`).
     idle: Notify,
@@ -528,10 +526,7 @@ impl Batches {
                 let (slot, key, started) = (Slot(Arc::clone(self)), key.to_owned(), Instant::now());
                 Finish::new(async move {
                     let answers = slot.0.call(&[(key.as_str(), waiting.as_str(), &args)]).await;
-                    let ok = answers
-                        .as_ref()
-                        .is_ok_and(|a| a.iter().all(|a| replies::released(*a).is_ok()));
-                    slot.0.release_answered(started, ok);
+                    slot.0.release_answered(started, &answers, 0);
                     drop(slot);
                     Ok(answers?.remove(0))
                 })
@@ -584,13 +579,17 @@ impl Batches {
         }
     }
 
-    /// Records a release's answer as this master's, whoever waits for it:
-    /// the engine answers a release at quorum, and the rest still show in
-    /// the master's latency and errors. An answer after the node timeout
-    /// counts as a failure, as it would in a round.
-    fn release_answered(&self, started: Instant, ok: bool) {
+    /// Records the answer to request `i` of a batch, a release, as this
+    /// master's, whoever waits for it: the engine answers a release at
+    /// quorum, and the rest still show in the master's latency and errors.
+    /// A failed batch, an answer that is not a release's, or one after the
+    /// node timeout (as it would in a round) counts as a failure.
+    fn release_answered(&self, started: Instant, answers: &Result<Vec<i64>, NodeError>, i: usize) {
         if let Some((metrics, index)) = self.observer.get() {
             let took = started.elapsed();
+            let ok = answers
+                .as_ref()
+                .is_ok_and(|a| a.get(i).is_some_and(|a| replies::released(*a).is_ok()));
             metrics.node_request(*index, took, ok && took < self.node_timeout);
         }
     }
@@ -623,10 +622,7 @@ impl Batches {
             let answers = self.call(&requests).await;
             drop(requests);
             for (i, request) in batch.iter().enumerate().filter(|(_, r)| is_release(&r.args)) {
-                let ok = answers
-                    .as_ref()
-                    .is_ok_and(|a| a.get(i).is_some_and(|a| replies::released(*a).is_ok()));
-                self.release_answered(request.queued_at, ok);
+                self.release_answered(request.queued_at, &answers, i);
             }
             match answers {
                 Ok(answers) => {
