@@ -11,7 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         // Small per-call buffers (src/codec.rs): an open Hold session costs
         // far less memory.
-        .codec_path("crate::codec::SmallCodec")
+        .codec_path("crate::api::codec::SmallCodec")
         .file_descriptor_set_path(out_dir.join("redlockd_descriptor.bin"))
         .compile_with_config(
             prost,

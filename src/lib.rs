@@ -10,50 +10,33 @@
 //! - [`logging`]: human or JSON log lines; [`metrics`]: Prometheus.
 #![forbid(unsafe_code)]
 
-pub mod auth;
+pub mod api;
 pub mod client;
-pub mod codec;
 pub mod config;
 pub mod dev;
-pub mod error;
-pub mod exporter;
-pub mod health;
 pub mod locks;
-pub mod logging;
-pub mod metrics;
-pub mod outbox;
-pub mod pipeline;
+pub mod redis;
 pub mod redlock;
-pub mod server;
-pub mod session;
-pub mod validate;
-pub mod waiters;
+pub mod telemetry;
 
 use std::future::Future;
+
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::Config;
-use crate::health::Health;
-pub use crate::health::SERVICE_NAME;
+use crate::api::health::Health;
+pub use crate::api::health::SERVICE_NAME;
 use crate::locks::Locks;
-use crate::metrics::Metrics;
+use crate::telemetry::metrics::Metrics;
 use crate::redlock::monitor::Monitor;
-use crate::redlock::redis::RedisNode;
+use crate::redis::node::RedisNode;
 use crate::redlock::{Engine, Node};
-use crate::server::LockService;
-use crate::waiters::Waiters;
+use crate::api::service::LockService;
+use crate::locks::queue::Waiters;
 
-/// The generated `redlockd.v1` messages, client and server.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-pub mod proto {
-    tonic::include_proto!("redlockd.v1");
-
-    /// The encoded file descriptor set, for server reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("redlockd_descriptor");
-}
 
 /// Why the daemon could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -148,7 +131,7 @@ pub async fn run(
     let reporting = tokio::spawn(health.clone().follow(monitor.usable(), engine.quorum(), stopped()));
     let monitoring = tokio::spawn(monitor.run(stopped()));
     let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(api::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| RunError::Reflection(e.to_string()))?;
@@ -160,7 +143,7 @@ pub async fn run(
     );
     let mut subscribers = Vec::new();
     for (index, url) in config.redis.nodes.iter().enumerate() {
-        let subscriber = redlock::released::subscribe(&config.node(url, tls.clone()), waiters.clone())
+        let subscriber = redis::subscriber::subscribe(&config.node(url, tls.clone()), waiters.clone())
             .map_err(|reason| RunError::Node { index, reason })?;
         subscribers.push(subscriber);
     }
@@ -173,12 +156,12 @@ pub async fn run(
     let exporting = {
         let locks = locks.clone();
         let refresh = move || locks.refresh_gauges();
-        tokio::spawn(exporter::serve(listeners.metrics, metrics.clone(), refresh, stopped()))
+        tokio::spawn(telemetry::exporter::serve(listeners.metrics, metrics.clone(), refresh, stopped()))
     };
     let service = LockService::new(locks.clone(), auth, (&config.lock).into(), config.redis.node_timeout)
         .with_pipeline_limit(config.server.max_requests_per_connection);
     let max_message = config.server.max_message_size;
-    let lock_server = proto::lock_server::LockServer::new(service)
+    let lock_server = api::proto::lock_server::LockServer::new(service)
         .max_decoding_message_size(max_message)
         .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
     let listener = listeners.grpc;

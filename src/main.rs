@@ -103,7 +103,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    if let Err(e) = redlockd::logging::init(&config.log) {
+    if let Err(e) = redlockd::telemetry::logging::init(&config.log) {
         eprintln!("redlockd: invalid configuration: {e}");
         return ExitCode::from(EXIT_CONFIG);
     }
@@ -133,7 +133,7 @@ async fn serve(config: Config, shutdown: impl std::future::Future<Output = ()>) 
         grpc: bind(config.server.listen, "server.listen").await?,
         metrics: bind(config.metrics.listen, "metrics.listen").await?,
     };
-    let metrics = std::sync::Arc::new(redlockd::metrics::Metrics::new());
+    let metrics = std::sync::Arc::new(redlockd::telemetry::metrics::Metrics::new());
     redlockd::run(config, listeners, metrics, shutdown).await?;
     Ok(())
 }

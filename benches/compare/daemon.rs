@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt;
 use redlockd::client::Pipeline;
-use redlockd::proto::hold_request::Request as Ask;
-use redlockd::proto::lock_client::LockClient;
-use redlockd::proto::{AcquireRequest, HoldEvent, HoldRequest, HoldStart, ReleaseRequest};
+use redlockd::api::proto::hold_request::Request as Ask;
+use redlockd::api::proto::lock_client::LockClient;
+use redlockd::api::proto::{AcquireRequest, HoldEvent, HoldRequest, HoldStart, ReleaseRequest};
 use tokio::sync::{mpsc, watch};
 use tonic::transport::{Channel, Endpoint};
 

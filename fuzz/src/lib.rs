@@ -15,12 +15,12 @@ use std::time::Duration;
 use fred::types::Value;
 use prost::Message;
 use redlockd::config::Config;
-use redlockd::error::Error;
-use redlockd::proto::{
+use redlockd::locks::error::Error;
+use redlockd::api::proto::{
     AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest, hold_request,
 };
-use redlockd::redlock::replies;
-use redlockd::validate::{self, Limits};
+use redlockd::redis::replies;
+use redlockd::api::request::{self, Limits};
 
 /// The request limits of `config/default.toml` (loaded as the daemon does,
 /// with three placeholder masters so the configuration is complete).
@@ -99,12 +99,12 @@ fn field_of(e: &Error) -> &'static str {
 }
 
 fn resource(s: &str) {
-    match validate::resource(s) {
-        Ok(()) => assert!(printable(s, 1, validate::MAX_RESOURCE_BYTES), "accepted resource {s:?}"),
+    match request::resource(s) {
+        Ok(()) => assert!(printable(s, 1, request::MAX_RESOURCE_BYTES), "accepted resource {s:?}"),
         Err(e) => {
             assert_eq!(field_of(&e), "resource");
             assert!(
-                !printable(s, 1, validate::MAX_RESOURCE_BYTES),
+                !printable(s, 1, request::MAX_RESOURCE_BYTES),
                 "refused resource {s:?}: {e}"
             );
         }
@@ -112,18 +112,18 @@ fn resource(s: &str) {
 }
 
 fn owner(s: &str) {
-    match validate::owner(s) {
-        Ok(()) => assert!(printable(s, 0, validate::MAX_OWNER_BYTES), "accepted owner {s:?}"),
+    match request::owner(s) {
+        Ok(()) => assert!(printable(s, 0, request::MAX_OWNER_BYTES), "accepted owner {s:?}"),
         Err(e) => {
             assert_eq!(field_of(&e), "owner");
-            assert!(!printable(s, 0, validate::MAX_OWNER_BYTES), "refused owner {s:?}: {e}");
+            assert!(!printable(s, 0, request::MAX_OWNER_BYTES), "refused owner {s:?}: {e}");
         }
     }
 }
 
 fn value(s: &str) {
     let issued = s.len() == 40 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    match validate::value(s) {
+    match request::value(s) {
         Ok(v) => {
             assert!(issued, "accepted value {s:?}");
             assert_eq!(v.expose(), s, "an accepted value changed");
@@ -688,7 +688,7 @@ mod tests {
         assert_eq!(acquire.resource, "orders/42");
         assert!(LIMITS.ttl("ttl", acquire.ttl).is_ok());
         let extend = ExtendRequest::decode(seeds["seed-extend"].as_slice()).unwrap();
-        assert!(validate::value(&extend.value).is_ok());
+        assert!(request::value(&extend.value).is_ok());
     }
 
     #[test]

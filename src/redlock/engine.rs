@@ -17,7 +17,7 @@ use tokio::time::{Instant, timeout};
 use super::node::{Announce, Extension, KeyView, Node, Standing, Swap};
 use super::quorum::{self, Minted};
 use super::{Lease, LockValue};
-use crate::error::Error;
+use crate::locks::error::Error;
 
 /// The engine's knobs (a subset of the daemon config).
 #[derive(Debug, Clone)]
@@ -230,7 +230,7 @@ impl Extensions {
     }
 }
 
-/// What the head of a local queue (`crate::waiters`) brings to `acquire`.
+/// What the head of a local queue (`crate::locks::queue`) brings to `acquire`.
 pub struct Head<'a, H> {
     /// Notified when a release of the resource was published.
     pub wake: &'a Notify,

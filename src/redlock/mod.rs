@@ -9,11 +9,6 @@ pub mod health;
 pub mod monitor;
 pub mod node;
 pub mod quorum;
-pub mod redis;
-pub mod released;
-pub mod replies;
-pub mod scripts;
-pub mod tls;
 
 use std::fmt;
 use std::time::Duration;

@@ -16,8 +16,8 @@ use super::engine::Engine;
 use super::health::{Rules, Standing, Verdict};
 use super::node::Node;
 use super::quorum;
-use super::redis::RedisNode;
-use crate::metrics::Metrics;
+use crate::redis::node::RedisNode;
+use crate::telemetry::metrics::Metrics;
 
 /// Probes and judges the masters of one engine.
 pub struct Monitor {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use redlockd::proto::lock_client::LockClient;
+use redlockd::api::proto::lock_client::LockClient;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;

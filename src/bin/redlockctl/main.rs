@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use redlockd::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
-use redlockd::server::wire_duration as wire;
+use redlockd::api::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
+use redlockd::api::service::wire_duration as wire;
 
 /// Take, extend and release locks through a redlockd daemon.
 #[derive(Parser)]

@@ -12,8 +12,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redlockd::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart, hold_request};
-use redlockd::server::wire_duration as wire;
+use redlockd::api::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart, hold_request};
+use redlockd::api::service::wire_duration as wire;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;

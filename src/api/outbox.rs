@@ -1,0 +1,288 @@
+//! The way from a `Hold` session to its response stream: a small queue
+//! shared by the session (`Outbox`) and the stream tonic sends from
+//! (`Replies`).
+//!
+//! It takes the place of a tokio channel, whose 32-slot block and semaphore
+//! cost about 800 bytes per open session (issue #7, (d)); this costs about
+//! 100. A session sends only a handful of replies in its life, so sending
+//! never waits: a reply that must arrive (ACQUIRED, LOST, RELEASED, an
+//! error) is always queued, and an EXTENDED is dropped when `ROOM` replies
+//! are already waiting for a slow reader, so that the client never counts
+//! validity from a stale one. The session's last word (`end`) also drops
+//! the EXTENDED replies still waiting: the client learns of LOST at once.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use futures::Stream;
+
+use crate::api::proto::HoldResponse;
+
+/// One message down the stream.
+pub type Reply = Result<HoldResponse, tonic::Status>;
+
+/// How many replies may wait before `offer` drops one.
+pub const ROOM: usize = 8;
+
+#[derive(Default)]
+struct Shared {
+    /// Boxed: a `Status` is large, and the queue keeps its capacity. The
+    /// flag marks a reply `offer` queued (one `end` may drop).
+    queue: VecDeque<(Box<Reply>, bool)>,
+    /// The stream, waiting for a reply.
+    reader: Option<Waker>,
+    /// The session, waiting in `closed`.
+    watcher: Option<Waker>,
+    session_gone: bool,
+    stream_gone: bool,
+}
+
+/// A new outbox and the stream of what is sent to it.
+pub fn outbox() -> (Outbox, Replies) {
+    let shared = Arc::new(Mutex::new(Shared::default()));
+    (Outbox(shared.clone()), Replies(shared))
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // Nothing panics while holding it; a poisoned queue is still a queue.
+    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(PartialEq, Eq)]
+enum Push {
+    Always,
+    IfRoom,
+    Last,
+}
+
+/// Why `offer` did not queue a reply.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// `ROOM` replies are waiting already.
+    Full,
+    /// The stream is gone: the client left.
+    Closed,
+}
+
+/// The session's end. Dropping it ends the stream after what is queued.
+pub struct Outbox(Arc<Mutex<Shared>>);
+
+impl Outbox {
+    /// Queues `reply`, however many wait; false when the stream is gone.
+    /// At most a few replies are sent this way in a session's life.
+    pub fn send(&self, reply: Reply) -> bool {
+        self.push(reply, Push::Always).is_ok()
+    }
+
+    /// Queues `reply` unless `ROOM` replies are waiting already.
+    pub fn offer(&self, reply: Reply) -> Result<(), Refused> {
+        self.push(reply, Push::IfRoom)
+    }
+
+    /// Queues the session's last reply after dropping the offered ones
+    /// still waiting; false when the stream is gone.
+    pub fn end(&self, reply: Reply) -> bool {
+        self.push(reply, Push::Last).is_ok()
+    }
+
+    fn push(&self, reply: Reply, how: Push) -> Result<(), Refused> {
+        let reader = {
+            let mut shared = lock(&self.0);
+            if shared.stream_gone {
+                return Err(Refused::Closed);
+            }
+            match how {
+                Push::IfRoom if shared.queue.len() >= ROOM => return Err(Refused::Full),
+                Push::Last => shared.queue.retain(|(_, offered)| !offered),
+                Push::IfRoom | Push::Always => {}
+            }
+            shared.queue.push_back((Box::new(reply), how == Push::IfRoom));
+            shared.reader.take()
+        };
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+        Ok(())
+    }
+
+    /// Whether the stream is gone.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.0).stream_gone
+    }
+
+    /// Resolves once the stream is gone. One waiter at a time: a second
+    /// future polled meanwhile takes the wake-up from the first. (A session
+    /// has one: the acquisition's task until it answers, then the session's
+    /// own, whose every poll takes the slot back.)
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + '_ {
+        std::future::poll_fn(|cx| poll_closed(&self.0, cx))
+    }
+
+    /// `closed`, owning what it needs (for a task of its own).
+    pub fn closed_owned(&self) -> impl Future<Output = ()> + Send + 'static {
+        let shared = self.0.clone();
+        std::future::poll_fn(move |cx| poll_closed(&shared, cx))
+    }
+}
+
+/// Keeps `cx`'s waker in `slot`, unless the one there already wakes the
+/// same task.
+fn remember(slot: &mut Option<std::task::Waker>, cx: &Context<'_>) {
+    if !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        *slot = Some(cx.waker().clone());
+    }
+}
+
+fn poll_closed(shared: &Mutex<Shared>, cx: &mut Context<'_>) -> Poll<()> {
+    let mut shared = lock(shared);
+    if shared.stream_gone {
+        return Poll::Ready(());
+    }
+    remember(&mut shared.watcher, cx);
+    Poll::Pending
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        let reader = {
+            let mut shared = lock(&self.0);
+            shared.session_gone = true;
+            // The session's task is done: keep nothing that would keep its
+            // memory while the stream drains.
+            shared.watcher = None;
+            shared.reader.take()
+        };
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+    }
+}
+
+/// The stream's end: what tonic sends to the client.
+pub struct Replies(Arc<Mutex<Shared>>);
+
+impl Stream for Replies {
+    type Item = Reply;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Reply>> {
+        let mut shared = lock(&self.0);
+        if let Some((reply, _)) = shared.queue.pop_front() {
+            return Poll::Ready(Some(*reply));
+        }
+        if shared.session_gone {
+            return Poll::Ready(None);
+        }
+        remember(&mut shared.reader, cx);
+        Poll::Pending
+    }
+}
+
+impl Drop for Replies {
+    fn drop(&mut self) {
+        let watcher = {
+            let mut shared = lock(&self.0);
+            shared.stream_gone = true;
+            shared.queue.clear();
+            shared.watcher.take()
+        };
+        if let Some(watcher) = watcher {
+            watcher.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+    use tokio::time::{Duration, timeout};
+
+    use super::*;
+    use crate::api::proto::HoldEvent;
+
+    fn reply(event: HoldEvent) -> Reply {
+        Ok(HoldResponse {
+            event: event.into(),
+            ..HoldResponse::default()
+        })
+    }
+
+    fn event(reply: Option<Reply>) -> HoldEvent {
+        reply.expect("a reply").expect("not an error").event()
+    }
+
+    #[tokio::test]
+    async fn replies_arrive_in_order_and_the_stream_ends_after_the_last() {
+        let (out, mut replies) = outbox();
+        assert!(out.send(reply(HoldEvent::Acquired)));
+        assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+        assert!(out.send(reply(HoldEvent::Released)));
+        drop(out);
+        assert_eq!(event(replies.next().await), HoldEvent::Acquired);
+        assert_eq!(event(replies.next().await), HoldEvent::Extended);
+        assert_eq!(event(replies.next().await), HoldEvent::Released);
+        assert!(replies.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_waiting_reader_is_woken_by_a_send() {
+        let (out, mut replies) = outbox();
+        let reader = tokio::spawn(async move { replies.next().await });
+        tokio::task::yield_now().await;
+        assert!(out.send(reply(HoldEvent::Acquired)));
+        let got = timeout(Duration::from_secs(5), reader)
+            .await
+            .expect("woken")
+            .expect("joined");
+        assert_eq!(event(got), HoldEvent::Acquired);
+    }
+
+    #[tokio::test]
+    async fn an_extension_is_dropped_when_the_reader_is_behind_but_an_ending_is_not() {
+        let (out, mut replies) = outbox();
+        for _ in 0..ROOM {
+            assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+        }
+        assert_eq!(out.offer(reply(HoldEvent::Extended)), Err(Refused::Full));
+        assert!(out.send(reply(HoldEvent::Lost)));
+        drop(out);
+        let mut events = Vec::new();
+        while let Some(reply) = replies.next().await {
+            events.push(reply.expect("not an error").event());
+        }
+        assert_eq!(events.len(), ROOM + 1);
+        assert_eq!(events.last(), Some(&HoldEvent::Lost));
+    }
+
+    #[tokio::test]
+    async fn the_last_reply_drops_the_extensions_still_waiting_but_nothing_else() {
+        let (out, mut replies) = outbox();
+        assert!(out.send(reply(HoldEvent::Acquired)));
+        for _ in 0..3 {
+            assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+        }
+        assert!(out.end(reply(HoldEvent::Lost)));
+        drop(out);
+        assert_eq!(event(replies.next().await), HoldEvent::Acquired);
+        assert_eq!(event(replies.next().await), HoldEvent::Lost);
+        assert!(replies.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_dropped_stream_wakes_the_session_and_refuses_what_it_sends() {
+        let (out, replies) = outbox();
+        assert!(!out.is_closed());
+        let watching = tokio::spawn(out.closed_owned());
+        tokio::task::yield_now().await;
+        drop(replies);
+        timeout(Duration::from_secs(5), watching)
+            .await
+            .expect("woken")
+            .expect("joined");
+        assert!(out.is_closed());
+        assert!(!out.send(reply(HoldEvent::Released)));
+        assert_eq!(out.offer(reply(HoldEvent::Extended)), Err(Refused::Closed));
+    }
+}

@@ -1,0 +1,242 @@
+//! Request-field validation: every check names the field and the allowed
+//! range, so a client learns what to change from the message alone.
+
+use std::time::Duration;
+
+use crate::config::{LockConfig, show};
+use crate::locks::error::Error;
+use crate::redlock::LockValue;
+
+/// Longest resource name, in bytes.
+pub const MAX_RESOURCE_BYTES: usize = 256;
+/// Longest owner label, in bytes.
+pub const MAX_OWNER_BYTES: usize = 256;
+
+/// The limits a request is checked against (from `[lock]`).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// TTL when unset.
+    pub default_ttl: Duration,
+    /// Smallest TTL.
+    pub min_ttl: Duration,
+    /// Largest TTL.
+    pub max_ttl: Duration,
+    /// Longest wait.
+    pub max_wait: Duration,
+    /// Longest a session may hold a lock.
+    pub max_hold: Duration,
+}
+
+impl From<&LockConfig> for Limits {
+    fn from(lock: &LockConfig) -> Limits {
+        Limits {
+            default_ttl: lock.default_ttl,
+            min_ttl: lock.min_ttl,
+            max_ttl: lock.max_ttl,
+            max_wait: lock.max_wait,
+            max_hold: lock.max_hold,
+        }
+    }
+}
+
+impl Limits {
+    /// A TTL within `[min_ttl, max_ttl]`; unset means `default_ttl`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `field` when out of range.
+    pub fn ttl(&self, field: &'static str, ttl: Option<prost_types::Duration>) -> Result<Duration, Error> {
+        let Some(ttl) = ttl else {
+            return Ok(self.default_ttl);
+        };
+        let ttl = duration(field, ttl)?;
+        if ttl < self.min_ttl || ttl > self.max_ttl {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{} is outside the allowed range [{}, {}]",
+                    show(ttl),
+                    show(self.min_ttl),
+                    show(self.max_ttl)
+                ),
+            ));
+        }
+        Ok(ttl)
+    }
+
+    /// A wait within `[0, max_wait]`; unset means no wait.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `wait` when out of range.
+    pub fn wait(&self, wait: Option<prost_types::Duration>) -> Result<Duration, Error> {
+        let wait = wait.map_or(Ok(Duration::ZERO), |w| duration("wait", w))?;
+        if wait > self.max_wait {
+            return Err(Error::invalid(
+                "wait",
+                format!("{} is above the allowed maximum of {}", show(wait), show(self.max_wait)),
+            ));
+        }
+        Ok(wait)
+    }
+}
+
+impl Limits {
+    /// A session's `max_hold` within `(0, max_hold]`; unset means the
+    /// configured `max_hold`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `max_hold` when out of range.
+    pub fn max_hold(&self, max_hold: Option<prost_types::Duration>) -> Result<Duration, Error> {
+        let Some(max_hold) = max_hold else {
+            return Ok(self.max_hold);
+        };
+        let max_hold = duration("max_hold", max_hold)?;
+        if max_hold.is_zero() || max_hold > self.max_hold {
+            return Err(Error::invalid(
+                "max_hold",
+                format!(
+                    "{} is outside the allowed range (0, {}]",
+                    show(max_hold),
+                    show(self.max_hold)
+                ),
+            ));
+        }
+        Ok(max_hold)
+    }
+}
+
+/// A protobuf duration as a non-negative `Duration`.
+fn duration(field: &'static str, d: prost_types::Duration) -> Result<Duration, Error> {
+    let canonical = d.seconds >= 0 && (0..1_000_000_000).contains(&d.nanos);
+    let converted = if canonical { Duration::try_from(d).ok() } else { None };
+    converted.ok_or_else(|| {
+        Error::invalid(
+            field,
+            format!(
+                "{}s {}ns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)",
+                d.seconds, d.nanos
+            ),
+        )
+    })
+}
+
+/// Checks printable UTF-8 of 1..=max bytes (a `String` is already UTF-8).
+fn printable(field: &'static str, s: &str, min: usize, max: usize) -> Result<(), Error> {
+    if s.len() < min || s.len() > max {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "is {} bytes long; it must be {min} to {max} bytes of printable UTF-8",
+                s.len()
+            ),
+        ));
+    }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(Error::invalid(
+            field,
+            format!("contains the control character {c:?}; only printable UTF-8 is allowed"),
+        ));
+    }
+    Ok(())
+}
+
+/// A resource name: 1–256 bytes of printable UTF-8.
+///
+/// # Errors
+/// `InvalidArgument` naming `resource`.
+pub fn resource(s: &str) -> Result<(), Error> {
+    printable("resource", s, 1, MAX_RESOURCE_BYTES)
+}
+
+/// An owner label: 0–256 bytes of printable UTF-8.
+///
+/// # Errors
+/// `InvalidArgument` naming `owner`.
+pub fn owner(s: &str) -> Result<(), Error> {
+    printable("owner", s, 0, MAX_OWNER_BYTES)
+}
+
+/// A lock value in the format Acquire issues.
+///
+/// # Errors
+/// `InvalidArgument` naming `value`.
+pub fn value(s: &str) -> Result<LockValue, Error> {
+    LockValue::parse(s).map_err(|reason| Error::invalid("value", reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            default_ttl: Duration::from_secs(10),
+            min_ttl: Duration::from_millis(250),
+            max_ttl: Duration::from_secs(60),
+            max_wait: Duration::from_secs(60),
+            max_hold: Duration::from_secs(3600),
+        }
+    }
+
+    fn pd(seconds: i64, nanos: i32) -> Option<prost_types::Duration> {
+        Some(prost_types::Duration { seconds, nanos })
+    }
+
+    fn field_of(e: Error) -> &'static str {
+        match e {
+            Error::InvalidArgument { field, .. } => field,
+            other => panic!("not an invalid argument: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ttls_are_checked_against_the_configured_range() {
+        let l = limits();
+        assert_eq!(l.ttl("ttl", None), Ok(Duration::from_secs(10)));
+        assert_eq!(l.ttl("ttl", pd(1, 0)), Ok(Duration::from_secs(1)));
+        for bad in [
+            pd(0, 0),
+            pd(0, 1_000),
+            pd(61, 0),
+            pd(-1, 0),
+            pd(1, -5),
+            pd(1, 2_000_000_000),
+        ] {
+            let err = l.ttl("ttl", bad).unwrap_err();
+            assert!(err.to_string().contains("ttl"), "{err}");
+            assert_eq!(field_of(err), "ttl");
+        }
+        let err = l.ttl("ttl", pd(61, 0)).unwrap_err().to_string();
+        assert!(err.contains("[250ms, 1m]"), "{err}");
+    }
+
+    #[test]
+    fn waits_are_bounded_by_max_wait() {
+        let l = limits();
+        assert_eq!(l.wait(None), Ok(Duration::ZERO));
+        assert_eq!(l.wait(pd(60, 0)), Ok(Duration::from_secs(60)));
+        assert_eq!(field_of(l.wait(pd(60, 1)).unwrap_err()), "wait");
+        assert_eq!(field_of(l.wait(pd(-1, 0)).unwrap_err()), "wait");
+    }
+
+    #[test]
+    fn resources_must_be_1_to_256_printable_bytes() {
+        assert!(resource("orders/42").is_ok());
+        assert!(resource(&"é".repeat(128)).is_ok());
+        for bad in [
+            String::new(),
+            "x".repeat(257),
+            "a\nb".into(),
+            "tab\there".into(),
+            "nul\0".into(),
+        ] {
+            assert_eq!(field_of(resource(&bad).unwrap_err()), "resource", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn owners_and_values_are_checked_too() {
+        assert!(owner("").is_ok());
+        assert_eq!(field_of(owner(&"o".repeat(257)).unwrap_err()), "owner");
+        assert_eq!(field_of(value("not-a-value").unwrap_err()), "value");
+    }
+}

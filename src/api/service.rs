@@ -1,0 +1,313 @@
+//! The gRPC service: translates `redlockd.v1` messages to engine calls and
+//! back, and nothing else. Validation is in `validate`, the status mapping
+//! in `error`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tonic::metadata::MetadataMap;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::api::auth::{Auth, Caller};
+use crate::locks::error::Error;
+use crate::locks::Locks;
+use crate::api::outbox::{Replies, outbox};
+use crate::api::proto::lock_server::Lock;
+use crate::api::proto::{
+    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
+    InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, PipelineRequest, ReleaseRequest,
+    ReleaseResponse,
+};
+use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
+use crate::api::request::{self, Limits};
+use crate::api::{hold as session, pipeline};
+
+/// The `redlockd.v1.Lock` service over the daemon's locks.
+pub struct LockService<N> {
+    locks: Arc<Locks<N>>,
+    /// Who may call, and the resources each tenant may lock.
+    auth: Arc<Auth>,
+    limits: Limits,
+    /// Time kept back from a client deadline to finish the last attempt
+    /// (two rounds and a release) and answer before the client gives up.
+    deadline_slack: Duration,
+    /// Calls in flight per `Pipeline` stream.
+    pipeline_limit: usize,
+}
+
+// By hand: the node type need not be `Clone`. A `Pipeline` stream keeps a
+// copy.
+impl<N> Clone for LockService<N> {
+    fn clone(&self) -> Self {
+        LockService {
+            locks: self.locks.clone(),
+            auth: self.auth.clone(),
+            limits: self.limits.clone(),
+            deadline_slack: self.deadline_slack,
+            pipeline_limit: self.pipeline_limit,
+        }
+    }
+}
+
+impl<N: Node> LockService<N> {
+    /// A service over `locks`, checking callers against `auth` and requests
+    /// against `limits`.
+    pub fn new(locks: Arc<Locks<N>>, auth: Arc<Auth>, limits: Limits, node_timeout: Duration) -> LockService<N> {
+        LockService {
+            locks,
+            auth,
+            limits,
+            deadline_slack: node_timeout * 3,
+            pipeline_limit: 1000,
+        }
+    }
+
+    /// At most `limit` calls in flight on each `Pipeline` stream (the
+    /// daemon's `server.max_requests_per_connection`).
+    #[must_use]
+    pub fn with_pipeline_limit(mut self, limit: usize) -> Self {
+        self.pipeline_limit = limit.max(1);
+        self
+    }
+
+    pub(crate) async fn acquire(
+        &self,
+        caller: &Caller,
+        deadline: Option<Duration>,
+        req: AcquireRequest,
+    ) -> Result<AcquireResponse, Error> {
+        request::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
+        let ttl = self.limits.ttl("ttl", req.ttl)?;
+        let wait = self.limits.wait(req.wait)?;
+        request::owner(&req.owner)?;
+        if self.locks.is_closing() {
+            return Err(Error::ShuttingDown);
+        }
+        // A client deadline shorter than the wait (plus time to answer)
+        // bounds the wait.
+        let budget = deadline.map(|d| d.saturating_sub(self.deadline_slack));
+        let cut_by_deadline = budget.is_some_and(|b| b < wait);
+        let wait = budget.map_or(wait, |b| b.min(wait));
+        // If this handler is dropped (the client left), the acquisition
+        // stops and a lock granted meanwhile is released.
+        let outcome = self.locks.acquire(name, ttl, wait, std::future::pending()).await?;
+        Ok(match outcome {
+            Acquired::Granted(lease) => {
+                tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");
+                AcquireResponse {
+                    acquired: true,
+                    lease: Some(wire_lease(&req.resource, &lease, lease.validity)),
+                    ..AcquireResponse::default()
+                }
+            }
+            Acquired::NotGranted { .. } if cut_by_deadline => return Err(Error::DeadlineExceeded),
+            Acquired::NotGranted {
+                reason,
+                attempts,
+                votes,
+            } => AcquireResponse {
+                acquired: false,
+                lease: None,
+                reason: wire_reason(reason).into(),
+                attempts,
+                nodes: wire_outcomes(&votes),
+                validity_left: match reason {
+                    FailureReason::ValidityUsedUp { left } => Some(wire_duration(left)),
+                    FailureReason::Taken => None,
+                },
+            },
+        })
+    }
+
+    pub(crate) async fn extend(&self, caller: &Caller, req: ExtendRequest) -> Result<ExtendResponse, Error> {
+        request::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
+        let value = request::value(&req.value)?;
+        let ttl = self.limits.ttl("ttl", req.ttl)?;
+        let validity = self.locks.extend(&name, &value, ttl).await?;
+        Ok(ExtendResponse {
+            extended: validity.is_some(),
+            validity: validity.map(wire_duration),
+        })
+    }
+
+    pub(crate) async fn release(&self, caller: &Caller, req: ReleaseRequest) -> Result<ReleaseResponse, Error> {
+        request::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
+        let value = request::value(&req.value)?;
+        let released = self.locks.release(&name, &value).await?;
+        Ok(ReleaseResponse { released })
+    }
+
+    async fn inspect(&self, caller: &Caller, req: InspectRequest) -> Result<InspectResponse, Error> {
+        request::resource(&req.resource)?;
+        let name = caller.lock_name(&req.resource)?;
+        let view = self.locks.engine.inspect(&name).await;
+        let nodes = view
+            .nodes
+            .into_iter()
+            .enumerate()
+            .map(|(index, node)| NodeView {
+                index: index as u32,
+                address: node.name,
+                reachable: node.reachable,
+                state: node.standing.label().to_owned(),
+                held: node.held,
+                with_majority: node.with_majority,
+                ttl: node.ttl.map(wire_duration),
+                fence_counter: node.fence.unwrap_or(0),
+            })
+            .collect();
+        Ok(InspectResponse {
+            held: view.held,
+            agreeing: view.agreeing as u32,
+            quorum: view.quorum as u32,
+            nodes,
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl<N: Node> Lock for LockService<N> {
+    async fn acquire(&self, request: Request<AcquireRequest>) -> Result<Response<AcquireResponse>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        let deadline = grpc_timeout(request.metadata());
+        let reply = LockService::acquire(self, &caller, deadline, request.into_inner()).await?;
+        Ok(Response::new(reply))
+    }
+
+    async fn extend(&self, request: Request<ExtendRequest>) -> Result<Response<ExtendResponse>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        Ok(Response::new(
+            LockService::extend(self, &caller, request.into_inner()).await?,
+        ))
+    }
+
+    async fn release(&self, request: Request<ReleaseRequest>) -> Result<Response<ReleaseResponse>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        Ok(Response::new(
+            LockService::release(self, &caller, request.into_inner()).await?,
+        ))
+    }
+
+    type HoldStream = Replies;
+
+    async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        let guard = self.locks.open_session()?;
+        let (out, replies) = outbox();
+        let opening = Box::new(session::Opening {
+            caller,
+            limits: self.limits.clone(),
+        });
+        let session = session::run(self.locks.clone(), opening, request.into_inner(), out, guard);
+        tokio::spawn(session);
+        Ok(Response::new(replies))
+    }
+
+    type PipelineStream = pipeline::Replies;
+
+    async fn pipeline(
+        &self,
+        request: Request<Streaming<PipelineRequest>>,
+    ) -> Result<Response<Self::PipelineStream>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        let service = Arc::new(self.clone());
+        let closing = self.locks.closing();
+        let replies = pipeline::serve(service, caller, request.into_inner(), self.pipeline_limit, closing);
+        Ok(Response::new(replies))
+    }
+
+    async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {
+        let caller = self.auth.caller(request.metadata())?;
+        Ok(Response::new(
+            LockService::inspect(self, &caller, request.into_inner()).await?,
+        ))
+    }
+}
+
+/// What each master said, on the wire.
+pub fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
+    votes.iter().map(|v| wire_outcome(v).into()).collect()
+}
+
+fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
+    match vote {
+        NodeVote::Granted(_) => NodeOutcome::Granted,
+        NodeVote::Taken => NodeOutcome::Taken,
+        NodeVote::TimedOut => NodeOutcome::TimedOut,
+        NodeVote::Errored(_) => NodeOutcome::Errored,
+        NodeVote::Quarantined => NodeOutcome::Quarantined,
+        NodeVote::Unusable(_) => NodeOutcome::Unusable,
+        NodeVote::NotAwaited => NodeOutcome::NotAwaited,
+    }
+}
+
+/// A lease on `resource` (the name the client asked for) on the wire, with
+/// `validity` as of now.
+pub fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLease {
+    WireLease {
+        resource: resource.to_owned(),
+        value: lease.value.expose().to_owned(),
+        fencing_token: lease.fencing_token,
+        validity: Some(wire_duration(validity)),
+    }
+}
+
+/// Why an acquisition failed, on the wire.
+pub fn wire_reason(reason: FailureReason) -> WireReason {
+    match reason {
+        FailureReason::Taken => WireReason::Taken,
+        FailureReason::ValidityUsedUp { .. } => WireReason::ValidityUsedUp,
+    }
+}
+
+/// A `Duration` on the wire (saturating).
+pub fn wire_duration(d: Duration) -> prost_types::Duration {
+    prost_types::Duration::try_from(d).unwrap_or(prost_types::Duration {
+        seconds: i64::MAX,
+        nanos: 0,
+    })
+}
+
+/// The client's deadline from the `grpc-timeout` header ("100m" = 100 ms),
+/// as the gRPC-over-HTTP/2 spec writes it.
+fn grpc_timeout(metadata: &MetadataMap) -> Option<Duration> {
+    let raw = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = raw.split_at(raw.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeouts_are_read_in_every_unit() {
+        let cases = [
+            ("2H", Some(Duration::from_secs(7200))),
+            ("3M", Some(Duration::from_secs(180))),
+            ("4S", Some(Duration::from_secs(4))),
+            ("250m", Some(Duration::from_millis(250))),
+            ("7u", Some(Duration::from_micros(7))),
+            ("9n", Some(Duration::from_nanos(9))),
+            ("9x", None),
+            ("m", None),
+        ];
+        for (raw, want) in cases {
+            let mut metadata = MetadataMap::new();
+            metadata.insert("grpc-timeout", raw.parse().unwrap());
+            assert_eq!(grpc_timeout(&metadata), want, "{raw}");
+        }
+    }
+}

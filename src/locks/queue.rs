@@ -1,0 +1,380 @@
+//! Waiting well (DESIGN §4): within one daemon, the requests waiting for the
+//! same resource queue first-in first-out and only the head contends in
+//! Redis (the local lock of Spring's RedisLockRegistry). A release published
+//! by any daemon wakes the head at once; jittered retry stays the fallback.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use std::time::Duration;
+
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
+
+use crate::locks::error::Error;
+use crate::redlock::Lease;
+
+/// The queues of one daemon, with limits.
+pub struct Waiters {
+    state: Mutex<State>,
+    per_resource: usize,
+    total: usize,
+    /// Hand-offs in a row to this daemon's own waiters before a release is
+    /// published instead, so waiters on other daemons get their turn.
+    max_handoffs_in_row: u32,
+    /// How long the queue steps aside after such a published release.
+    yield_window: Duration,
+}
+
+#[derive(Default)]
+struct State {
+    queues: HashMap<String, Queue>,
+    waiting: usize,
+    next_ticket: u64,
+}
+
+struct Queue {
+    tickets: VecDeque<u64>,
+    /// Notified whenever the head leaves: the next one checks if it is head.
+    head_left: Arc<Notify>,
+    /// Notified when a release of this resource was published.
+    released: Arc<Notify>,
+    /// The head's standing offer to take the lock over directly.
+    offer: Option<Offer>,
+    /// The last head left holding the lock: the next head need not try
+    /// before that holder's release hands the lock over (or is published).
+    held_here: bool,
+    /// Until then the head does not try: the release that ended a streak of
+    /// hand-offs was just published, and a waiter on another daemon (one
+    /// was refused: that is what the streak counts) gets the first try.
+    yield_until: Option<Instant>,
+}
+
+/// The head of a queue, ready to be handed the lock by a local release.
+pub struct Offer {
+    ticket: u64,
+    /// The TTL the head asked for.
+    pub ttl: Duration,
+    /// Where the lock goes; closed when the head has left.
+    pub to: oneshot::Sender<Lease>,
+}
+
+/// A place in a resource's queue; leaving (drop) lets the next one in.
+pub struct Slot {
+    waiters: Arc<Waiters>,
+    resource: String,
+    ticket: u64,
+    head_left: Arc<Notify>,
+    released: Arc<Notify>,
+}
+
+impl Waiters {
+    /// Queues of at most `per_resource` waiters each, `total` in all; at
+    /// most 16 local hand-offs in a row, then 50 ms aside (see
+    /// `with_handoffs`).
+    pub fn new(per_resource: usize, total: usize) -> Waiters {
+        Waiters {
+            state: Mutex::new(State::default()),
+            per_resource,
+            total,
+            max_handoffs_in_row: 16,
+            yield_window: Duration::from_millis(50),
+        }
+    }
+
+    /// At most `n` hand-offs in a row to local waiters (0: never hand off);
+    /// after the release that ends such a streak is published, the queue's
+    /// head waits `yield_window` before it tries, so the waiter on another
+    /// daemon has a head start rather than racing this daemon for it.
+    pub fn with_handoffs(mut self, n: u32, yield_window: Duration) -> Waiters {
+        self.max_handoffs_in_row = n;
+        self.yield_window = yield_window;
+        self
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Joins the back of `resource`'s queue.
+    ///
+    /// # Errors
+    /// `ResourceExhausted` when the resource's queue or all queues are full.
+    pub fn join(self: &Arc<Self>, resource: &str) -> Result<Slot, Error> {
+        let mut state = self.state();
+        if state.waiting >= self.total {
+            return Err(Error::ResourceExhausted(format!(
+                "{} requests are already waiting in this daemon, the most lock.max_waiters allows",
+                state.waiting
+            )));
+        }
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        let queue = state.queues.entry(resource.to_owned()).or_insert_with(|| Queue {
+            tickets: VecDeque::new(),
+            head_left: Arc::new(Notify::new()),
+            released: Arc::new(Notify::new()),
+            offer: None,
+            held_here: false,
+            yield_until: None,
+        });
+        if queue.tickets.len() >= self.per_resource {
+            return Err(Error::ResourceExhausted(format!(
+                "{} requests are already waiting for this resource, the most lock.max_waiters_per_resource allows",
+                queue.tickets.len()
+            )));
+        }
+        queue.tickets.push_back(ticket);
+        let slot = Slot {
+            waiters: self.clone(),
+            resource: resource.to_owned(),
+            ticket,
+            head_left: queue.head_left.clone(),
+            released: queue.released.clone(),
+        };
+        state.waiting += 1;
+        Ok(slot)
+    }
+
+    /// A release of `resource` was published: wake whoever waits for it.
+    pub fn released(&self, resource: &str) {
+        if let Some(queue) = self.state().queues.get(resource) {
+            // notify_one stores a permit when the head is between attempts,
+            // so a release during an attempt is not lost.
+            queue.released.notify_one();
+        }
+    }
+
+    /// The head's offer for `resource`, if it made one; taking it ends it.
+    /// `None` (release and announce as usual) also when the lock being
+    /// released was itself the end of `max_handoffs_in_row` hand-offs
+    /// (`streak`), so waiters on other daemons get their turn. (`Locks`
+    /// counts a hand-off in the streak only when a waiter elsewhere was
+    /// refused; see `HandOff::waited`.) Ending a streak, the queue steps
+    /// aside (`step_aside`).
+    pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
+        if streak >= self.max_handoffs_in_row {
+            self.step_aside(resource, streak);
+            return None;
+        }
+        let mut state = self.state();
+        let queue = state.queues.get_mut(resource)?;
+        queue.offer.take().filter(|o| !o.to.is_closed())
+    }
+
+    /// When the lock being released ended a streak of `streak` hand-offs,
+    /// the queue's head tries no earlier than the yield window from now
+    /// (`Slot::yielding`). Without that, the head, woken by the same
+    /// announcement as the waiter elsewhere, wins the race about as often
+    /// as not, and that waiter can lose streak after streak. Called by
+    /// `take_offer`, so the head does not try during the release, and again
+    /// once the release is through, so the waiter elsewhere, which hears
+    /// of it about then, has all of the window.
+    pub fn step_aside(&self, resource: &str, streak: u32) {
+        if streak > 0
+            && streak >= self.max_handoffs_in_row
+            && let Some(queue) = self.state().queues.get_mut(resource)
+        {
+            queue.yield_until = Some(Instant::now() + self.yield_window);
+        }
+    }
+
+    /// Release notifications were lost: wake every queue's head.
+    pub fn released_all(&self) {
+        for queue in self.state().queues.values() {
+            queue.released.notify_one();
+        }
+    }
+
+    /// How many requests wait in all.
+    pub fn waiting(&self) -> usize {
+        self.state().waiting
+    }
+
+    /// Whether anyone waits for `resource`.
+    pub fn has_waiters(&self, resource: &str) -> bool {
+        self.state().queues.contains_key(resource)
+    }
+}
+
+impl Slot {
+    fn is_head(&self) -> bool {
+        let state = self.waiters.state();
+        state.queues.get(&self.resource).and_then(|q| q.tickets.front()) == Some(&self.ticket)
+    }
+
+    /// Resolves once this slot is at the head of its queue.
+    pub async fn until_head(&self) {
+        loop {
+            // Registered before the check, so a departure in between is seen.
+            let left = self.head_left.notified();
+            if self.is_head() {
+                return;
+            }
+            left.await;
+        }
+    }
+
+    /// Notified when a release of the resource was published.
+    pub fn released(&self) -> &Notify {
+        &self.released
+    }
+
+    /// Offers (as head) to be handed the lock with `ttl` by a release in
+    /// this daemon; the lease arrives on the receiver. Also says whether
+    /// the head before left holding the lock (see `leave_holding`).
+    pub fn offer(&self, ttl: Duration) -> (oneshot::Receiver<Lease>, bool) {
+        let (to, from) = oneshot::channel();
+        let mut state = self.waiters.state();
+        let mut held_here = false;
+        if let Some(queue) = state.queues.get_mut(&self.resource) {
+            queue.offer = Some(Offer {
+                ticket: self.ticket,
+                ttl,
+                to,
+            });
+            held_here = std::mem::take(&mut queue.held_here);
+        }
+        (from, held_here)
+    }
+
+    /// Until when the head should not try (see `Waiters::step_aside`), if
+    /// that is still ahead.
+    pub fn yielding(&self) -> Option<Instant> {
+        let state = self.waiters.state();
+        let until = state.queues.get(&self.resource)?.yield_until?;
+        (until > Instant::now()).then_some(until)
+    }
+
+    /// Leaves the queue as the new holder of the lock.
+    pub fn leave_holding(self) {
+        if let Some(queue) = self.waiters.state().queues.get_mut(&self.resource) {
+            queue.held_here = true;
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut state = self.waiters.state();
+        if let Some(queue) = state.queues.get_mut(&self.resource) {
+            queue.tickets.retain(|t| *t != self.ticket);
+            if queue.offer.as_ref().is_some_and(|o| o.ticket == self.ticket) {
+                queue.offer = None;
+            }
+            if queue.tickets.is_empty() {
+                state.queues.remove(&self.resource);
+            }
+        }
+        state.waiting -= 1;
+        self.head_left.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TTL: Duration = Duration::from_secs(1);
+
+    #[tokio::test]
+    async fn waiters_are_served_first_in_first_out() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let first = waiters.join("r").unwrap();
+        let second = waiters.join("r").unwrap();
+        let third = waiters.join("r").unwrap();
+        first.until_head().await;
+        assert!(!second.is_head() && !third.is_head());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for (name, slot) in [("third", third), ("second", second)] {
+            let order = order.clone();
+            tasks.push(tokio::spawn(async move {
+                slot.until_head().await;
+                order.lock().unwrap().push(name);
+                drop(slot);
+            }));
+        }
+        tokio::task::yield_now().await;
+        drop(first);
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec!["second", "third"]);
+        assert_eq!(waiters.waiting(), 0);
+        assert!(!waiters.has_waiters("r"), "an empty queue was left behind");
+    }
+
+    #[tokio::test]
+    async fn limits_per_resource_and_in_total_are_resource_exhausted() {
+        let waiters = Arc::new(Waiters::new(2, 3));
+        let _a = waiters.join("r").unwrap();
+        let _b = waiters.join("r").unwrap();
+        let full = waiters.join("r").err().unwrap();
+        assert!(full.to_string().contains("max_waiters_per_resource"), "{full}");
+        let _c = waiters.join("s").unwrap();
+        let all = waiters.join("t").err().unwrap();
+        assert!(all.to_string().contains("max_waiters"), "{all}");
+        assert_eq!(all.code(), tonic::Code::ResourceExhausted);
+    }
+
+    #[tokio::test]
+    async fn the_next_head_learns_whether_the_one_before_left_holding_the_lock() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let first = waiters.join("r").unwrap();
+        let second = waiters.join("r").unwrap();
+        let third = waiters.join("r").unwrap();
+        assert!(!first.offer(TTL).1, "nobody held it before the first head");
+        first.leave_holding();
+        second.until_head().await;
+        assert!(second.offer(TTL).1);
+        // The hint is read once, and a head that left empty-handed gives none.
+        assert!(!second.offer(TTL).1);
+        drop(second);
+        third.until_head().await;
+        assert!(!third.offer(TTL).1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_release_that_ends_a_streak_makes_the_queue_step_aside_for_the_window() {
+        let window = Duration::from_millis(50);
+        let waiters = Arc::new(Waiters::new(10, 100).with_handoffs(4, window));
+        let head = waiters.join("r").unwrap();
+        let (_lease, _) = head.offer(TTL);
+        // Within the streak the head is handed the lock; nobody steps aside.
+        assert!(waiters.take_offer("r", 3).is_some());
+        assert_eq!(head.yielding(), None);
+        let (_lease, _) = head.offer(TTL);
+        let ended = Instant::now();
+        assert!(waiters.take_offer("r", 4).is_none(), "the fifth release is published");
+        assert_eq!(head.yielding(), Some(ended + window));
+        // The release round took 30 ms: the window counts from its end.
+        tokio::time::advance(Duration::from_millis(30)).await;
+        waiters.step_aside("r", 3);
+        assert_eq!(head.yielding(), Some(ended + window), "no streak ended with 3");
+        waiters.step_aside("r", 4);
+        let through = Instant::now();
+        assert_eq!(head.yielding(), Some(through + window));
+        tokio::time::advance(window).await;
+        assert_eq!(head.yielding(), None, "the window is over");
+        // With hand-offs off every release is published, and none yields.
+        let off = Arc::new(Waiters::new(10, 100).with_handoffs(0, window));
+        let head = off.join("r").unwrap();
+        let (_lease, _) = head.offer(TTL);
+        assert!(off.take_offer("r", 0).is_none());
+        off.step_aside("r", 0);
+        assert_eq!(head.yielding(), None);
+    }
+
+    #[tokio::test]
+    async fn a_published_release_wakes_the_head_even_if_it_came_between_waits() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let slot = waiters.join("r").unwrap();
+        waiters.released("r");
+        // The permit was stored: the next wait returns at once.
+        tokio::time::timeout(std::time::Duration::from_secs(1), slot.released().notified())
+            .await
+            .expect("the wake-up was lost");
+        waiters.released("other");
+    }
+}

@@ -1,0 +1,9 @@
+//! Redis masters, and the only place that imports fred: connecting,
+//! batching, probes and repair, the Lua scripts and their replies, and the
+//! subscriber that hears published releases.
+
+pub mod node;
+pub mod replies;
+pub mod scripts;
+pub mod subscriber;
+pub mod tls;

@@ -1,0 +1,453 @@
+//! The real `redlockd` binary: bad config exits 64 naming the setting, and
+//! `redlockd dev` (the quick-start command) serves locks against five local
+//! masters it starts itself, and stops them on SIGTERM.
+
+use crate::support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redlockd::api::proto::lock_client::LockClient;
+use support::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_redlockd");
+
+#[test]
+fn a_bad_config_exits_64_and_names_the_setting() {
+    let cases = [
+        (vec![], "redis.nodes"),
+        (
+            vec![
+                ("REDLOCKD__REDIS__NODES", "redis://a:1,redis://b:2,redis://c:3"),
+                ("REDLOCKD__LOCK__DRIFT_FACTOR", "2"),
+            ],
+            "lock.drift_factor",
+        ),
+        (
+            vec![
+                ("REDLOCKD__REDIS__NODES", "redis://a:1,redis://b:2,redis://c:3"),
+                ("REDLOCKD__SERVER__LISTEN", "nowhere"),
+            ],
+            "listen",
+        ),
+        // Read before the runtime starts, without redis.nodes.
+        (vec![("REDLOCKD__SERVER__WORKER_THREADS", "many")], "worker_threads"),
+        (
+            vec![("REDLOCKD__SERVER__WORKER_THREADS", "100")],
+            "server.worker_threads (100)",
+        ),
+    ];
+    for (env, setting) in cases {
+        let out = Command::new(BIN)
+            .env_clear()
+            .envs(env)
+            .output()
+            .expect("running redlockd");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{stderr}");
+        assert!(stderr.contains(setting), "{stderr:?} does not name {setting}");
+    }
+}
+
+#[test]
+fn a_config_file_that_does_not_exist_is_a_config_error() {
+    let out = Command::new(BIN)
+        .args(["--config", "/nonexistent/redlockd.toml"])
+        .output()
+        .expect("running redlockd");
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/redlockd.toml"));
+}
+
+#[tokio::test]
+async fn redlockd_dev_serves_locks_and_stops_its_masters_on_sigterm() {
+    let port = redlockd::dev::free_port().unwrap();
+    let child = Command::new(BIN)
+        .arg("dev")
+        .env("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("REDLOCKD__METRICS__LISTEN", "127.0.0.1:0")
+        .env("REDLOCKD__LOG__FORMAT", "json")
+        // The test keeps its connection open: the grace bounds the exit.
+        .env("REDLOCKD__SERVER__SHUTDOWN_GRACE", "1s")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting redlockd dev");
+
+    let start = Instant::now();
+    let mut client = loop {
+        if let Ok(client) = LockClient::connect(format!("http://127.0.0.1:{port}")).await {
+            break client;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "redlockd dev did not start serving"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let lease = must_acquire(&mut client, "quickstart", 10.0, 5.0).await;
+    let masters = children_of(child.id());
+    assert!(release(&mut client, &lease).await);
+
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "exit status {:?}", out.status);
+    let log = String::from_utf8_lossy(&out.stderr);
+    // JSON lines, and the lock value never among them.
+    assert!(log.lines().all(|l| l.starts_with('{')), "{log}");
+    assert!(!log.contains(&lease.value));
+    // The masters it started are gone.
+    assert_eq!(masters.len(), 5, "redlockd dev did not start five masters");
+    for pid in masters {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "master {pid} survived"
+        );
+    }
+}
+
+/// The pids of the direct children of `parent`, from /proc.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may hold spaces, so split after ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(parent.to_string().as_str()) {
+            children.push(pid);
+        }
+    }
+    children
+}
+
+/// Runs redlockctl against `daemon`; returns (exit code, stdout, stderr).
+async fn ctl(daemon: &Daemon, args: &[&str]) -> (i32, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockctl"))
+        .arg("--addr")
+        .arg(format!("http://{}", daemon.addr))
+        .args(args)
+        .output()
+        .await
+        .expect("running redlockctl");
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {key} in {stdout:?}"))
+}
+
+#[tokio::test]
+async fn redlockctl_acquires_extends_and_releases_with_documented_exit_codes() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+
+    let (code, out, _) = ctl(&daemon, &["acquire", "jobs/nightly", "--ttl", "10s"]).await;
+    assert_eq!(code, 0, "{out}");
+    let value = field(&out, "value").to_owned();
+    let token: u64 = field(&out, "fencing_token").parse().unwrap();
+    assert!(token > 0);
+
+    let (code, out, _) = ctl(&daemon, &["acquire", "jobs/nightly", "--ttl", "10s"]).await;
+    assert_eq!(code, 1, "a held lock must exit 1: {out}");
+    assert!(out.contains("Taken"), "{out}");
+
+    let (code, out, _) = ctl(&daemon, &["extend", "jobs/nightly", &value, "--ttl", "20s"]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, _, err) = ctl(&daemon, &["acquire", "jobs/other", "--ttl", "1ms"]).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("ttl"), "{err}");
+
+    let (code, out, _) = ctl(&daemon, &["inspect", "jobs/nightly"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("held=true agreeing=5 quorum=3"), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.contains("with_majority=true")).count(),
+        5,
+        "{out}"
+    );
+    assert!(!out.contains(&value), "inspect printed the lock value");
+
+    let (code, out, _) = ctl(&daemon, &["release", "jobs/nightly", &value]).await;
+    assert_eq!((code, out.trim()), (0, "released=true"));
+    let (code, out, _) = ctl(&daemon, &["release", "jobs/nightly", &value]).await;
+    assert_eq!((code, out.trim()), (1, "released=false"));
+    daemon.stop().await;
+}
+
+/// Starts `redlockctl run` against `daemon` with `args` (no waiting).
+fn ctl_run(daemon: &Daemon, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockctl"))
+        .arg("--addr")
+        .arg(format!("http://{}", daemon.addr))
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("running redlockctl run")
+}
+
+async fn held(client: &mut LockClient<tonic::transport::Channel>, resource: &str) -> bool {
+    let request = redlockd::api::proto::InspectRequest {
+        resource: resource.into(),
+    };
+    client.inspect(request).await.unwrap().into_inner().held
+}
+
+/// Waits until the pid file a command wrote names a process.
+async fn read_pid(path: &std::path::Path) -> u32 {
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the command never wrote its pid");
+}
+
+#[tokio::test]
+async fn redlockctl_run_passes_the_token_and_the_exit_code_and_releases_after() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let out = ctl_run(
+        &daemon,
+        &[
+            "--resource",
+            "job",
+            "--ttl",
+            "2s",
+            "--",
+            "sh",
+            "-c",
+            "echo token=$REDLOCKD_FENCING_TOKEN resource=$REDLOCKD_RESOURCE; exit 7",
+        ],
+    )
+    .wait_with_output()
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token: u64 = field(&stdout, "token")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(token > 0);
+    assert!(stdout.contains("resource=job"), "{stdout}");
+    // Released on exit: free at once although the TTL was 2 s.
+    let mut client = daemon.client().await;
+    let lease = must_acquire(&mut client, "job", 5.0, 0.0).await;
+    assert!(lease.fencing_token > token);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn redlockctl_run_stops_its_command_when_the_lock_is_lost() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    let child = ctl_run(
+        &daemon,
+        &[
+            "--resource",
+            "job",
+            "--ttl",
+            "1s",
+            "--grace",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let pid = read_pid(&pidfile).await;
+    for i in 0..3 {
+        cluster.masters[i].kill();
+    }
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the command survived the lost lock"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_client_killed_with_kill_9_frees_its_lock_long_before_the_ttl() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    let mut child = ctl_run(
+        &daemon,
+        &["--resource", "job", "--ttl", "30s", "--", "sh", "-c", &script],
+    );
+    let command_pid = read_pid(&pidfile).await;
+    let mut client = daemon.client().await;
+    assert!(held(&mut client, "job").await);
+    child.kill().await.unwrap(); // SIGKILL: no release from the client
+    // TTL 30 s: only the daemon noticing the broken stream frees it this soon.
+    must_acquire(&mut client, "job", 5.0, 10.0).await;
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &command_pid.to_string()])
+        .status();
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn sigterm_releases_the_locks_of_open_sessions_and_exits_0_within_the_grace() {
+    use redlockd::api::proto::{HoldEvent, HoldRequest, HoldStart, hold_request};
+    let cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "3s".into());
+    let mut daemon = support::rig::BinaryDaemon::start(env).await;
+    let mut client = LockClient::connect(format!("http://{}", daemon.addr)).await.unwrap();
+    let (tx, requests) = tokio::sync::mpsc::channel(1);
+    let start = HoldStart {
+        resource: "term".into(),
+        ttl: secs(30.0),
+        ..HoldStart::default()
+    };
+    tx.send(HoldRequest {
+        request: Some(hold_request::Request::Start(start)),
+    })
+    .await
+    .unwrap();
+    let mut events = client
+        .hold(tokio_stream::wrappers::ReceiverStream::new(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(events.message().await.unwrap().unwrap().event(), HoldEvent::Acquired);
+
+    let started = std::time::Instant::now();
+    let status = daemon
+        .terminate(Duration::from_secs(10))
+        .await
+        .expect("redlockd did not exit");
+    assert!(status.success(), "{status:?}");
+    // The grace is 3 s; the session released at once, so well within it.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    let released = events.message().await.unwrap().unwrap();
+    assert_eq!(released.event(), HoldEvent::Released, "{released:?}");
+    assert!(released.reason.contains("shutting down"));
+    // The key is gone from every master (TTL 30 s: only the release did it).
+    for i in 0..5 {
+        let admin = cluster.admin(i).await;
+        let exists: i64 = fred::prelude::KeysInterface::exists(&admin, "redlockd:lock:term")
+            .await
+            .unwrap();
+        assert_eq!(exists, 0, "master {i} still holds the session's lock");
+    }
+    drop(tx);
+}
+
+#[tokio::test]
+async fn a_sigterm_during_start_up_still_stops_the_dev_masters() {
+    let port = redlockd::dev::free_port().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("dev")
+        .env("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("REDLOCKD__METRICS__LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting redlockd dev");
+    // As soon as the five masters exist, before it serves.
+    let start = Instant::now();
+    let masters = loop {
+        let masters = children_of(child.id());
+        if masters.len() == 5 {
+            break masters;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the masters never started");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    for pid in masters {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "master {pid} survived"
+        );
+    }
+}
+
+/// A release is answered at quorum; a SIGTERM right after it loses none of
+/// the deletes still on their way to the slower masters. Here they are
+/// held on a dead link to two masters whose script caches were flushed:
+/// they land only if the daemon is still there, carrying them, to answer
+/// NOSCRIPT when the link heals. (What shutdown waits for, `settled`, is
+/// tested on its own in `scripts.rs`: here other steps of the shutdown
+/// also wait on the dead link.)
+#[tokio::test]
+async fn sigterm_waits_for_the_deletes_a_release_left_on_their_way() {
+    use fred::prelude::KeysInterface;
+    use support::proxy::Mode;
+    let cluster = Cluster::start(5);
+    let (mut env, proxies) = env_with_proxies(&cluster, 3).await;
+    env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "20s".into());
+    env.insert("REDLOCKD__REDIS__COMMAND_TIMEOUT".into(), "20s".into());
+    let mut daemon = support::rig::BinaryDaemon::start(env).await;
+    let mut client = LockClient::connect(format!("http://{}", daemon.addr)).await.unwrap();
+    let lease = must_acquire(&mut client, "r", 30.0, 0.0).await;
+
+    let admins = cut_and_flush_scripts(&cluster, &proxies, 3).await;
+    assert!(release(&mut client, &lease).await, "three masters held the lock");
+    let terminating = tokio::spawn(async move {
+        let status = daemon.terminate(Duration::from_secs(60)).await;
+        (daemon, status)
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for proxy in &proxies {
+        proxy.set_mode(Mode::Pass);
+    }
+    let (_daemon, status) = terminating.await.unwrap();
+    let status = status.expect("redlockd did not exit");
+    assert!(status.success(), "{status:?}");
+    for admin in &admins {
+        let held: Option<String> = admin.get("redlockd:lock:r").await.unwrap();
+        assert_eq!(
+            held, None,
+            "the daemon exited before its delete landed on a slow master"
+        );
+    }
+}

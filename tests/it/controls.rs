@@ -1,0 +1,367 @@
+//! The unsafe controls of the fault suite (DESIGN §6): schedules that DO
+//! break Redlock's mutual exclusion or token order, each paired with its
+//! safe twin. The checker must report the violation in the control (the test
+//! passes because it does) and nothing in the twin; the fenced store must
+//! keep refusing the stale holder either way.
+//!
+//! In the twins the lost master stays quarantined through the whole split:
+//! to rejoin it needs its counter repaired from a quorum of the OTHER
+//! masters, and the second daemon reaches only two of them.
+
+use crate::support;
+
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, KeysInterface, Value};
+use fred::types::{ClusterHash, CustomCommand};
+use redlockd::dev::{RedisProcess, find_redis_server};
+use support::history::{Report, ViolationKind};
+use support::proxy::Mode;
+use support::rig::{Held, Rig};
+
+/// The holder's lease must outlive a master's restart and reconnection by a
+/// wide margin, so a control's double grant does not depend on timing.
+const LONG_TTL: Duration = Duration::from_secs(3);
+const QUARANTINE_OFF: &[(&str, &str)] = &[
+    ("REDLOCKD__SAFETY__QUARANTINE", "false"),
+    ("REDLOCKD__LOCK__MAX_TTL", "4s"),
+];
+const QUARANTINE_ON: &[(&str, &str)] = &[("REDLOCKD__LOCK__MAX_TTL", "4s")];
+
+/// Splits the cluster so two holders can only meet on master 0: the holder
+/// (daemon 0) cannot reach D, E and takes the lock on A, B, C; `lose_a`
+/// makes master A lose it; the second client (daemon 1) cannot reach B, C
+/// and asks A, D, E. Both then write to the fenced store (second first).
+/// Returns the report and whether the second client was granted.
+async fn split_on_a(rig: &mut Rig, lose_a: impl AsyncFnOnce(&mut Rig)) -> (Report, Option<Held>, bool) {
+    // Reset, not blackhole: a blackholed SET would land when healed.
+    rig.links(0, &[3, 4], Mode::Reset);
+    rig.links(1, &[1, 2], Mode::Reset);
+    let mut holder = rig.client(0, "holder").await;
+    // Waits a little: on a loaded machine one attempt can time out.
+    let held = holder
+        .acquire_ttl("r", LONG_TTL, Duration::from_secs(2))
+        .await
+        .expect("the holder gets A, B, C");
+
+    lose_a(rig).await;
+
+    let mut second = rig.client(1, "second").await;
+    let granted = second.acquire_ttl("r", LONG_TTL, Duration::from_secs(6)).await;
+    if let Some(g) = &granted {
+        second.write_fenced(g, "second");
+    }
+    // The holder still believes in its lease if it is within validity.
+    let holder_write = holder.write_fenced(&held, "holder");
+    rig.heal_links();
+    (rig.check("r", None), granted, holder_write)
+}
+
+async fn restart_a_empty(rig: &mut Rig) {
+    rig.cluster.masters[0].restart_empty().unwrap();
+}
+
+#[tokio::test]
+async fn control_restart_empty_without_quarantine_is_a_double_grant_the_checker_reports() {
+    let mut rig = Rig::start(2, QUARANTINE_OFF).await;
+    let (report, second, _) = split_on_a(&mut rig, restart_a_empty).await;
+    assert!(second.is_some(), "the control did not produce a second grant");
+    assert!(
+        report.has(ViolationKind::Overlap),
+        "the checker missed the double grant:\n{report}"
+    );
+    assert!(!report.has(ViolationKind::StaleAccepted), "{report}");
+}
+
+#[tokio::test]
+async fn twin_restart_empty_with_quarantine_keeps_the_second_client_out() {
+    let mut rig = Rig::start(2, QUARANTINE_ON).await;
+    let (report, _, _) = split_on_a(&mut rig, restart_a_empty).await;
+    report.assert_safe();
+}
+
+/// Emulates master A's clock jumping forward: its copy of the lock expires.
+async fn jump_a_clock(rig: &mut Rig) {
+    let admin = rig.cluster.admin(0).await;
+    let _: i64 = admin.pexpire("redlockd:lock:r", 1, None).await.unwrap();
+    let _ = admin.quit().await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+}
+
+#[tokio::test]
+async fn control_a_clock_jump_on_one_master_double_grants_yet_the_fenced_store_rejects_the_stale_holder() {
+    let mut rig = Rig::start(2, QUARANTINE_OFF).await;
+    let (report, second, holder_write) = split_on_a(&mut rig, jump_a_clock).await;
+    assert!(second.is_some(), "the control did not produce a second grant");
+    assert!(
+        report.has(ViolationKind::Overlap),
+        "the checker missed the double grant:\n{report}"
+    );
+    // The fencing token saves the resource: the stale holder is refused.
+    assert!(!holder_write, "the fenced store accepted the stale holder");
+    let rejected = rig.fenced.tamper(|s| s.rejected.len());
+    assert_eq!(rejected, 1);
+    assert!(
+        !report.has(ViolationKind::StaleAccepted) && !report.has(ViolationKind::TokenOrder),
+        "{report}"
+    );
+}
+
+/// A replica of master A, promoted before the holder's lock reaches it,
+/// then put in A's place behind both daemons' proxies (A is killed).
+async fn fail_a_over(rig: &mut Rig, replica: &RedisProcess) {
+    rig.cluster.masters[0].kill();
+    for line in &rig.proxies {
+        line[0].set_upstream(([127, 0, 0, 1], replica.port()).into());
+        line[0].set_mode(Mode::Reset);
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for line in &rig.proxies {
+        line[0].set_mode(Mode::Pass);
+    }
+}
+
+/// Starts a replica of master A and waits until it has copied A's data
+/// (marker, counter), then promotes it: it misses everything after.
+async fn promoted_replica(rig: &Rig) -> RedisProcess {
+    // Full sync at once, not after the default 5 s wait for more replicas.
+    rig.cluster.config_set(0, "repl-diskless-sync-delay", "0").await;
+    let port = rig.cluster.masters[0].port().to_string();
+    let replica = RedisProcess::start(&find_redis_server().unwrap(), &["--replicaof", "127.0.0.1", &port]).unwrap();
+    let client = fred::prelude::Client::new(
+        fred::prelude::Config::from_url(&replica.url()).unwrap(),
+        None,
+        None,
+        None,
+    );
+    client.init().await.unwrap();
+    let info = CustomCommand::new_static("INFO", ClusterHash::FirstKey, false);
+    for _ in 0..200 {
+        let text: String = client.custom(info.clone(), vec!["replication"]).await.unwrap();
+        if text.contains("master_link_status:up") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let marker: i64 = client.exists("redlockd:verified").await.unwrap();
+    assert_eq!(marker, 1, "the replica did not sync");
+    let promote = CustomCommand::new_static("REPLICAOF", ClusterHash::FirstKey, false);
+    let _: Value = client.custom(promote, vec!["NO", "ONE"]).await.unwrap();
+    let _ = client.quit().await;
+    // Its first replica gave A a new master_replid (Redis does that when it
+    // creates its replication backlog), which a daemon with quarantine on
+    // takes for a failover: A is out for max_ttl. Wait until each daemon
+    // has seen it (or 3 s passed: one without quarantine does not react),
+    // then until A is usable again, so the split starts from A, B and C.
+    for daemon in &rig.daemons {
+        let quarantined = "redlock_node_state{node=\"0\",state=\"quarantined\"} 1";
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(3) && !daemon.scrape().await.contains(quarantined) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        daemon.until_usable(5).await;
+    }
+    replica
+}
+
+#[tokio::test]
+async fn control_failover_to_a_lagging_replica_without_quarantine_is_a_double_grant() {
+    let mut rig = Rig::start(2, QUARANTINE_OFF).await;
+    let replica = promoted_replica(&rig).await;
+    let (report, second, _) = split_on_a(&mut rig, async |rig| fail_a_over(rig, &replica).await).await;
+    assert!(second.is_some(), "the control did not produce a second grant");
+    assert!(
+        report.has(ViolationKind::Overlap),
+        "the checker missed the double grant:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn twin_failover_with_quarantine_keeps_the_second_client_out() {
+    let mut rig = Rig::start(2, QUARANTINE_ON).await;
+    let replica = promoted_replica(&rig).await;
+    let (report, _, _) = split_on_a(&mut rig, async |rig| fail_a_over(rig, &replica).await).await;
+    report.assert_safe();
+}
+
+#[tokio::test]
+async fn control_a_stalled_client_loses_an_update_on_an_unfenced_store_and_the_fenced_store_rejects_it() {
+    let rig = Rig::start(1, &[]).await;
+    let (mut slow, mut fast) = (rig.client(0, "slow").await, rig.client(0, "fast").await);
+    let stale = slow.acquire("r", Duration::ZERO).await.expect("slow gets the lock");
+    let read = rig.unfenced.read();
+    // A GC pause longer than the TTL: the lock expires under the slow client.
+    tokio::time::sleep(support::rig::TTL + Duration::from_millis(300)).await;
+    let fresh = fast
+        .acquire("r", Duration::from_secs(2))
+        .await
+        .expect("fast gets the expired lock");
+    let v = rig.unfenced.read();
+    rig.unfenced.write("fast", v + 1);
+    assert!(rig.fenced.write("fast", fresh.token, "fast").is_ok());
+    fast.release("r", &fresh).await;
+    // The slow client wakes up and writes what it computed before the pause.
+    rig.unfenced.write("slow", read + 1);
+    let refused = rig.fenced.write("slow", stale.token, "slow");
+    assert!(refused.is_err(), "the fenced store accepted a stale token");
+    let report = rig.check("r", None);
+    assert!(
+        report.has(ViolationKind::LostWrite),
+        "the checker missed the lost update:\n{report}"
+    );
+    assert_eq!(
+        report.violations.len(),
+        report.count(ViolationKind::LostWrite),
+        "{report}"
+    );
+}
+
+/// A real master behind a switch: closed, it refuses at once like a dead
+/// node, so a test can pick each acquisition's quorum exactly.
+struct Gate {
+    node: redlockd::redis::node::RedisNode,
+    open: std::sync::atomic::AtomicBool,
+}
+
+impl redlockd::redlock::Node for Gate {
+    fn name(&self) -> &str {
+        self.node.name()
+    }
+
+    async fn try_lock(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<Option<u64>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.try_lock(key, value, ttl).await
+    }
+
+    async fn hand_off(
+        &self,
+        key: &str,
+        old: &str,
+        new: &str,
+        ttl: Duration,
+    ) -> Result<redlockd::redlock::Swap, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.hand_off(key, old, new, ttl).await
+    }
+
+    async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.publish_fence(key, value, counter).await
+    }
+
+    async fn extend(
+        &self,
+        locks: &[redlockd::redlock::Extension<'_>],
+    ) -> Result<Vec<bool>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.extend(locks).await
+    }
+
+    async fn unlock(
+        &self,
+        key: &str,
+        value: &str,
+        announce: redlockd::redlock::Announce,
+    ) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.unlock(key, value, announce).await
+    }
+
+    async fn inspect(&self, key: &str) -> Result<redlockd::redlock::KeyView, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.inspect(key).await
+    }
+}
+
+impl Gate {
+    fn check(&self) -> Result<(), redlockd::redlock::NodeError> {
+        if self.open.load(std::sync::atomic::Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(redlockd::redlock::NodeError("gate closed".into()))
+        }
+    }
+}
+
+/// Runs DESIGN §2's adversarial schedule of quorums on five real masters
+/// whose counters start at 0, recording each grant, and checks the history.
+async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
+    use redlockd::redlock::{Acquired, Engine, EngineConfig};
+    use support::history::{Grant, History, Kind, Options, Reply, check};
+
+    let cluster = support::Cluster::start(5);
+    let mut gates = Vec::new();
+    for (i, master) in cluster.masters.iter().enumerate() {
+        let config = support::test_config(&cluster).node(&master.url(), None);
+        let node = redlockd::redis::node::RedisNode::connect(&config).unwrap();
+        node.wait_connected(Duration::from_secs(5)).await.unwrap();
+        let seen = node.probe().await.unwrap();
+        node.repair(None, &seen.identity()).await.unwrap();
+        node.health().set(redlockd::redlock::node::Standing::Usable);
+        let admin = cluster.admin(i).await;
+        let _: () = admin.set("redlockd:fence", 0, None, None, false).await.unwrap();
+        gates.push(Gate {
+            node,
+            open: true.into(),
+        });
+    }
+    let engine = Engine::new(
+        gates,
+        EngineConfig {
+            publish_round,
+            ..support::test_config(&cluster).engine()
+        },
+    );
+    let history = History::new();
+    let (a, b, c, d, e) = (0, 1, 2, 3, 4);
+    for quorum in [[a, b, c], [c, d, e], [a, b, c], [c, d, e], [a, b, d]] {
+        for (i, gate) in engine.nodes().iter().enumerate() {
+            gate.open
+                .store(quorum.contains(&i), std::sync::atomic::Ordering::SeqCst);
+        }
+        let op = history.invoke("client", "r", Kind::Acquire);
+        let outcome = engine
+            .acquire(
+                "r",
+                Duration::from_secs(5),
+                Duration::ZERO,
+                std::future::pending(),
+                redlockd::redlock::engine::ALONE,
+            )
+            .await;
+        let Ok(Acquired::Granted(lease)) = outcome else {
+            panic!("the quorum {quorum:?} did not grant: {outcome:?}");
+        };
+        let grant = Grant {
+            token: lease.fencing_token,
+            validity: lease.validity,
+            value: lease.value.expose().to_owned(),
+        };
+        history.complete(op, Reply::Granted(grant));
+        let op = history.invoke("client", "r", Kind::Release(lease.value.expose().to_owned()));
+        let released = engine.release("r", &lease.value).await.unwrap();
+        history.complete(op, if released { Reply::Released } else { Reply::Fail });
+    }
+    let report = check(&history, &[], Options::default());
+    println!("round 2 {}: {}", if publish_round { "on" } else { "off" }, report.stats);
+    report
+}
+
+#[tokio::test]
+async fn control_without_round_two_the_adversarial_schedule_makes_a_token_go_down() {
+    let report = adversarial_schedule_on_real_masters(false).await;
+    assert!(
+        report.has(ViolationKind::TokenOrder),
+        "the checker missed the decrease:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn twin_with_round_two_the_adversarial_schedule_keeps_tokens_rising() {
+    adversarial_schedule_on_real_masters(true).await.assert_safe();
+}

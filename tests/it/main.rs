@@ -1,0 +1,20 @@
+//! The integration tests: one binary, so `support` is compiled once. Each
+//! module starts what it needs for real — `redis-server` masters on free
+//! loopback ports, daemons served in-process on port 0 or as the real
+//! binary, fault proxies — and stops it on drop.
+
+mod support;
+
+mod binary;
+mod checker;
+mod controls;
+mod faults;
+mod grpc_redis;
+mod operations;
+mod pipeline;
+mod proxy;
+mod quarantine;
+mod scripts;
+mod security;
+mod sessions;
+mod soak;
