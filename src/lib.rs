@@ -26,17 +26,16 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 
-use crate::config::Config;
 use crate::api::health::Health;
 pub use crate::api::health::SERVICE_NAME;
-use crate::locks::Locks;
-use crate::telemetry::metrics::Metrics;
-use crate::redlock::monitor::Monitor;
-use crate::redis::node::RedisNode;
-use crate::redlock::{Engine, Node};
 use crate::api::service::LockService;
+use crate::config::Config;
+use crate::locks::Locks;
 use crate::locks::queue::Waiters;
-
+use crate::redis::node::RedisNode;
+use crate::redlock::monitor::Monitor;
+use crate::redlock::{Engine, Node};
+use crate::telemetry::metrics::Metrics;
 
 /// Why the daemon could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +155,12 @@ pub async fn run(
     let exporting = {
         let locks = locks.clone();
         let refresh = move || locks.refresh_gauges();
-        tokio::spawn(telemetry::exporter::serve(listeners.metrics, metrics.clone(), refresh, stopped()))
+        tokio::spawn(telemetry::exporter::serve(
+            listeners.metrics,
+            metrics.clone(),
+            refresh,
+            stopped(),
+        ))
     };
     let service = LockService::new(locks.clone(), auth, (&config.lock).into(), config.redis.node_timeout)
         .with_pipeline_limit(config.server.max_requests_per_connection);

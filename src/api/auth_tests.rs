@@ -3,6 +3,7 @@ use tonic::Code;
 use tonic::metadata::MetadataMap;
 
 use super::*;
+use crate::api::status;
 
 const BILLING: &str = "billing-0123456789abcdef0123";
 const SEARCH: &str = "search-0123456789abcdef012345";
@@ -35,7 +36,7 @@ fn with_token(value: &str) -> MetadataMap {
 }
 
 fn code(result: Result<impl std::fmt::Debug, Error>) -> Code {
-    result.unwrap_err().code()
+    status::code(&result.unwrap_err())
 }
 
 #[test]
@@ -61,7 +62,7 @@ fn missing_malformed_and_unknown_tokens_are_unauthenticated() {
     let unknown = auth
         .caller(&with_token("Bearer not-a-token-of-anyone-here"))
         .unwrap_err();
-    assert_eq!(unknown.code(), Code::Unauthenticated);
+    assert_eq!(status::code(&unknown), Code::Unauthenticated);
     // A near miss is no better than a stranger, and never echoed back.
     let near = format!("Bearer {}x", &BILLING[..BILLING.len() - 1]);
     let error = auth.caller(&with_token(&near)).unwrap_err().to_string();
@@ -78,7 +79,7 @@ fn resources_outside_the_prefixes_are_permission_denied() {
         "tenant:billing:lock:invoices/7"
     );
     let denied = billing.lock_name("users/1").unwrap_err();
-    assert_eq!(denied.code(), Code::PermissionDenied);
+    assert_eq!(status::code(&denied), Code::PermissionDenied);
     assert!(denied.to_string().contains("\"orders/\""), "{denied}");
     // An empty prefix allows everything.
     let search = auth.caller(&with_token(&format!("Bearer {SEARCH}"))).unwrap();

@@ -12,14 +12,14 @@ use tokio::time::{Instant, sleep_until};
 use tonic::Streaming;
 
 use crate::api::auth::Caller;
-use crate::locks::error::Error;
-use crate::locks::{Locks, SessionGuard};
 use crate::api::outbox::{Outbox, Refused};
 use crate::api::proto::hold_request::Request as Ask;
 use crate::api::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart};
-use crate::redlock::{Acquired, Lease, Node};
-use crate::api::service::{wire_lease, wire_outcomes, wire_reason};
 use crate::api::request::{self, Limits};
+use crate::api::service::{wire_lease, wire_outcomes, wire_reason};
+use crate::locks::error::Error;
+use crate::locks::{Locks, SessionGuard};
+use crate::redlock::{Acquired, Lease, Node};
 
 /// How long a new stream may take to send `start`.
 const START_WITHIN: Duration = Duration::from_secs(10);

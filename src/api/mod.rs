@@ -12,3 +12,4 @@ pub mod pipeline;
 pub mod proto;
 pub mod request;
 pub mod service;
+pub mod status;

@@ -27,12 +27,13 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Status, Streaming};
 
 use crate::api::auth::Caller;
-use crate::locks::error::Error;
 use crate::api::proto::pipeline_request::Call;
 use crate::api::proto::pipeline_response::Result as Answer;
 use crate::api::proto::{CallError, PipelineRequest, PipelineResponse};
-use crate::redlock::Node;
 use crate::api::service::{LockService, wire_outcomes};
+use crate::api::status;
+use crate::locks::error::Error;
+use crate::redlock::Node;
 
 /// A slot of a stream's reply queue.
 pub type Slot = OwnedPermit<Result<PipelineResponse, Status>>;
@@ -79,7 +80,7 @@ pub fn call_error(error: &Error) -> CallError {
         _ => (Vec::new(), 0),
     };
     CallError {
-        code: error.code() as i32,
+        code: status::code(error) as i32,
         message: error.to_string(),
         nodes,
         needed,

@@ -9,8 +9,6 @@ use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::api::auth::{Auth, Caller};
-use crate::locks::error::Error;
-use crate::locks::Locks;
 use crate::api::outbox::{Replies, outbox};
 use crate::api::proto::lock_server::Lock;
 use crate::api::proto::{
@@ -18,9 +16,11 @@ use crate::api::proto::{
     InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, PipelineRequest, ReleaseRequest,
     ReleaseResponse,
 };
-use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
 use crate::api::request::{self, Limits};
 use crate::api::{hold as session, pipeline};
+use crate::locks::Locks;
+use crate::locks::error::Error;
+use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
 pub struct LockService<N> {

@@ -13,10 +13,10 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 
 use crate::api::auth::Auth;
+use crate::redis::node::RedisNodeConfig;
 use crate::redlock::EngineConfig;
 use crate::redlock::health::Rules;
 use crate::redlock::quorum::MAX_NODES;
-use crate::redis::node::RedisNodeConfig;
 use fred::types::config::TlsConnector;
 
 /// The defaults, compiled in so the binary runs without the file.

@@ -1,12 +1,7 @@
-//! The daemon's one error enum and its mapping to gRPC status codes (the
-//! only place that mapping is written). Contention is not an error.
+//! What a request to the daemon can fail with (`api::status` maps each to a
+//! gRPC status, in one place). Contention is not an error.
 
-use std::collections::HashMap;
-
-use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
-
-use crate::redlock::NodeVote;
+use crate::redlock::{self, NodeVote};
 
 /// Everything a request can fail with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,37 +57,23 @@ impl Error {
             reason: reason.into(),
         }
     }
-
-    /// The gRPC code for this error.
-    pub fn code(&self) -> Code {
-        match self {
-            Error::InvalidArgument { .. } => Code::InvalidArgument,
-            Error::Unavailable { .. } | Error::ShuttingDown => Code::Unavailable,
-            Error::DeadlineExceeded => Code::DeadlineExceeded,
-            Error::Cancelled => Code::Cancelled,
-            Error::Internal(_) => Code::Internal,
-            Error::ResourceExhausted(_) => Code::ResourceExhausted,
-            Error::Unauthenticated(_) => Code::Unauthenticated,
-            Error::PermissionDenied(_) => Code::PermissionDenied,
-        }
-    }
 }
 
-impl From<Error> for Status {
-    fn from(error: Error) -> Status {
-        match &error {
-            // google.rpc.ErrorInfo: what each master said, for any client.
-            Error::Unavailable { votes, needed, .. } if !votes.is_empty() => {
-                let mut metadata: HashMap<String, String> = votes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (format!("node.{i}"), v.kind().to_owned()))
-                    .collect();
-                metadata.insert("needed".into(), needed.to_string());
-                let details = ErrorDetails::with_error_info("NO_QUORUM", "redlockd", metadata);
-                Status::with_error_details(error.code(), error.to_string(), details)
-            }
-            _ => Status::new(error.code(), error.to_string()),
+impl From<redlock::Error> for Error {
+    fn from(error: redlock::Error) -> Error {
+        match error {
+            redlock::Error::Unavailable {
+                reached,
+                needed,
+                detail,
+                votes,
+            } => Error::Unavailable {
+                reached,
+                needed,
+                detail,
+                votes,
+            },
+            redlock::Error::Cancelled => Error::Cancelled,
         }
     }
 }

@@ -17,11 +17,11 @@ use tokio::sync::{Notify, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::locks::error::Error;
-use crate::telemetry::metrics::{Metrics, Status};
-use crate::redlock::engine::Head;
+use crate::locks::queue::{Offer, Slot, Waiters};
+use crate::redlock::Head;
 use crate::redlock::node::Announce;
 use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
-use crate::locks::queue::{Offer, Slot, Waiters};
+use crate::telemetry::metrics::{Metrics, Status};
 
 /// Locks over an engine, with local queues and session bookkeeping.
 pub struct Locks<N> {
@@ -141,7 +141,7 @@ impl<N: Node> Locks<N> {
             Err(_) => Status::Error,
         };
         self.metrics.extended(status, started.elapsed());
-        outcome
+        Ok(outcome?)
     }
 
     /// Releases a lock (DESIGN §3), recording the outcome and hold time.
@@ -157,11 +157,15 @@ impl<N: Node> Locks<N> {
             Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
             // Local waiters must hear it even if none has tried yet.
             None if self.waiters.has_waiters(resource) => {
-                let released = self.engine.release_announced(resource, value, Announce::Always).await;
+                let released = self
+                    .engine
+                    .release_announced(resource, value, Announce::Always)
+                    .await
+                    .map_err(Error::from);
                 self.waiters.step_aside(resource, streak);
                 released
             }
-            None => self.engine.release(resource, value).await,
+            None => self.engine.release(resource, value).await.map_err(Error::from),
         };
         let held_for = forgotten.map(|(held_for, _)| held_for);
         let status = match &outcome {
@@ -306,7 +310,11 @@ impl<N: Node> Locks<N> {
                     }),
                     _ => None,
                 };
-                locks.engine.acquire(&resource, ttl, left, stop, head).await
+                locks
+                    .engine
+                    .acquire(&resource, ttl, left, stop, head)
+                    .await
+                    .map_err(Error::from)
             }
             .await;
             // A lock handed over just as the wait ended is nobody's.

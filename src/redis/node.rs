@@ -19,10 +19,10 @@ use fred::prelude::{
 use fred::types::config::TlsConnector;
 use fred::types::{Builder, ClusterHash, CustomCommand};
 
-use crate::redlock::health::{NodeHealth, Observation, Standing};
-use crate::redlock::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use super::replies::{self, Locked};
 use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, released_channel};
+use crate::redlock::health::{NodeHealth, Observation, Standing};
+use crate::redlock::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use crate::telemetry::metrics::Metrics;
 
 /// How to reach one master.

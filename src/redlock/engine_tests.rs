@@ -2,14 +2,16 @@
 //! below is exact, and no test sleeps in real time.
 
 use std::future::pending;
+use std::sync::Mutex;
 use std::time::Duration;
 
+use futures::future::join_all;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
+use super::fake::{FakeNode, Fault};
+use super::node::{Announce, Standing};
 use super::*;
-use crate::redlock::fake::{FakeNode, Fault};
-use crate::redlock::node::Standing;
 
 const TTL: Duration = Duration::from_secs(10);
 const NODE_TIMEOUT: Duration = Duration::from_millis(50);

@@ -1,20 +1,36 @@
-//! The Redlock quorum engine, free of gRPC: `quorum` (pure arithmetic),
-//! `engine` (the rounds), `node` (the seam), `redis` (fred adapter and Lua
-//! scripts), `fake` (in-memory node for tests).
+//! The Redlock algorithm, free of gRPC and of Redis: `quorum` (every
+//! decision, pure), `engine` with its operations (`acquire`, `handoff`,
+//! `extend`, `release`, `inspect`) over `fanout`, `node` (the seam a store
+//! implements), `health` and `monitor` (verification and quarantine),
+//! `observer` (what metrics hear), `fake` (an in-memory node for tests).
 
+mod acquire;
 pub mod engine;
 #[cfg(test)]
+mod engine_tests;
+mod error;
+mod extend;
+#[cfg(test)]
 pub mod fake;
+mod fanout;
+mod handoff;
 pub mod health;
+mod inspect;
 pub mod monitor;
 pub mod node;
 pub mod quorum;
+mod release;
+pub mod vote;
 
 use std::fmt;
 use std::time::Duration;
 
-pub use engine::{Acquired, Engine, EngineConfig, FailureReason, HandOff, Inspection, NodeInspection, NodeVote};
+pub use acquire::{ALONE, Head};
+pub use engine::{Engine, EngineConfig};
+pub use error::Error;
+pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use node::{Announce, Extension, KeyView, Node, NodeError, Swap};
+pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};
 
 /// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).
 const VALUE_BYTES: usize = 20;

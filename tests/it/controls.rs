@@ -331,7 +331,7 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
                 Duration::from_secs(5),
                 Duration::ZERO,
                 std::future::pending(),
-                redlockd::redlock::engine::ALONE,
+                redlockd::redlock::ALONE,
             )
             .await;
         let Ok(Acquired::Granted(lease)) = outcome else {

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use fred::prelude::{ClientLike, KeysInterface};
-use redlockd::client::Pipeline;
 use redlockd::api::proto::hold_request::Request as Ask;
 use redlockd::api::proto::lock_client::LockClient;
 use redlockd::api::proto::{AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest};
+use redlockd::client::Pipeline;
 use support::certs::Pki;
 use support::*;
 use tonic::Code;

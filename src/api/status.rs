@@ -1,0 +1,43 @@
+//! Every error a request can end with, as a gRPC status: the only place
+//! the mapping is written. UNAVAILABLE carries a `google.rpc.ErrorInfo`
+//! with what each master said.
+
+use std::collections::HashMap;
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::locks::error::Error;
+
+/// The gRPC code for `error`.
+pub fn code(error: &Error) -> Code {
+    match error {
+        Error::InvalidArgument { .. } => Code::InvalidArgument,
+        Error::Unavailable { .. } | Error::ShuttingDown => Code::Unavailable,
+        Error::DeadlineExceeded => Code::DeadlineExceeded,
+        Error::Cancelled => Code::Cancelled,
+        Error::Internal(_) => Code::Internal,
+        Error::ResourceExhausted(_) => Code::ResourceExhausted,
+        Error::Unauthenticated(_) => Code::Unauthenticated,
+        Error::PermissionDenied(_) => Code::PermissionDenied,
+    }
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Status {
+        match &error {
+            // google.rpc.ErrorInfo: what each master said, for any client.
+            Error::Unavailable { votes, needed, .. } if !votes.is_empty() => {
+                let mut metadata: HashMap<String, String> = votes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("node.{i}"), v.kind().to_owned()))
+                    .collect();
+                metadata.insert("needed".into(), needed.to_string());
+                let details = ErrorDetails::with_error_info("NO_QUORUM", "redlockd", metadata);
+                Status::with_error_details(code(&error), error.to_string(), details)
+            }
+            _ => Status::new(code(&error), error.to_string()),
+        }
+    }
+}

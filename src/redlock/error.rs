@@ -1,0 +1,24 @@
+//! The engine's own error: too few nodes answered, or the caller gave up.
+//! Contention is not an error (`Acquired::NotGranted`).
+
+use super::vote::NodeVote;
+
+/// Why an engine operation could not be decided.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// Fewer than a quorum of nodes answered.
+    #[error("only {reached} of the Redis masters could take part ({detail}); {needed} are needed for a quorum")]
+    Unavailable {
+        /// How many nodes answered.
+        reached: usize,
+        /// The quorum.
+        needed: usize,
+        /// What the nodes said, by kind.
+        detail: String,
+        /// What each node said, in index order (acquire only).
+        votes: Vec<NodeVote>,
+    },
+    /// The caller went away between attempts; nothing is left held.
+    #[error("the request was cancelled")]
+    Cancelled,
+}

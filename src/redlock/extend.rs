@@ -1,0 +1,214 @@
+//! Extending locks (docs/design.md#extend): extensions due together share
+//! one script call per node, sent by a few batch tasks.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::time::Instant;
+
+use super::fanout::gather;
+use super::node::{Extension, Node};
+use super::{Engine, Error, LockValue, quorum};
+
+/// At most this many locks go in one extension batch.
+pub const EXTEND_BATCH_MAX: usize = 128;
+/// At most this many extension batches are in flight at once. A lone
+/// extension leaves at once in a batch of one; while every slot is busy,
+/// the extensions that come due queue and leave together in the next batch.
+pub const EXTEND_BATCHES_AT_ONCE: usize = 4;
+
+/// Extensions waiting for a batch (see `Engine::extend`).
+pub(super) struct Extensions {
+    queue: Mutex<Vec<QueuedExtension>>,
+    slots: Arc<Semaphore>,
+}
+
+struct QueuedExtension {
+    key: String,
+    value: String,
+    ttl: Duration,
+    queued_at: Instant,
+    answer: oneshot::Sender<Result<Extended, Error>>,
+}
+
+/// A batch's answer for one extension; the caller turns it into a validity
+/// when it reads it, so no wait after the round goes uncounted.
+enum Extended {
+    /// A quorum extended it to `ttl`; the commands left at `sent`.
+    Yes { ttl: Duration, sent: Instant },
+    /// A majority no longer holds the value.
+    Lost,
+}
+
+impl Extensions {
+    pub(super) fn new() -> Extensions {
+        Extensions {
+            queue: Mutex::new(Vec::new()),
+            slots: Arc::new(Semaphore::new(EXTEND_BATCHES_AT_ONCE)),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<QueuedExtension>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The oldest queued extensions, at most a batch of them.
+    fn next_batch(&self) -> Vec<QueuedExtension> {
+        let mut queue = self.queue();
+        let n = queue.len().min(EXTEND_BATCH_MAX);
+        queue.drain(..n).collect()
+    }
+
+    fn free_slot(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.slots).try_acquire_owned().ok()
+    }
+}
+
+impl<N: Node> Engine<N> {
+    /// Extends `resource`'s lock held by `value` to `ttl` on every node.
+    /// Returns the validity when a quorum still held it (measured from
+    /// before its batch was sent), `None` when the lock was lost.
+    ///
+    /// Extensions due at the same time share one script call per node
+    /// (`Node::extend`): with 10,000 `Hold` sessions renewing, each master
+    /// runs a few scripts per batch, not one per lock, and the daemon sends
+    /// a few commands (issue #7, (d)). The batch runs in a task of its own,
+    /// so a caller that gives up (a cancelled `Extend`) leaves the others'
+    /// answers intact.
+    ///
+    /// An extension that waited `node_timeout` or longer for a batch (an
+    /// overloaded daemon) is not sent: it fails with `Unavailable`, so a
+    /// caller waits at most about two node timeouts, as it did before.
+    ///
+    /// # Errors
+    /// `Error::Unavailable` when fewer than a quorum of nodes answered.
+    pub async fn extend(
+        self: &Arc<Self>,
+        resource: &str,
+        value: &LockValue,
+        ttl: Duration,
+    ) -> Result<Option<Duration>, Error> {
+        let (answer, answered) = oneshot::channel();
+        self.extensions.queue().push(QueuedExtension {
+            key: self.lock_key(resource),
+            value: value.expose().to_owned(),
+            ttl,
+            queued_at: Instant::now(),
+            answer,
+        });
+        if let Some(slot) = self.extensions.free_slot() {
+            tokio::spawn(Arc::clone(self).extend_batches(slot));
+        }
+        let extended = answered
+            .await
+            .unwrap_or_else(|_| Err(self.unavailable(0, "the extension batch ended without an answer".into())))?;
+        Ok(match extended {
+            // Counted now, when the caller reads it: validity runs from
+            // before the commands left until this very moment.
+            Extended::Yes { ttl, sent } => quorum::validity(ttl, sent.elapsed(), self.config.drift_factor)
+                .filter(|v| *v >= self.config.min_validity),
+            Extended::Lost => None,
+        })
+    }
+
+    /// Sends batches of queued extensions until none is left.
+    async fn extend_batches(self: Arc<Self>, mut slot: OwnedSemaphorePermit) {
+        loop {
+            let batch = self.extensions.next_batch();
+            if batch.is_empty() {
+                drop(slot);
+                // An extension queued after the look above, while this task
+                // still held its slot, found no free slot: take it on.
+                if self.extensions.queue().is_empty() {
+                    return;
+                }
+                match self.extensions.free_slot() {
+                    Some(again) => slot = again,
+                    None => return,
+                }
+                continue;
+            }
+            let (late, batch): (Vec<_>, Vec<_>) = batch
+                .into_iter()
+                .partition(|queued| queued.queued_at.elapsed() >= self.config.node_timeout);
+            for queued in late {
+                let _ = queued.answer.send(Err(self.unavailable(
+                    0,
+                    "the extension waited longer than node_timeout to be sent (the daemon is overloaded)".into(),
+                )));
+            }
+            if !batch.is_empty() {
+                self.extend_batch(batch).await;
+            }
+        }
+    }
+
+    /// One extension round for `batch`; answers each extension once every
+    /// one is decided: extended by a quorum, refused by more nodes than can
+    /// be spared, or every node answered (a lost lock does not wait for a
+    /// slow node). A lock named twice in a batch with different TTLs is
+    /// extended to the shorter, and both answers say so.
+    async fn extend_batch(&self, batch: Vec<QueuedExtension>) {
+        let mut shortest: HashMap<(&str, &str), Duration> = HashMap::new();
+        for queued in &batch {
+            let ttl = shortest.entry((&queued.key, &queued.value)).or_insert(queued.ttl);
+            *ttl = (*ttl).min(queued.ttl);
+        }
+        let locks: Vec<Extension<'_>> = batch
+            .iter()
+            .map(|queued| Extension {
+                key: &queued.key,
+                value: &queued.value,
+                ttl: shortest[&(queued.key.as_str(), queued.value.as_str())],
+            })
+            .collect();
+        let sent = Instant::now();
+        let calls = self.nodes.iter().map(|node| async {
+            match node.extend(&locks).await {
+                Ok(extended) if extended.len() == locks.len() => Some(extended),
+                Ok(extended) => {
+                    tracing::warn!(
+                        node = node.name(),
+                        answers = extended.len(),
+                        asked = locks.len(),
+                        "an extension batch was answered with the wrong number of flags; counted as no answer"
+                    );
+                    None
+                }
+                Err(_) => None,
+            }
+        });
+        let quorum = self.quorum();
+        let spare = self.nodes.len() - quorum;
+        let decided = |answers: &[Option<Option<Vec<bool>>>]| {
+            (0..locks.len()).all(|i| {
+                let said = |flag: bool| answers.iter().flatten().flatten().filter(|a| a[i] == flag).count();
+                said(true) >= quorum || said(false) > spare
+            })
+        };
+        let (answers, _) = gather(calls, decided, self.config.node_timeout).await;
+        let outcomes: Vec<Result<Extended, Error>> = locks
+            .iter()
+            .enumerate()
+            .map(|(i, lock)| {
+                let per_node: Vec<Option<bool>> = answers
+                    .iter()
+                    .map(|answer| answer.as_ref().and_then(Option::as_ref).map(|a| a[i]))
+                    .collect();
+                self.tally(&per_node).map(|held| {
+                    if held >= quorum {
+                        Extended::Yes { ttl: lock.ttl, sent }
+                    } else {
+                        Extended::Lost
+                    }
+                })
+            })
+            .collect();
+        drop(locks);
+        for (queued, outcome) in batch.into_iter().zip(outcomes) {
+            let _ = queued.answer.send(outcome);
+        }
+    }
+}

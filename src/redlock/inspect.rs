@@ -1,0 +1,55 @@
+//! A quorum view of one resource, without lock values.
+
+use futures::future::join_all;
+use tokio::time::timeout;
+
+use super::Engine;
+use super::node::{KeyView, Node};
+use super::vote::{Inspection, NodeInspection};
+
+impl<N: Node> Engine<N> {
+    /// A quorum view of `resource`: per node what it holds, and how many
+    /// agree on the most common value. Values never leave this function.
+    pub async fn inspect(&self, resource: &str) -> Inspection {
+        let key = self.lock_key(resource);
+        let calls = self
+            .nodes
+            .iter()
+            .map(|node| timeout(self.config.node_timeout, node.inspect(&key)));
+        let views: Vec<Option<KeyView>> = join_all(calls)
+            .await
+            .into_iter()
+            .map(|r| r.ok().and_then(Result::ok))
+            .collect();
+        let values: Vec<Option<&str>> = views
+            .iter()
+            .map(|v| v.as_ref().and_then(|v| v.value.as_deref()))
+            .collect();
+        let majority = values
+            .iter()
+            .flatten()
+            .max_by_key(|value| values.iter().filter(|v| v == &&Some(**value)).count())
+            .copied();
+        let agreeing = majority.map_or(0, |m| values.iter().filter(|v| **v == Some(m)).count());
+        let nodes = views
+            .iter()
+            .zip(&values)
+            .zip(&self.nodes)
+            .map(|((view, value), node)| NodeInspection {
+                name: node.name().to_owned(),
+                standing: node.standing(),
+                reachable: view.is_some(),
+                held: value.is_some(),
+                with_majority: value.is_some() && *value == majority,
+                ttl: view.as_ref().and_then(|v| v.ttl),
+                fence: view.as_ref().and_then(|v| v.fence),
+            })
+            .collect();
+        Inspection {
+            held: agreeing >= self.quorum(),
+            agreeing,
+            quorum: self.quorum(),
+            nodes,
+        }
+    }
+}
