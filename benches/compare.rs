@@ -19,6 +19,8 @@
 //! scripts/bench                                   # everything, from a fresh machine
 //! cargo bench --bench compare -- --duration 5 --systems redlockd,rslock --workloads a,b
 //! ```
+// A benchmark measures real elapsed time: the std clock is the right one here.
+#![allow(clippy::disallowed_methods)]
 #![forbid(unsafe_code)]
 
 #[path = "compare/daemon.rs"]

@@ -202,6 +202,10 @@ impl RedisProcess {
     /// Waits until this very process says it accepts connections (another
     /// server that took the port first could answer `PING` as well) and
     /// answers `PING`.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "a blocking wait for a process, outside any runtime"
+    )]
     fn wait_ready(&mut self, logged_before: u64) -> io::Result<()> {
         let start = Instant::now();
         let this_run = || {

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use redlockd::config::Config;
 
 /// jemalloc rather than glibc's malloc: glibc spent a sixth of the daemon's
-/// time under (b) of issue #7 in `malloc`/`free`, much of it in
+/// time under workload (b) of the benchmark (docs/performance.md) in `malloc`/`free`, much of it in
 /// `malloc_consolidate` (run for every request of 1 KB or more); jemalloc
 /// cuts the daemon's CPU per lock cycle by about an eighth and keeps the RSS
 /// of 10,000 sessions where glibc's was (45-46 MB; mimalloc's was 59 MB).
@@ -103,15 +103,22 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    if let Err(e) = redlockd::telemetry::logging::init(&config.log) {
+    let prepared = match redlockd::app::prepare(config) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            eprintln!("redlockd: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    if let Err(e) = redlockd::app::init_logging(prepared.config()) {
         eprintln!("redlockd: invalid configuration: {e}");
         return ExitCode::from(EXIT_CONFIG);
     }
     if !masters.is_empty() {
-        tracing::info!(nodes = ?config.redis.nodes, "dev: started local redis-server masters");
+        tracing::info!(nodes = ?prepared.config().redis.nodes, "dev: started local redis-server masters");
     }
     tracing::debug!(workers, "runtime threads");
-    let result = runtime.block_on(serve(config, shutdown));
+    let result = runtime.block_on(serve(prepared, shutdown));
     drop(masters);
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -123,18 +130,22 @@ fn main() -> ExitCode {
     }
 }
 
-async fn serve(config: Config, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+async fn serve(
+    prepared: redlockd::app::Prepared,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
     let bind = |addr, setting: &'static str| async move {
         tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {setting} = {addr}"))
     };
-    let listeners = redlockd::Listeners {
+    let config = prepared.config();
+    let listeners = redlockd::app::Listeners {
         grpc: bind(config.server.listen, "server.listen").await?,
         metrics: bind(config.metrics.listen, "metrics.listen").await?,
     };
     let metrics = std::sync::Arc::new(redlockd::telemetry::metrics::Metrics::new());
-    redlockd::run(config, listeners, metrics, shutdown).await?;
+    redlockd::app::run(prepared, listeners, metrics, shutdown).await?;
     Ok(())
 }
 

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt;
-use redlockd::client::Pipeline;
 use redlockd::api::proto::hold_request::Request as Ask;
 use redlockd::api::proto::lock_client::LockClient;
 use redlockd::api::proto::{AcquireRequest, HoldEvent, HoldRequest, HoldStart, ReleaseRequest};
+use redlockd::client::Pipeline;
 use tokio::sync::{mpsc, watch};
 use tonic::transport::{Channel, Endpoint};
 

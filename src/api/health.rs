@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, watch};
 use tonic_health::ServingStatus;
-use tonic_health::server::HealthReporter;
+use tonic_health::pb::health_server::HealthServer;
+use tonic_health::server::{HealthReporter, HealthService};
 
 /// The gRPC name of the lock service.
 pub const SERVICE_NAME: &str = "redlockd.v1.Lock";
@@ -24,19 +25,21 @@ pub struct Health {
 }
 
 impl Health {
-    /// The health state and the gRPC service that serves it.
-    pub fn new() -> (
-        Arc<Health>,
-        tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
-    ) {
-        let (reporter, service) = tonic_health::server::health_reporter();
+    /// The health state; `api::serve` serves it.
+    pub fn new() -> Arc<Health> {
+        let reporter = HealthReporter::new();
         let live = reporter.clone();
         tokio::spawn(async move { live.set_service_status(LIVENESS, ServingStatus::Serving).await });
         let health = Health {
             reporter,
             shutting_down: Mutex::new(false),
         };
-        (Arc::new(health), service)
+        Arc::new(health)
+    }
+
+    /// The `grpc.health.v1.Health` service that serves it.
+    pub(super) fn service(&self) -> HealthServer<HealthService> {
+        HealthServer::new(HealthService::from_health_reporter(self.reporter.clone()))
     }
 
     async fn set(&self, serving: bool) {

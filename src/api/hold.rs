@@ -75,7 +75,7 @@ fn plan(caller: &Caller, start: HoldStart, limits: &Limits, node_timeout: Durati
 }
 
 /// What a session starts from, besides its stream: boxed, so that an open
-/// session does not keep room for it (issue #7, (d)).
+/// session does not keep room for it (docs/performance.md, workload (d)).
 pub struct Opening {
     /// Who opened it.
     pub caller: Caller,
@@ -84,7 +84,7 @@ pub struct Opening {
 }
 
 /// The lock a session holds, and what it was asked for.
-struct Held {
+struct Holding {
     /// The resource as the client named it (the lease has the lock name).
     resource: String,
     ttl: Duration,
@@ -97,7 +97,7 @@ struct Held {
 /// An open session is one task, and most of its life is spent in `hold`:
 /// the opening (reading `start`, acquiring) and the closing (releasing)
 /// are boxed, so the task keeps room only for the hold loop, and an idle
-/// session stays small (issue #7, (d)).
+/// session stays small (docs/performance.md, workload (d)).
 #[allow(
     clippy::manual_async_fn,
     reason = "an async fn's future keeps its arguments twice; this one is kept per open session"
@@ -128,7 +128,7 @@ async fn open<N: Node>(
     opening: Box<Opening>,
     inbound: &mut Streaming<HoldRequest>,
     out: &Outbox,
-) -> Option<Held> {
+) -> Option<Holding> {
     let first = tokio::select! {
         first = tokio::time::timeout(START_WITHIN, inbound.message()) => first,
         () = locks.closing() => return None,
@@ -169,7 +169,7 @@ async fn open<N: Node>(
         max_hold,
     } = plan;
     match locks.acquire(name, ttl, wait, give_up).await {
-        Ok(Acquired::Granted(lease)) => Some(Held {
+        Ok(Acquired::Granted(lease)) => Some(Holding {
             resource,
             ttl,
             max_hold,
@@ -195,8 +195,8 @@ async fn open<N: Node>(
 }
 
 /// Tells the client how its session ends, and releases the lock.
-async fn close<N: Node>(locks: &Locks<N>, held: &Held, ending: Option<(HoldEvent, &'static str)>, out: &Outbox) {
-    let Held { resource, lease, .. } = held;
+async fn close<N: Node>(locks: &Locks<N>, held: &Holding, ending: Option<(HoldEvent, &'static str)>, out: &Outbox) {
+    let Holding { resource, lease, .. } = held;
     if let Some((HoldEvent::Lost, reason)) = ending {
         // LOST first: the client must stop now, not after our cleanup.
         out.end(Ok(event(HoldEvent::Lost, reason)));
@@ -227,12 +227,12 @@ fn next_extension(deadline: Instant, ttl: Duration, node_timeout: Duration) -> I
 /// (none when the client is gone). The caller releases.
 async fn hold<N: Node>(
     locks: &Locks<N>,
-    held: &Held,
+    held: &Holding,
     inbound: &mut Streaming<HoldRequest>,
     out: &Outbox,
 ) -> Option<(HoldEvent, &'static str)> {
     // `held`'s fields are named in place, not bound: every local here is
-    // kept for the session's life (issue #7, (d)).
+    // kept for the session's life (docs/performance.md, workload (d)).
     let node_timeout = locks.engine.node_timeout();
     let started = Instant::now();
     // Validity counts from the end of the rounds, which is about now.
@@ -252,7 +252,7 @@ async fn hold<N: Node>(
         return Some((HoldEvent::Released, "the daemon is shutting down"));
     }
     // One timer for the three deadlines (LOST, max_hold, next extension):
-    // an idle session is mostly this loop's state, kept small (issue #7 (d)).
+    // an idle session is mostly this loop's state, kept small (docs/performance.md, workload (d)).
     let timer = sleep_until(next_extend);
     tokio::pin!(timer);
     loop {

@@ -11,5 +11,6 @@ pub mod outbox;
 pub mod pipeline;
 pub mod proto;
 pub mod request;
+pub mod serve;
 pub mod service;
 pub mod status;

@@ -1,9 +1,9 @@
 //! The way from a `Hold` session to its response stream: a small queue
 //! shared by the session (`Outbox`) and the stream tonic sends from
-//! (`Replies`).
+//! (`HoldReplies`).
 //!
 //! It takes the place of a tokio channel, whose 32-slot block and semaphore
-//! cost about 800 bytes per open session (issue #7, (d)); this costs about
+//! cost about 800 bytes per open session (docs/performance.md, workload (d)); this costs about
 //! 100. A session sends only a handful of replies in its life, so sending
 //! never waits: a reply that must arrive (ACQUIRED, LOST, RELEASED, an
 //! error) is always queued, and an EXTENDED is dropped when `ROOM` replies
@@ -41,9 +41,9 @@ struct Shared {
 }
 
 /// A new outbox and the stream of what is sent to it.
-pub fn outbox() -> (Outbox, Replies) {
+pub fn outbox() -> (Outbox, HoldReplies) {
     let shared = Arc::new(Mutex::new(Shared::default()));
-    (Outbox(shared.clone()), Replies(shared))
+    (Outbox(shared.clone()), HoldReplies(shared))
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -162,9 +162,9 @@ impl Drop for Outbox {
 }
 
 /// The stream's end: what tonic sends to the client.
-pub struct Replies(Arc<Mutex<Shared>>);
+pub struct HoldReplies(Arc<Mutex<Shared>>);
 
-impl Stream for Replies {
+impl Stream for HoldReplies {
     type Item = Reply;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Reply>> {
@@ -180,7 +180,7 @@ impl Stream for Replies {
     }
 }
 
-impl Drop for Replies {
+impl Drop for HoldReplies {
     fn drop(&mut self) {
         let watcher = {
             let mut shared = lock(&self.0);

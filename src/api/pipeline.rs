@@ -4,8 +4,8 @@
 //! A unary call costs a client and the daemon an HTTP/2 stream of their own
 //! (headers, trailers, a task); a call on a pipeline is one message each way.
 //! With 64 tasks of one process taking locks, that is most of what a lock
-//! costs the client and a good part of what it costs the daemon (issue #7,
-//! (b)). Each call runs the service's own method, so it validates, answers
+//! costs the client and a good part of what it costs the daemon (docs/performance.md,
+//! workload (b)). Each call runs the service's own method, so it validates, answers
 //! and fails exactly as the unary call does.
 //!
 //! One task per stream (not per call) runs the calls in flight, so they go
@@ -36,24 +36,24 @@ use crate::locks::error::Error;
 use crate::redlock::Node;
 
 /// A slot of a stream's reply queue.
-pub type Slot = OwnedPermit<Result<PipelineResponse, Status>>;
+pub type ReplyPermit = OwnedPermit<Result<PipelineResponse, Status>>;
 
 /// A call in flight, with the reply slot it holds.
-pub type Answered = Pin<Box<dyn Future<Output = (Slot, PipelineResponse)> + Send>>;
+pub type Answered = Pin<Box<dyn Future<Output = (ReplyPermit, PipelineResponse)> + Send>>;
 
 /// The reply stream of one `Pipeline` call: what the stream's task queued.
-pub type Replies = ReceiverStream<Result<PipelineResponse, Status>>;
+pub type PipelineReplies = ReceiverStream<Result<PipelineResponse, Status>>;
 
 /// The three calls, as the service answers them (object-safe, so the
 /// stream does not carry the node type).
 pub trait Calls: Send + Sync + 'static {
     /// Answers one call: its reply, with its id, and the reply slot it
     /// holds. One box per call.
-    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: Slot) -> Answered;
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: ReplyPermit) -> Answered;
 }
 
 impl<N: Node> Calls for LockService<N> {
-    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: Slot) -> Answered {
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: ReplyPermit) -> Answered {
         Box::pin(async move {
             let answered = match request.call {
                 Some(Call::Acquire(req)) => LockService::acquire(&self, &caller, None, req)
@@ -96,7 +96,7 @@ pub fn serve(
     calls: Streaming<PipelineRequest>,
     limit: usize,
     closing: impl Future<Output = ()> + Send + 'static,
-) -> Replies {
+) -> PipelineReplies {
     let (replies, queued) = mpsc::channel(limit.max(1));
     tokio::spawn(run(service, caller, calls, replies, closing));
     ReceiverStream::new(queued)
@@ -112,7 +112,7 @@ async fn run(
     let mut closing = std::pin::pin!(closing);
     let mut in_flight: FuturesUnordered<Answered> = FuturesUnordered::new();
     // A reply slot, taken before the next call is read.
-    let mut slot: Option<Slot> = None;
+    let mut slot: Option<ReplyPermit> = None;
     let mut reading = true;
     // How the stream ends after the calls in flight: `None` for a client
     // that half-closed.

@@ -9,7 +9,7 @@ use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::api::auth::{Auth, Caller};
-use crate::api::outbox::{Replies, outbox};
+use crate::api::outbox::{HoldReplies, outbox};
 use crate::api::proto::lock_server::Lock;
 use crate::api::proto::{
     AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
@@ -191,7 +191,7 @@ impl<N: Node> Lock for LockService<N> {
         ))
     }
 
-    type HoldStream = Replies;
+    type HoldStream = HoldReplies;
 
     async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
         let caller = self.auth.caller(request.metadata())?;
@@ -206,7 +206,7 @@ impl<N: Node> Lock for LockService<N> {
         Ok(Response::new(replies))
     }
 
-    type PipelineStream = pipeline::Replies;
+    type PipelineStream = pipeline::PipelineReplies;
 
     async fn pipeline(
         &self,

@@ -17,7 +17,7 @@ use tokio::sync::{Notify, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::locks::error::Error;
-use crate::locks::queue::{Offer, Slot, Waiters};
+use crate::locks::queue::{Offer, Place, Waiters};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
 use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
@@ -295,7 +295,7 @@ impl<N: Node> Locks<N> {
                     }
                 };
                 // As head, a release in this daemon may hand the lock over.
-                let yielding = || slot.as_ref().and_then(Slot::yielding);
+                let yielding = || slot.as_ref().and_then(Place::yielding);
                 let head = match (&slot, offer.as_mut()) {
                     (Some(slot), Some(offer)) => Some(Head {
                         wake: slot.released(),
@@ -368,7 +368,7 @@ impl<N: Node> Locks<N> {
 
     /// Resolves at a shutdown that starts after it was enabled (or first
     /// polled): a long wait checks `is_closing` after enabling it. Smaller
-    /// than `closing` (an open session keeps one; issue #7, (d)).
+    /// than `closing` (an open session keeps one; docs/performance.md, workload (d)).
     pub fn shutdown_notified(&self) -> Notified<'_> {
         self.shutdown.notified()
     }

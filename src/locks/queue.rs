@@ -60,7 +60,7 @@ pub struct Offer {
 }
 
 /// A place in a resource's queue; leaving (drop) lets the next one in.
-pub struct Slot {
+pub struct Place {
     waiters: Arc<Waiters>,
     resource: String,
     ticket: u64,
@@ -100,7 +100,7 @@ impl Waiters {
     ///
     /// # Errors
     /// `ResourceExhausted` when the resource's queue or all queues are full.
-    pub fn join(self: &Arc<Self>, resource: &str) -> Result<Slot, Error> {
+    pub fn join(self: &Arc<Self>, resource: &str) -> Result<Place, Error> {
         let mut state = self.state();
         if state.waiting >= self.total {
             return Err(Error::ResourceExhausted(format!(
@@ -125,7 +125,7 @@ impl Waiters {
             )));
         }
         queue.tickets.push_back(ticket);
-        let slot = Slot {
+        let slot = Place {
             waiters: self.clone(),
             resource: resource.to_owned(),
             ticket,
@@ -164,7 +164,7 @@ impl Waiters {
 
     /// When the lock being released ended a streak of `streak` hand-offs,
     /// the queue's head tries no earlier than the yield window from now
-    /// (`Slot::yielding`). Without that, the head, woken by the same
+    /// (`Place::yielding`). Without that, the head, woken by the same
     /// announcement as the waiter elsewhere, wins the race about as often
     /// as not, and that waiter can lose streak after streak. Called by
     /// `take_offer`, so the head does not try during the release, and again
@@ -197,7 +197,7 @@ impl Waiters {
     }
 }
 
-impl Slot {
+impl Place {
     fn is_head(&self) -> bool {
         let state = self.waiters.state();
         state.queues.get(&self.resource).and_then(|q| q.tickets.front()) == Some(&self.ticket)
@@ -254,7 +254,7 @@ impl Slot {
     }
 }
 
-impl Drop for Slot {
+impl Drop for Place {
     fn drop(&mut self) {
         let mut state = self.waiters.state();
         if let Some(queue) = state.queues.get_mut(&self.resource) {

@@ -2,7 +2,10 @@
 //! batching, probes and repair, the Lua scripts and their replies, and the
 //! subscriber that hears published releases.
 
+mod batch;
+pub mod connect;
 pub mod node;
+mod probe;
 pub mod replies;
 pub mod scripts;
 pub mod subscriber;

@@ -16,7 +16,7 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 }
 
 /// Round-1 locks and releases for one master, a batch of them in one call,
-/// applied in the order they were asked for (issue #7, (b)): requests that
+/// applied in the order they were asked for (docs/performance.md, workload (b)): requests that
 /// reach a master while its last batch is on the way leave together, so the
 /// master runs one script, one `INFO` and one counter write per batch, not
 /// per request, and a release queued after a lock can never overtake it.
@@ -146,7 +146,7 @@ return replies
 "
 );
 
-/// Hand-off (DESIGN §4, issue #7): release ARGV[1] and lock ARGV[2] for
+/// Hand-off (DESIGN §4): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
 /// ROUND's locks it grants only on a free key (or one it already holds: a
 /// re-send), on a verified node, and advances the fence counter. Replies
@@ -222,8 +222,8 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET
 
 /// Compare-and-`PEXPIRE` for a batch of locks: KEYS[i] is extended to
 /// ARGV[2i] ms when it holds ARGV[2i-1]. Replies one 0 or 1 per key, in
-/// order. One call carries every extension that was due at once (issue #7,
-/// (d)): each master runs one script per batch, not one per lock.
+/// order. One call carries every extension that was due at once (docs/performance.md,
+/// workload (d)): each master runs one script per batch, not one per lock.
 pub const EXTEND: &str = r"
 local extended = {}
 for i, key in ipairs(KEYS) do

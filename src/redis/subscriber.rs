@@ -12,24 +12,36 @@ use fred::types::Message;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::node::{RedisNodeConfig, builder};
+use super::connect::{RedisNodeConfig, builder};
 use super::scripts::released_channel;
-use crate::locks::queue::Waiters;
+
+/// What the subscriber heard on a master.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard<'a> {
+    /// Lock `name` (the key after `<prefix>:`) was released.
+    Released(&'a str),
+    /// Some releases were missed (a burst overran the buffer): any lock
+    /// may have been released.
+    Missed,
+}
+
+/// Told what the subscriber hears, from its own task.
+pub type OnRelease = Arc<dyn Fn(Heard<'_>) + Send + Sync>;
 
 /// Wakes the head of the local queue of each released lock named on
 /// `messages` (`<prefix>:<lock name>`), until the client is gone.
-async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String, waiters: Arc<Waiters>) {
+async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String, on_release: OnRelease) {
     loop {
         match messages.recv().await {
             Ok(message) => {
                 let key = message.value.as_string();
                 if let Some(name) = key.as_deref().and_then(|key| key.strip_prefix(&lock_prefix)) {
-                    waiters.released(name);
+                    on_release(Heard::Released(name));
                 }
             }
             // Some releases were missed: wake every head, as one of them may
             // be for its resource (a spurious wake-up costs one attempt).
-            Err(RecvError::Lagged(_)) => waiters.released_all(),
+            Err(RecvError::Lagged(_)) => on_release(Heard::Missed),
             Err(RecvError::Closed) => return,
         }
     }
@@ -40,12 +52,12 @@ async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String
 ///
 /// # Errors
 /// When the URL cannot be parsed.
-pub fn subscribe(config: &RedisNodeConfig, waiters: Arc<Waiters>) -> Result<SubscriberClient, String> {
+pub fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<SubscriberClient, String> {
     let (mut builder, name) = builder(config)?;
     // Room for a burst of releases (the default is 32); past it the loop
     // below wakes every head instead. fred gives each of a client's nine
     // event channels this many slots, all allocated at start: 1024 cost
-    // ~2 MB of the idle daemon's memory (issue #7, (d)).
+    // ~2 MB of the idle daemon's memory (docs/performance.md, workload (d)).
     builder.with_performance_config(|p| p.broadcast_channel_capacity = 256);
     let client = builder.build_subscriber_client().map_err(|e| e.to_string())?;
     // The message is the lock key, `<prefix>:<lock name>`.
@@ -53,7 +65,7 @@ pub fn subscribe(config: &RedisNodeConfig, waiters: Arc<Waiters>) -> Result<Subs
     // Our own loop, not fred's `on_message`: that one stops for good at the
     // first `Lagged` (a burst of releases overran the broadcast buffer), and
     // every wake-up after it would wait out a retry delay.
-    tokio::spawn(forward(client.message_rx(), lock_prefix, waiters));
+    tokio::spawn(forward(client.message_rx(), lock_prefix, on_release));
     // Detached: it resubscribes after every reconnect for the client's life.
     drop(client.manage_subscriptions());
     client.connect();
@@ -79,6 +91,11 @@ pub fn subscribe(config: &RedisNodeConfig, waiters: Arc<Waiters>) -> Result<Subs
     Ok(client)
 }
 
+/// Unsubscribes and closes `subscriber`'s connection (at shutdown).
+pub async fn quit(subscriber: &SubscriberClient) {
+    let _ = subscriber.quit().await;
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -98,26 +115,34 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_burst_that_overruns_the_buffer_wakes_every_head_and_later_releases_still_arrive() {
-        let waiters = Arc::new(Waiters::new(10, 100));
-        let hot = waiters.join("lock:hot").unwrap();
-        let cold = waiters.join("lock:cold").unwrap();
+    async fn a_burst_that_overruns_the_buffer_is_told_as_missed_and_later_releases_still_arrive() {
+        let (heard_tx, mut heard) = tokio::sync::mpsc::unbounded_channel::<Option<String>>();
+        let on_release: OnRelease = Arc::new(move |h: Heard<'_>| {
+            let _ = heard_tx.send(match h {
+                Heard::Released(name) => Some(name.to_owned()),
+                Heard::Missed => None,
+            });
+        });
         let (tx, rx) = broadcast::channel(4);
         // Lagged before the loop reads anything: "lock:hot" was among them.
         for i in 0..10 {
             tx.send(message(&format!("redlockd:lock:noise-{i}"))).unwrap();
         }
         tx.send(message("redlockd:lock:hot")).unwrap();
-        let forwarding = tokio::spawn(forward(rx, "redlockd:".into(), waiters.clone()));
+        let forwarding = tokio::spawn(forward(rx, "redlockd:".into(), on_release));
         let within = Duration::from_secs(5);
-        tokio::time::timeout(within, hot.released().notified())
-            .await
-            .expect("the missed release of lock:hot woke nobody");
+        let first = tokio::time::timeout(within, heard.recv()).await.unwrap().unwrap();
+        assert_eq!(first, None, "the lag was not told as missed releases");
+        // The buffer's newest messages are read after the lag.
+        let mut names = Vec::new();
+        while let Ok(Some(Some(name))) = tokio::time::timeout(Duration::from_millis(200), heard.recv()).await {
+            names.push(name);
+        }
+        assert!(names.contains(&"lock:hot".to_owned()), "{names:?}");
         // And the loop goes on after the lag.
         tx.send(message("redlockd:lock:cold")).unwrap();
-        tokio::time::timeout(within, cold.released().notified())
-            .await
-            .expect("a release after the lag woke nobody");
+        let later = tokio::time::timeout(within, heard.recv()).await.unwrap().unwrap();
+        assert_eq!(later.as_deref(), Some("lock:cold"));
         drop(tx);
         forwarding.await.unwrap();
     }

@@ -1,34 +1,31 @@
 //! TLS to the Redis masters (`rediss://` URLs): the roots to trust (the
-//! system's, or a CA file) and an optional client certificate for masters
-//! started with `tls-auth-clients yes`.
+//! system's, or a CA) and an optional client certificate for masters
+//! started with `tls-auth-clients yes`. The PEM files were read and checked
+//! by the configuration; this builds the connector from them.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use fred::types::config::TlsConnector;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-/// Builds the connector for `rediss://` masters; `None` keeps fred's default
-/// (the system's roots, no client certificate).
+/// TLS settings for `rediss://` masters, ready for `RedisNodeConfig`.
+pub type Tls = TlsConnector;
+
+/// Builds the connector for `rediss://` masters from PEM: `ca_pem` (the
+/// roots to trust; `None` = the system's) and `client` (certificate chain
+/// and key).
 ///
 /// # Errors
-/// A message naming the file that could not be read or used.
-pub fn connector(
-    ca_file: Option<&Path>,
-    cert_file: Option<&Path>,
-    key_file: Option<&Path>,
-) -> Result<Option<TlsConnector>, String> {
-    if ca_file.is_none() && cert_file.is_none() {
-        return Ok(None);
-    }
+/// A message saying which part could not be used.
+pub fn connector(ca_pem: Option<&[u8]>, client: Option<(&[u8], &[u8])>) -> Result<Tls, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
-    match ca_file {
-        Some(path) => {
-            for cert in CertificateDer::pem_file_iter(path).map_err(|e| format!("{}: {e}", path.display()))? {
-                let cert = cert.map_err(|e| format!("{}: {e}", path.display()))?;
-                roots.add(cert).map_err(|e| format!("{}: {e}", path.display()))?;
+    match ca_pem {
+        Some(pem) => {
+            for cert in CertificateDer::pem_slice_iter(pem) {
+                let cert = cert.map_err(|e| format!("CA: {e}"))?;
+                roots.add(cert).map_err(|e| format!("CA: {e}"))?;
             }
         }
         None => roots = system_roots()?,
@@ -37,20 +34,19 @@ pub fn connector(
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_root_certificates(roots);
-    let config = match (cert_file, key_file) {
-        (Some(cert), Some(key)) => {
-            let chain = CertificateDer::pem_file_iter(cert)
-                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| format!("{}: {e}", cert.display()))?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    let config = match client {
+        Some((cert, key)) => {
+            let chain = CertificateDer::pem_slice_iter(cert)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("client certificate: {e}"))?;
+            let key_der = PrivateKeyDer::from_pem_slice(key).map_err(|e| format!("client key: {e}"))?;
             builder
                 .with_client_auth_cert(chain, key_der)
-                .map_err(|e| format!("{}: {e}", cert.display()))?
+                .map_err(|e| format!("client certificate: {e}"))?
         }
-        (None, None) => builder.with_no_client_auth(),
-        _ => return Err("tls_cert_file and tls_key_file must be given together".into()),
+        None => builder.with_no_client_auth(),
     };
-    Ok(Some(TlsConnector::from(config)))
+    Ok(TlsConnector::from(config))
 }
 
 /// The system's trusted roots, as fred would load them.

@@ -596,7 +596,7 @@ async fn quarantined_nodes_do_not_count_towards_an_acquire_quorum() {
     assert!(nodes.iter().all(|n| n.unlocks() == 1));
 
     nodes[2].set_standing(Standing::Failed {
-        check: crate::redlock::health::Check::EvictionPolicy,
+        check: crate::redlock::standing::Check::EvictionPolicy,
         reason: "maxmemory-policy".into(),
     });
     match once(&engine, "r").await {

@@ -74,7 +74,7 @@ impl<N: Node> Engine<N> {
     /// Extensions due at the same time share one script call per node
     /// (`Node::extend`): with 10,000 `Hold` sessions renewing, each master
     /// runs a few scripts per batch, not one per lock, and the daemon sends
-    /// a few commands (issue #7, (d)). The batch runs in a task of its own,
+    /// a few commands (docs/performance.md, workload (d)). The batch runs in a task of its own,
     /// so a caller that gives up (a cancelled `Extend`) leaves the others'
     /// answers intact.
     ///

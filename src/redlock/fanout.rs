@@ -16,7 +16,7 @@ use std::time::Duration;
 /// polled, so each still gets at least `limit`. A timer per call cost the
 /// daemon a wake-up of its own runtime for each (tokio unparks its driver,
 /// an `eventfd` write, whenever a timer is set earlier than the one it
-/// sleeps for): ~9 system calls per (a) cycle, issue #7.
+/// sleeps for): ~9 system calls per (a) cycle (docs/performance.md).
 pub(super) async fn gather<T, F: Future<Output = T>>(
     calls: impl IntoIterator<Item = F>,
     settled: impl Fn(&[Option<T>]) -> bool,

@@ -1,7 +1,7 @@
 //! The Redlock algorithm, free of gRPC and of Redis: `quorum` (every
 //! decision, pure), `engine` with its operations (`acquire`, `handoff`,
 //! `extend`, `release`, `inspect`) over `fanout`, `node` (the seam a store
-//! implements), `health` and `monitor` (verification and quarantine),
+//! implements), `standing` and `monitor` (verification and quarantine),
 //! `observer` (what metrics hear), `fake` (an in-memory node for tests).
 
 mod acquire;
@@ -14,12 +14,13 @@ mod extend;
 pub mod fake;
 mod fanout;
 mod handoff;
-pub mod health;
 mod inspect;
 pub mod monitor;
 pub mod node;
+pub mod observer;
 pub mod quorum;
 mod release;
+pub mod standing;
 pub mod vote;
 
 use std::fmt;

@@ -13,17 +13,16 @@ use tokio::sync::watch;
 use tokio::time::{Instant, timeout};
 
 use super::engine::Engine;
-use super::health::{Rules, Standing, Verdict};
-use super::node::Node;
+use super::node::Probed;
+use super::observer::Observer;
 use super::quorum;
-use crate::redis::node::RedisNode;
-use crate::telemetry::metrics::Metrics;
+use super::standing::{Rules, Standing, Verdict};
 
 /// Probes and judges the masters of one engine.
-pub struct Monitor {
-    engine: Arc<Engine<RedisNode>>,
+pub struct Monitor<N> {
+    engine: Arc<Engine<N>>,
     usable: watch::Sender<usize>,
-    metrics: Arc<Metrics>,
+    observer: Arc<dyn Observer>,
     rules: Rules,
     interval: Duration,
     probe_timeout: Duration,
@@ -31,26 +30,26 @@ pub struct Monitor {
     timed_out: Vec<AtomicU32>,
 }
 
-impl Monitor {
+impl<N: Probed> Monitor<N> {
     /// A monitor over `engine`'s nodes, probing every `interval`; each probe
     /// may take up to `probe_timeout`.
     pub fn new(
-        engine: Arc<Engine<RedisNode>>,
-        metrics: Arc<Metrics>,
+        engine: Arc<Engine<N>>,
+        observer: Arc<dyn Observer>,
         rules: Rules,
         interval: Duration,
         probe_timeout: Duration,
-    ) -> Monitor {
+    ) -> Monitor<N> {
         // Every master's series exist from the start (as unverified until
         // its first probe decides), so an alert never sees a gap.
         for (index, node) in engine.nodes().iter().enumerate() {
-            metrics.node_standing(index, &node.standing());
+            observer.node_standing(index, &node.standing());
         }
         let nodes = engine.nodes().len();
         Monitor {
             engine,
             usable: watch::channel(0).0,
-            metrics,
+            observer,
             rules,
             interval,
             probe_timeout,
@@ -105,7 +104,7 @@ impl Monitor {
             Err(_) => true,
         };
         if probe_timed_out {
-            self.metrics.probe_timed_out(index);
+            self.observer.probe_timed_out(index);
         }
         let observation = match probed {
             Ok(Ok(observation)) => {
@@ -136,7 +135,7 @@ impl Monitor {
                     }
                     // Also for a master never reached (a wrong password):
                     // its series must exist for an alert to see it.
-                    self.metrics.node_standing(index, &Standing::Unverified);
+                    self.observer.node_standing(index, &Standing::Unverified);
                 }
                 return;
             }
@@ -170,7 +169,7 @@ impl Monitor {
         if !same_kind(&before, &after) {
             log_change(node.name(), &after);
         }
-        self.metrics.node_standing(index, &after);
+        self.observer.node_standing(index, &after);
     }
 
     /// Raises node `index`'s counter before it rejoins. The floor must be
@@ -182,7 +181,7 @@ impl Monitor {
     /// answered (a new cluster has no verified node at all).
     async fn repair(&self, index: usize, identity: &str) -> Result<(), String> {
         let nodes = self.engine.nodes();
-        let others: Vec<&RedisNode> = nodes
+        let others: Vec<&N> = nodes
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != index)
@@ -195,22 +194,7 @@ impl Monitor {
             .zip(reads)
             .map(|(v, read)| (*v, read.ok().and_then(Result::ok)))
             .collect();
-        let needed = quorum::quorum(nodes.len());
-        let from_verified: Vec<Option<u64>> = answers.iter().filter(|(v, _)| *v).filter_map(|(_, c)| *c).collect();
-        let all_verified_answered = answers.iter().all(|(v, c)| !v || c.is_some());
-        let answered: Vec<Option<u64>> = answers.iter().filter_map(|(_, c)| *c).collect();
-        let floor = if from_verified.len() >= needed {
-            from_verified.into_iter().flatten().max()
-        } else if all_verified_answered && answered.len() >= needed {
-            answered.into_iter().flatten().max()
-        } else {
-            return Err(format!(
-                "{} verified and {} nodes in all answered; {needed} verified, or every verified node and {needed} in \
-                 all, are needed to read the counters from",
-                from_verified.len(),
-                answered.len()
-            ));
-        };
+        let floor = quorum::repair_floor(&answers, nodes.len())?;
         nodes[index].repair(floor, identity).await.map_err(|e| e.0)?;
         nodes[index].health().mark_verified();
         Ok(())
@@ -235,49 +219,6 @@ fn log_change(node: &str, standing: &Standing) {
         }
         Standing::Failed { check, reason } => {
             tracing::error!(node, check = check.as_str(), %reason, "preflight failed: node not used");
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use super::*;
-    use crate::config::Config;
-
-    #[tokio::test]
-    async fn every_master_is_exported_as_unverified_before_its_first_probe() {
-        // Closed ports: nothing ever answers, and no probe runs here.
-        let nodes: Vec<String> = (0..3)
-            .map(|_| {
-                let port = std::net::TcpListener::bind("127.0.0.1:0")
-                    .unwrap()
-                    .local_addr()
-                    .unwrap()
-                    .port();
-                format!("redis://127.0.0.1:{port}")
-            })
-            .collect();
-        let env = HashMap::from([("REDLOCKD__REDIS__NODES".to_string(), nodes.join(","))]);
-        let config = Config::load(None, Some(env)).unwrap();
-        let redis_nodes = nodes
-            .iter()
-            .map(|url| RedisNode::connect(&config.node(url, None)).unwrap())
-            .collect();
-        let engine = Arc::new(Engine::new(redis_nodes, config.engine()));
-        let metrics = Arc::new(Metrics::new());
-        let _monitor = Monitor::new(
-            engine,
-            metrics.clone(),
-            config.rules(),
-            Duration::from_secs(1),
-            Duration::from_secs(1),
-        );
-        let text = String::from_utf8(metrics.render()).unwrap();
-        for node in 0..3 {
-            let series = format!("redlock_node_state{{node=\"{node}\",state=\"unverified\"}} 1");
-            assert!(text.contains(&series), "no {series} in:\n{text}");
         }
     }
 }

@@ -5,7 +5,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-pub use super::health::Standing;
+pub use super::standing::Standing;
+use super::standing::{NodeHealth, Observation};
 
 /// Why a node could not answer. Any of these counts as "no vote" in a round;
 /// none of them means "not held" (a node we could not reach may hold it).
@@ -132,4 +133,26 @@ pub enum Announce {
     /// Always: this daemon has waiters of its own for the lock, which may
     /// not have tried yet (and left no mark).
     Always,
+}
+
+/// A node the monitor can verify (docs/design.md#quarantine): look at it,
+/// read its fence counter, and repair the counter before it rejoins.
+pub trait Probed: Node {
+    /// Its standing, as the monitor last decided it.
+    fn health(&self) -> &NodeHealth;
+
+    /// Resolves when something (a reconnect, an unverified reply) asks for
+    /// a probe sooner than the next tick.
+    fn probe_wanted(&self) -> impl Future<Output = ()> + Send;
+
+    /// Looks at the node: role, eviction policy, identity, uptime, clock,
+    /// marker; (re)loads the scripts.
+    fn probe(&self) -> impl Future<Output = Result<Observation, NodeError>> + Send;
+
+    /// The node's fence counter (`None` when it has none).
+    fn read_fence(&self) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
+
+    /// Raises the fence counter to at least `floor` and marks the data of
+    /// process `identity` verified (the last step before the node rejoins).
+    fn repair(&self, floor: Option<u64>, identity: &str) -> impl Future<Output = Result<(), NodeError>> + Send;
 }

@@ -74,6 +74,34 @@ pub fn fencing_token(counter: u64, node_index: usize) -> u64 {
     counter * MAX_NODES as u64 + node_index as u64
 }
 
+/// The floor a returning node's fence counter is repaired to
+/// (docs/design.md#repair), from what the other nodes answered: per node,
+/// whether it is verified and its counter (`None`: no answer; `Some(None)`:
+/// no counter yet). The largest counter among a quorum of verified nodes;
+/// or, when fewer are verified but every verified node answered, the
+/// largest of all that answered (a new cluster has no verified node).
+///
+/// # Errors
+/// When too few answered for either rule, saying how many did.
+pub fn repair_floor(answers: &[(bool, Option<Option<u64>>)], n: usize) -> Result<Option<u64>, String> {
+    let needed = quorum(n);
+    let from_verified: Vec<Option<u64>> = answers.iter().filter(|(v, _)| *v).filter_map(|(_, c)| *c).collect();
+    let all_verified_answered = answers.iter().all(|(v, c)| !v || c.is_some());
+    let answered: Vec<Option<u64>> = answers.iter().filter_map(|(_, c)| *c).collect();
+    if from_verified.len() >= needed {
+        Ok(from_verified.into_iter().flatten().max())
+    } else if all_verified_answered && answered.len() >= needed {
+        Ok(answered.into_iter().flatten().max())
+    } else {
+        Err(format!(
+            "{} verified and {} nodes in all answered; {needed} verified, or every verified node and {needed} in \
+             all, are needed to read the counters from",
+            from_verified.len(),
+            answered.len()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

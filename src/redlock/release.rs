@@ -39,7 +39,7 @@ impl<N: Node> Engine<N> {
     /// deleted", when a quorum answered and so many said "not held" or
     /// failed that no quorum can say "held", or when so many failed that no
     /// quorum can answer; as an acquisition decides at the third vote
-    /// (issue #7). The deletes on the other nodes are not abandoned: a
+    /// (docs/performance.md). The deletes on the other nodes are not abandoned: a
     /// node's `unlock` sends its request even when nobody waits for the
     /// answer (`RedisNode`: a queued release always goes; one its caller was
     /// sending itself is finished by a task of its own).

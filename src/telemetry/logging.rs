@@ -3,25 +3,32 @@
 
 use tracing_subscriber::EnvFilter;
 
-use crate::config::{LogConfig, LogFormat};
+/// How log lines look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// For people at a terminal.
+    Human,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
 
-/// Installs the global subscriber. `RUST_LOG`, when set, wins over
-/// `log.filter`.
+/// Installs the global subscriber with `filter` (`log.filter`);
+/// `RUST_LOG`, when set, wins over it.
 ///
 /// # Errors
 /// When the filter does not parse.
-pub fn init(config: &LogConfig) -> Result<(), String> {
+pub fn init(format: Format, filter: &str) -> Result<(), String> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => EnvFilter::try_new(directives),
-        _ => EnvFilter::try_new(&config.filter),
+        _ => EnvFilter::try_new(filter),
     }
     .map_err(|e| format!("log.filter: {e}"))?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    let installed = match config.format {
-        LogFormat::Human => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    let installed = match format {
+        Format::Human => builder.try_init(),
+        Format::Json => builder.json().flatten_event(true).try_init(),
     };
     installed.map_err(|e| e.to_string())
 }

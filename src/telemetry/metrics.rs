@@ -9,8 +9,6 @@ use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use crate::redlock::health::{Check, Standing};
-
 /// The node states, as label values.
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
 
@@ -63,7 +61,7 @@ pub struct Metrics {
     node_seconds: HistogramVec,
     /// `node_seconds` of the first `CACHED_NODES` masters, looked up once:
     /// a lock cycle records ten node requests, and each lookup formats the
-    /// index and hashes the label (issue #7, (b)).
+    /// index and hashes the label (docs/performance.md, workload (b)).
     node_seconds_of: [OnceLock<Histogram>; CACHED_NODES],
     node_errors: IntCounterVec,
     node_not_awaited: IntCounterVec,
@@ -252,23 +250,20 @@ impl Metrics {
         &self.registry
     }
 
-    /// Records master `node`'s standing (one-hot over the states and checks).
-    pub fn node_standing(&self, node: usize, standing: &Standing) {
+    /// Records master `node`'s standing, one-hot: `state` (one of
+    /// `usable`, `quarantined`, `preflight_failed`, `unverified`) is 1 and
+    /// the others 0; of the preflight `checks`, `failed` is 1.
+    pub fn node_standing(&self, node: usize, state: &str, checks: &[&str], failed: Option<&str>) {
         let node = node.to_string();
-        let current = standing.label();
-        for state in STATES {
+        for known in STATES {
             self.node_state
-                .with_label_values(&[&node, state])
-                .set(i64::from(state == current));
+                .with_label_values(&[&node, known])
+                .set(i64::from(known == state));
         }
-        let failed = match standing {
-            Standing::Failed { check, .. } => Some(*check),
-            _ => None,
-        };
-        for check in Check::ALL {
-            let value = i64::from(failed == Some(check));
+        for check in checks {
+            let value = i64::from(failed == Some(*check));
             self.node_preflight_failed
-                .with_label_values(&[&node, check.as_str()])
+                .with_label_values(&[node.as_str(), check])
                 .set(value);
         }
     }

@@ -2,6 +2,9 @@
 //! `redlockd dev` (the quick-start command) serves locks against five local
 //! masters it starts itself, and stops them on SIGTERM.
 
+// The real binary runs on the wall clock: these tests time it with the std clock.
+#![allow(clippy::disallowed_methods)]
+
 use crate::support;
 
 use std::process::{Command, Stdio};

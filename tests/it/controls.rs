@@ -123,6 +123,10 @@ async fn fail_a_over(rig: &mut Rig, replica: &RedisProcess) {
 
 /// Starts a replica of master A and waits until it has copied A's data
 /// (marker, counter), then promotes it: it misses everything after.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "waits on real redis-server processes, in real time"
+)]
 async fn promoted_replica(rig: &Rig) -> RedisProcess {
     // Full sync at once, not after the default 5 s wait for more replicas.
     rig.cluster.config_set(0, "repl-diskless-sync-delay", "0").await;
@@ -297,8 +301,9 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
     let cluster = support::Cluster::start(5);
     let mut gates = Vec::new();
     for (i, master) in cluster.masters.iter().enumerate() {
-        let config = support::test_config(&cluster).node(&master.url(), None);
+        let config = redlockd::app::settings::node(&support::test_config(&cluster), &master.url(), None);
         let node = redlockd::redis::node::RedisNode::connect(&config).unwrap();
+        use redlockd::redlock::node::Probed;
         node.wait_connected(Duration::from_secs(5)).await.unwrap();
         let seen = node.probe().await.unwrap();
         node.repair(None, &seen.identity()).await.unwrap();
@@ -314,7 +319,7 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
         gates,
         EngineConfig {
             publish_round,
-            ..support::test_config(&cluster).engine()
+            ..redlockd::app::settings::engine(&support::test_config(&cluster))
         },
     );
     let history = History::new();

@@ -53,6 +53,7 @@ async fn each_later_holder_gets_a_larger_token_also_through_two_daemons() {
 }
 
 #[tokio::test]
+#[allow(clippy::disallowed_methods, reason = "compares with the masters' wall clock")]
 async fn tokens_come_from_the_nodes_clock_and_keep_every_digit() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
@@ -291,7 +292,7 @@ async fn every_invalid_input_is_refused_naming_the_field() {
     daemon.stop().await;
 }
 
-/// A release is answered once a quorum deleted the lock (issue #7); the
+/// A release is answered once a quorum deleted the lock (docs/performance.md); the
 /// masters that had not answered yet still delete it, even one that must
 /// first be sent the script again (`NOSCRIPT`: its script cache was
 /// flushed while the link to it was down), which only the call that was

@@ -16,7 +16,10 @@ async fn health_is_serving_only_while_a_quorum_of_masters_is_usable() {
     let mut cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
     assert_eq!(daemon.health("").await, ServingStatus::Serving);
-    assert_eq!(daemon.health(redlockd::SERVICE_NAME).await, ServingStatus::Serving);
+    assert_eq!(
+        daemon.health(redlockd::api::health::SERVICE_NAME).await,
+        ServingStatus::Serving
+    );
     for i in 0..2 {
         cluster.masters[i].kill();
     }

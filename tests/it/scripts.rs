@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use fred::prelude::{ClientLike, KeysInterface, LuaInterface};
 use redlockd::dev::{RedisProcess, find_redis_server};
-use redlockd::redis::node::{RedisNode, RedisNodeConfig};
+use redlockd::redis::connect::RedisNodeConfig;
+use redlockd::redis::node::RedisNode;
+use redlockd::redlock::node::Probed;
 use redlockd::redlock::{Announce, Extension, LockValue, Node, Swap};
 use support::Cluster;
 
@@ -32,8 +34,8 @@ async fn node(url: String) -> RedisNode {
     let node = RedisNode::connect(&node_config(url)).unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     // What the monitor does once a node passed its checks.
-    let seen = node.probe().await.unwrap();
-    node.repair(None, &seen.identity()).await.unwrap();
+    let seen = Probed::probe(&node).await.unwrap();
+    Probed::repair(&node, None, &seen.identity()).await.unwrap();
     node
 }
 
@@ -436,23 +438,28 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
 
     let ca = dir.path().join("ca.pem");
     let (cert, key) = (dir.path().join("client.pem"), dir.path().join("client.key"));
-    let tls = redlockd::redis::tls::connector(Some(&ca), Some(&cert), Some(&key)).unwrap();
+    let (ca, cert, key) = (
+        std::fs::read(ca).unwrap(),
+        std::fs::read(cert).unwrap(),
+        std::fs::read(key).unwrap(),
+    );
+    let tls = redlockd::redis::tls::connector(Some(&ca), Some((&cert, &key))).unwrap();
     let node = RedisNode::connect(&RedisNodeConfig {
-        tls,
+        tls: Some(tls),
         ..node_config(url.clone())
     })
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
-    let seen = node.probe().await.unwrap();
-    node.repair(None, &seen.identity()).await.unwrap();
+    let seen = Probed::probe(&node).await.unwrap();
+    Probed::repair(&node, None, &seen.identity()).await.unwrap();
     let value = LockValue::random();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
     assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
 
     // Without the client certificate the master refuses the handshake.
-    let no_cert = redlockd::redis::tls::connector(Some(&ca), None, None).unwrap();
+    let no_cert = redlockd::redis::tls::connector(Some(&ca), None).unwrap();
     let refused = RedisNode::connect(&RedisNodeConfig {
-        tls: no_cert,
+        tls: Some(no_cert),
         ..node_config(url)
     })
     .unwrap();
@@ -686,8 +693,8 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
     })
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
-    let seen = node.probe().await.unwrap();
-    node.repair(None, &seen.identity()).await.unwrap();
+    let seen = Probed::probe(&node).await.unwrap();
+    Probed::repair(&node, None, &seen.identity()).await.unwrap();
     let admin = cluster.admin(0).await;
     let value = LockValue::random();
     assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());

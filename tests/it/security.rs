@@ -1,4 +1,4 @@
-//! Security (issue #6): TLS and mutual TLS on the gRPC listener, per-tenant
+//! Security (docs/security.md): TLS and mutual TLS on the gRPC listener, per-tenant
 //! bearer tokens with resource prefixes and namespaced keys, the minimal
 //! Redis ACL, and limits that keep a flood from starving other clients.
 

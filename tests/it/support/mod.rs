@@ -141,7 +141,8 @@ impl Daemon {
                 .try_init();
         }
         let config = Config::load(None, Some(env)).expect("test config");
-        let listeners = redlockd::Listeners {
+        let prepared = redlockd::app::prepare(config).expect("test config");
+        let listeners = redlockd::app::Listeners {
             grpc: tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
             metrics: tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
         };
@@ -150,7 +151,7 @@ impl Daemon {
         let (stop, stopped) = oneshot::channel::<()>();
         let metrics = std::sync::Arc::new(redlockd::telemetry::metrics::Metrics::new());
         let task = tokio::spawn(async move {
-            redlockd::run(config, listeners, metrics, async {
+            redlockd::app::run(prepared, listeners, metrics, async {
                 let _ = stopped.await;
             })
             .await
@@ -192,7 +193,7 @@ impl Daemon {
     /// (the monitor probes every 200 ms in tests).
     pub async fn until_health(&self, want: ServingStatus) {
         for _ in 0..100 {
-            if self.health("").await == want && self.health(redlockd::SERVICE_NAME).await == want {
+            if self.health("").await == want && self.health(redlockd::api::health::SERVICE_NAME).await == want {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -311,5 +311,5 @@ impl NodeHealth {
 }
 
 #[cfg(test)]
-#[path = "health_tests.rs"]
+#[path = "standing_tests.rs"]
 mod tests;

@@ -1,0 +1,113 @@
+//! The gRPC server around the service: TLS, HTTP/2 keepalive and limits,
+//! `grpc.health.v1`, server reflection, and a graceful stop.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+
+use super::health::Health;
+use super::proto;
+use super::service::LockService;
+use crate::config::ServerTls;
+use crate::redlock::Node;
+
+/// The largest HTTP/2 header list a client may send, in bytes.
+const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
+/// Replies (an Inspect of 15 masters) stay far below this.
+const MIN_REPLY_LIMIT: usize = 64 * 1024;
+/// A client that has not finished its TLS handshake by then is dropped.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the server treats connections (from `[server]`).
+pub struct Settings {
+    /// The largest request message, in bytes.
+    pub max_message_size: usize,
+    /// HTTP/2 pings and TCP keepalive: a client host gone silent is noticed
+    /// within about twice this.
+    pub keepalive: Duration,
+    /// Streams at once per connection.
+    pub max_concurrent_streams: u32,
+    /// Requests at once per connection.
+    pub max_requests_per_connection: usize,
+    /// TLS (and mutual TLS when a client CA is given); `None` = plaintext.
+    pub tls: Option<ServerTls>,
+}
+
+/// Why serving failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The reflection service could not be built from the descriptors.
+    #[error("server reflection: {0}")]
+    Reflection(String),
+    /// The gRPC server failed (or its TLS settings could not be used).
+    #[error("grpc server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves `service`, `health` and reflection on `listener` until `stop`
+/// resolves; then the server stops taking streams, and this resolves once
+/// the open ones have ended (the caller bounds that wait).
+///
+/// # Errors
+/// When reflection cannot be built or the server fails.
+pub async fn serve<N: Node>(
+    listener: TcpListener,
+    service: LockService<N>,
+    health: &Health,
+    settings: Settings,
+    stop: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| ServeError::Reflection(e.to_string()))?;
+    let max_message = settings.max_message_size;
+    let lock_server = proto::lock_server::LockServer::new(service)
+        .max_decoding_message_size(max_message)
+        .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
+    tracing::info!(
+        listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()),
+        tls = settings.tls.is_some(),
+        mutual_tls = settings.tls.as_ref().is_some_and(|tls| tls.client_ca_pem.is_some()),
+        "serving redlockd.v1"
+    );
+    // A client host that vanishes sends no FIN: HTTP/2 pings (and TCP
+    // keepalive) notice, so its sessions and waits end and locks are freed.
+    let keepalive = Some(settings.keepalive);
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(keepalive)
+        .with_keepalive_interval(keepalive);
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = settings.tls {
+        builder = builder.tls_config(server_tls(tls))?;
+    }
+    builder
+        .http2_keepalive_interval(keepalive)
+        .http2_keepalive_timeout(keepalive)
+        .max_concurrent_streams(Some(settings.max_concurrent_streams))
+        .concurrency_limit_per_connection(settings.max_requests_per_connection)
+        // Metadata (a bearer token included) fits in far less.
+        .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
+        .add_service(lock_server)
+        .add_service(health.service())
+        .add_service(reflection)
+        .serve_with_incoming_shutdown(incoming, stop)
+        .await?;
+    Ok(())
+}
+
+/// tonic's TLS settings from the PEM files the configuration read.
+fn server_tls(tls: ServerTls) -> ServerTlsConfig {
+    let mut config = ServerTlsConfig::new()
+        .identity(Identity::from_pem(tls.cert_pem, tls.key_pem))
+        .timeout(TLS_HANDSHAKE_TIMEOUT);
+    if let Some(ca) = tls.client_ca_pem {
+        config = config.client_ca_root(Certificate::from_pem(ca));
+    }
+    config
+}

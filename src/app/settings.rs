@@ -1,0 +1,71 @@
+//! Each layer's settings, made from the configuration: the engine's knobs,
+//! the quarantine rules, how to reach a master, the gRPC server's limits,
+//! and the log format. Only here does a layer's settings struct meet the
+//! configuration schema.
+
+use crate::api::serve;
+use crate::config::{Config, LogFormat};
+use crate::redis::connect::RedisNodeConfig;
+use crate::redis::tls::Tls;
+use crate::redlock::EngineConfig;
+use crate::redlock::standing::Rules;
+use crate::telemetry::logging;
+
+// A token's low bits name the master that minted it: the configuration
+// must allow no more masters than the algorithm can name.
+const _: () = assert!(crate::config::MAX_NODES == crate::redlock::quorum::MAX_NODES);
+
+/// The engine's part of the configuration.
+pub fn engine(config: &Config) -> EngineConfig {
+    EngineConfig {
+        key_prefix: config.redis.key_prefix.clone(),
+        node_timeout: config.redis.node_timeout,
+        drift_factor: config.lock.drift_factor,
+        min_validity: config.lock.min_validity,
+        retry_delay_min: config.lock.retry_delay_min,
+        retry_delay_max: config.lock.retry_delay_max,
+        publish_round: true,
+    }
+}
+
+/// The quarantine rules.
+pub fn rules(config: &Config) -> Rules {
+    Rules {
+        quarantine: config.safety.quarantine,
+        max_ttl: config.lock.max_ttl,
+        clock_jump_bound: config.safety.clock_jump_bound,
+    }
+}
+
+/// The connection settings of master `url`.
+pub fn node(config: &Config, url: &str, tls: Option<Tls>) -> RedisNodeConfig {
+    RedisNodeConfig {
+        tls,
+        url: url.to_owned(),
+        key_prefix: config.redis.key_prefix.clone(),
+        connect_timeout: config.redis.connect_timeout,
+        command_timeout: config.redis.command_timeout,
+        reconnect_min_delay: config.redis.reconnect_min_delay,
+        reconnect_max_delay: config.redis.reconnect_max_delay,
+        node_timeout: config.redis.node_timeout,
+    }
+}
+
+/// The gRPC server's limits and TLS.
+pub fn server(config: &Config) -> serve::Settings {
+    serve::Settings {
+        max_message_size: config.server.max_message_size,
+        keepalive: config.server.keepalive,
+        max_concurrent_streams: config.server.max_concurrent_streams,
+        max_requests_per_connection: config.server.max_requests_per_connection,
+        tls: config.files.server_tls.clone(),
+    }
+}
+
+/// The log format.
+pub fn log_format(config: &Config) -> logging::Format {
+    match config.log.format {
+        LogFormat::Human => logging::Format::Human,
+        LogFormat::Json => logging::Format::Json,
+    }
+}

@@ -1,0 +1,134 @@
+//! The tenants file (`auth.tokens_file`): who may call, with which bearer
+//! token, and which resource prefixes each tenant may lock. Tokens are kept
+//! as SHA-256 digests only, and no error message ever quotes one.
+
+use serde::Deserialize;
+
+/// Longest tenant name, in bytes.
+pub const MAX_TENANT_BYTES: usize = 64;
+/// Shortest bearer token, in bytes (about 96 bits of a random hex string).
+pub const MIN_TOKEN_BYTES: usize = 24;
+/// Longest bearer token, in bytes.
+pub const MAX_TOKEN_BYTES: usize = 512;
+/// Longest resource prefix, in bytes (a resource is at most 256).
+pub const MAX_PREFIX_BYTES: usize = 256;
+
+/// One tenant of the tenants file.
+#[derive(Clone)]
+pub struct TenantSpec {
+    /// Its name (part of every lock key of the tenant).
+    pub name: String,
+    /// SHA-256 of its bearer token.
+    pub token_sha256: [u8; 32],
+    /// The resource prefixes it may lock (`""` allows every resource).
+    pub prefixes: Vec<String>,
+}
+
+/// Whether `name` can name a tenant: 1–64 bytes of `[A-Za-z0-9_.-]`.
+pub fn valid_tenant_name(name: &str) -> bool {
+    (1..=MAX_TENANT_BYTES).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Parses a tenants file (TOML, see `config/tenants.example.toml`);
+/// `token_env` entries are looked up with `env`.
+///
+/// # Errors
+/// A message naming the tenant and the field (never a token).
+pub fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<TenantSpec>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        #[serde(default)]
+        tenant: Vec<Entry>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Entry {
+        name: String,
+        #[serde(default)]
+        token: Option<String>,
+        #[serde(default)]
+        token_env: Option<String>,
+        prefixes: Vec<String>,
+    }
+    // The parser's own message quotes the line, and with it maybe a
+    // token: say only where the error is.
+    let file: File = toml::from_str(text).map_err(|e| {
+        let before = e.span().map_or(&[][..], |span| &text.as_bytes()[..span.start.min(text.len())]);
+        let line = 1 + before.iter().filter(|b| **b == b'\n').count();
+        format!(
+            "is not a valid tenants file (line {line}): expected [[tenant]] tables with name, token or token_env, and prefixes"
+        )
+    })?;
+    if file.tenant.is_empty() {
+        return Err("lists no [[tenant]]: list at least one, or unset auth.tokens_file".into());
+    }
+    let mut tenants = Vec::new();
+    let mut names = Vec::new();
+    for (i, entry) in file.tenant.into_iter().enumerate() {
+        let at = format!("tenant[{i}]");
+        if !valid_tenant_name(&entry.name) {
+            return Err(format!(
+                "{at}.name {:?} must be 1 to {MAX_TENANT_BYTES} bytes of letters, digits, '_', '.', '-'",
+                entry.name
+            ));
+        }
+        if names.contains(&entry.name) {
+            return Err(format!("{at}.name {:?} is listed twice", entry.name));
+        }
+        let token = match (entry.token, entry.token_env) {
+            (Some(token), None) => token,
+            (None, Some(var)) => {
+                env(&var).ok_or_else(|| format!("{at}.token_env: the environment variable {var} is not set"))?
+            }
+            _ => {
+                return Err(format!(
+                    "{at} ({}): give exactly one of token and token_env",
+                    entry.name
+                ));
+            }
+        };
+        let token_ok =
+            (MIN_TOKEN_BYTES..=MAX_TOKEN_BYTES).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_graphic());
+        if !token_ok {
+            return Err(format!(
+                "{at} ({}): the token must be {MIN_TOKEN_BYTES} to {MAX_TOKEN_BYTES} printable ASCII characters without spaces",
+                entry.name
+            ));
+        }
+        if entry.prefixes.is_empty() {
+            return Err(format!(
+                "{at}.prefixes is empty: list the resource prefixes {} may lock (\"\" allows every resource)",
+                entry.name
+            ));
+        }
+        for (j, prefix) in entry.prefixes.iter().enumerate() {
+            if prefix.len() > MAX_PREFIX_BYTES || prefix.chars().any(char::is_control) {
+                return Err(format!(
+                    "{at}.prefixes[{j}] must be at most {MAX_PREFIX_BYTES} bytes of printable UTF-8"
+                ));
+            }
+        }
+        let token_sha256 = token_digest(&token);
+        if tenants.iter().any(|t: &TenantSpec| t.token_sha256 == token_sha256) {
+            return Err(format!("{at} ({}) has the same token as another tenant", entry.name));
+        }
+        names.push(entry.name.clone());
+        tenants.push(TenantSpec {
+            name: entry.name,
+            token_sha256,
+            prefixes: entry.prefixes,
+        });
+    }
+    Ok(tenants)
+}
+
+/// SHA-256 of a bearer token.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(ring::digest::digest(&ring::digest::SHA256, token.as_bytes()).as_ref());
+    out
+}

@@ -1,0 +1,76 @@
+//! How to reach one master: its settings and the fred client builder
+//! (URL, TLS, timeouts, reconnect backoff).
+
+use std::time::Duration;
+
+use fred::prelude::{Config as FredConfig, ReconnectPolicy};
+use fred::types::Builder;
+use fred::types::config::TlsConnector;
+
+use super::node::millis;
+
+/// How to reach one master.
+#[derive(Clone)]
+pub struct RedisNodeConfig {
+    /// `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS.
+    pub url: String,
+    /// The prefix of every key (`<prefix>:fence`, `<prefix>:lock:<resource>`).
+    pub key_prefix: String,
+    /// Bound on establishing a connection.
+    pub connect_timeout: Duration,
+    /// Bound on one command inside fred (the engine applies its own, shorter,
+    /// per-round timeout on top).
+    pub command_timeout: Duration,
+    /// Reconnect backoff: first delay.
+    pub reconnect_min_delay: Duration,
+    /// Reconnect backoff: largest delay.
+    pub reconnect_max_delay: Duration,
+    /// The engine's per-node bound in a round.
+    pub node_timeout: Duration,
+    /// TLS roots and client certificate for `rediss://`; `None` = system roots.
+    pub tls: Option<TlsConnector>,
+}
+
+/// A fred builder for `config` (URL, TLS, timeouts, reconnect backoff) and
+/// the node's `host:port` name.
+///
+/// # Errors
+/// When the URL cannot be parsed.
+pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
+    let mut fred_config = FredConfig::from_url(&config.url).map_err(|e| format!("{e}"))?;
+    if let (Some(_), Some(connector)) = (&fred_config.tls, &config.tls) {
+        fred_config.tls = Some(connector.clone().into());
+    }
+    // Retry the first connection too: the daemon starts with a node down.
+    fred_config.fail_fast = false;
+    let name = fred_config
+        .server
+        .hosts()
+        .first()
+        .map_or_else(|| "?".to_owned(), |s| format!("{}:{}", s.host, s.port));
+    let policy = ReconnectPolicy::new_exponential(
+        0,
+        millis(config.reconnect_min_delay),
+        millis(config.reconnect_max_delay),
+        2,
+    );
+    let mut builder = Builder::from_config(fred_config);
+    builder
+        .with_connection_config(|c| {
+            c.connection_timeout = config.connect_timeout;
+            c.internal_command_timeout = config.command_timeout.max(config.connect_timeout);
+            c.tcp.nodelay = Some(true);
+        })
+        .with_performance_config(|p| p.default_command_timeout = config.command_timeout)
+        .set_policy(policy);
+    Ok((builder, name))
+}
+
+/// Checks that fred can use `url` (before anything connects), saying why
+/// not.
+///
+/// # Errors
+/// fred's reason the URL is not valid.
+pub fn check_url(url: &str) -> Result<(), String> {
+    FredConfig::from_url(url).map(drop).map_err(|e| e.details().to_string())
+}
