@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::fanout::gather;
 use super::node::{Announce, Node, Standing};
-use super::quorum::{self, Minted};
+use super::quorum::{self, Decision, Minted};
 use super::vote::{Acquired, FailureReason, NodeVote, summarize};
 use super::{Engine, Error, Lease, LockValue};
 
@@ -201,12 +201,10 @@ impl<N: Node> Engine<N> {
             .collect();
         let granted = counters.iter().flatten().count();
         let reached = votes.iter().filter(|v| v.reached()).count();
-        if granted < self.quorum() {
-            return Err(if reached < self.quorum() {
-                Attempt::Unreachable { reached, votes }
-            } else {
-                Attempt::Failed(FailureReason::Taken, votes)
-            });
+        match quorum::decide(granted, reached, self.nodes.len()) {
+            Decision::Granted => {}
+            Decision::Taken => return Err(Attempt::Failed(FailureReason::Taken, votes)),
+            Decision::Unreachable => return Err(Attempt::Unreachable { reached, votes }),
         }
         let minted = Minted::from_counters(&counters).expect("a quorum granted");
 
@@ -244,10 +242,13 @@ impl<N: Node> Engine<N> {
         // Decided as soon as a quorum granted (the slower nodes still hold
         // the lock or not; release goes to all). A failure waits for every
         // answer, so it can say what each node did.
-        let quorum = self.quorum();
+        let n = self.nodes.len();
         let (votes, timed_out) = gather(
             calls,
-            |votes| votes.iter().filter(|v| matches!(v, Some(NodeVote::Granted(_)))).count() >= quorum,
+            |votes| {
+                let granted = votes.iter().filter(|v| matches!(v, Some(NodeVote::Granted(_)))).count();
+                quorum::enough_granted(granted, n)
+            },
             self.config.node_timeout,
         )
         .await;
@@ -273,7 +274,7 @@ impl<N: Node> Engine<N> {
             .filter(|(_, v)| matches!(v, NodeVote::Granted(c) if *c < minted.max))
             .map(|(i, _)| &self.nodes[i]);
         let calls = behind.map(|node| node.publish_fence(key, value.expose(), minted.max));
-        let needed = self.quorum().saturating_sub(minted.at_max.len());
+        let needed = quorum::stores_needed(minted.at_max.len(), self.nodes.len());
         let (answers, _) = gather(
             calls,
             |answers| answers.iter().filter(|a| matches!(a, Some(Ok(true)))).count() >= needed,
@@ -282,20 +283,21 @@ impl<N: Node> Engine<N> {
         .await;
         let answers: Vec<_> = answers.into_iter().flatten().collect();
         let stored = answers.iter().filter(|a| matches!(a, Ok(true))).count();
-        if minted.at_max.len() + stored >= self.quorum() {
+        if quorum::majority(minted.at_max.len() + stored, self.nodes.len()) {
             return Ok(());
         }
         // Nodes that said "not held" were reached; the rest were not.
         let refused = answers.iter().filter(|a| matches!(a, Ok(false))).count();
         let taken = votes.iter().filter(|v| **v == NodeVote::Taken).count();
         let reached = minted.at_max.len() + stored + refused + taken;
-        Err(if reached < self.quorum() {
-            Attempt::Unreachable {
-                reached,
-                votes: votes.to_vec(),
-            }
-        } else {
-            Attempt::Failed(FailureReason::Taken, votes.to_vec())
-        })
+        Err(
+            match quorum::decide(minted.at_max.len() + stored, reached, self.nodes.len()) {
+                Decision::Unreachable => Attempt::Unreachable {
+                    reached,
+                    votes: votes.to_vec(),
+                },
+                Decision::Granted | Decision::Taken => Attempt::Failed(FailureReason::Taken, votes.to_vec()),
+            },
+        )
     }
 }

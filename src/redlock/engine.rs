@@ -84,11 +84,8 @@ impl<N: Node> Engine<N> {
 
     /// Counts the nodes that said yes; fails when too few answered at all.
     pub(super) fn tally(&self, answers: &[Option<bool>]) -> Result<usize, Error> {
-        let reached = answers.iter().flatten().count();
-        if reached < self.quorum() {
-            return Err(self.unavailable(reached, format!("{} gave no answer", answers.len() - reached)));
-        }
-        Ok(answers.iter().filter(|a| **a == Some(true)).count())
+        quorum::tally(answers)
+            .map_err(|reached| self.unavailable(reached, format!("{} gave no answer", answers.len() - reached)))
     }
 
     /// A uniform random delay in `[0, node_timeout / 10]` after a wake-up.

@@ -180,12 +180,11 @@ impl<N: Node> Engine<N> {
                 Err(_) => None,
             }
         });
-        let quorum = self.quorum();
-        let spare = self.nodes.len() - quorum;
+        let n = self.nodes.len();
         let decided = |answers: &[Option<Option<Vec<bool>>>]| {
             (0..locks.len()).all(|i| {
                 let said = |flag: bool| answers.iter().flatten().flatten().filter(|a| a[i] == flag).count();
-                said(true) >= quorum || said(false) > spare
+                quorum::extension_decided(said(true), said(false), n)
             })
         };
         let (answers, _) = gather(calls, decided, self.config.node_timeout).await;
@@ -198,7 +197,7 @@ impl<N: Node> Engine<N> {
                     .map(|answer| answer.as_ref().and_then(Option::as_ref).map(|a| a[i]))
                     .collect();
                 self.tally(&per_node).map(|held| {
-                    if held >= quorum {
+                    if quorum::majority(held, n) {
                         Extended::Yes { ttl: lock.ttl, sent }
                     } else {
                         Extended::Lost

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use super::fanout::gather;
 use super::node::{Announce, Node, Standing, Swap};
 use super::vote::{HandOff, NodeVote};
-use super::{Engine, Error, Lease, LockValue};
+use super::{Engine, Error, Lease, LockValue, quorum};
 
 impl<N: Node> Engine<N> {
     /// Hands the lock `old` on `resource` straight to a new owner (the next
@@ -56,13 +56,13 @@ impl<N: Node> Engine<N> {
         // Decided once a quorum swapped the old lock for the new one (the
         // rest are covered by release-to-all, as in round 1); otherwise
         // every answer is awaited.
-        let quorum = self.quorum();
+        let n = self.nodes.len();
         let swapped = |answers: &[Option<(Option<Swap>, NodeVote)>]| {
             let swapped = answers
                 .iter()
                 .filter(|a| matches!(a, Some((Some(Swap { was_held: true, .. }), NodeVote::Granted(_)))))
                 .count();
-            swapped >= quorum
+            quorum::enough_granted(swapped, n)
         };
         let (answers, timed_out) = gather(calls, swapped, self.config.node_timeout).await;
         let (swaps, votes): (Vec<Option<Swap>>, Vec<NodeVote>) = answers
@@ -76,7 +76,7 @@ impl<N: Node> Engine<N> {
         let waited = swaps.iter().flatten().any(|s| s.waited);
         match self.granted(&key, &new, ttl, t0, votes).await {
             Ok((fencing_token, validity)) => Ok(HandOff {
-                old_held: self.tally(&held).is_ok_and(|n| n >= self.quorum()),
+                old_held: self.tally(&held).is_ok_and(|yes| quorum::majority(yes, n)),
                 waited,
                 lease: Some(Lease {
                     resource: resource.to_owned(),
@@ -100,7 +100,7 @@ impl<N: Node> Engine<N> {
                     })
                     .collect();
                 Ok(HandOff {
-                    old_held: self.tally(&was_held)? >= self.quorum(),
+                    old_held: quorum::majority(self.tally(&was_held)?, n),
                     lease: None,
                     waited,
                 })

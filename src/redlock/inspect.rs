@@ -3,9 +3,9 @@
 use futures::future::join_all;
 use tokio::time::timeout;
 
-use super::Engine;
 use super::node::{KeyView, Node};
 use super::vote::{Inspection, NodeInspection};
+use super::{Engine, quorum};
 
 impl<N: Node> Engine<N> {
     /// A quorum view of `resource`: per node what it holds, and how many
@@ -46,7 +46,7 @@ impl<N: Node> Engine<N> {
             })
             .collect();
         Inspection {
-            held: agreeing >= self.quorum(),
+            held: quorum::majority(agreeing, self.nodes.len()),
             agreeing,
             quorum: self.quorum(),
             nodes,

@@ -74,6 +74,79 @@ pub fn fencing_token(counter: u64, node_index: usize) -> u64 {
     counter * MAX_NODES as u64 + node_index as u64
 }
 
+/// What a round's votes decide (docs/design.md#acquire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// A quorum granted (or stored): the lock is taken.
+    Granted,
+    /// Enough nodes answered, but too few granted: held elsewhere.
+    Taken,
+    /// Fewer than a quorum answered at all: nothing can be told.
+    Unreachable,
+}
+
+/// What `granted` grants out of `reached` nodes that answered (a grant or a
+/// refusal) decide among `n`.
+pub fn decide(granted: usize, reached: usize, n: usize) -> Decision {
+    if granted >= quorum(n) {
+        Decision::Granted
+    } else if reached < quorum(n) {
+        Decision::Unreachable
+    } else {
+        Decision::Taken
+    }
+}
+
+/// Whether a round may stop waiting for the slower nodes: a quorum has
+/// granted already (their locks, if any, go with the release to all).
+pub fn enough_granted(granted: usize, n: usize) -> bool {
+    granted >= quorum(n)
+}
+
+/// Round 2: how many of the holders behind `T` must store it, when
+/// `at_max` nodes returned `T` already, for `W = S ∪ stored` to be a
+/// majority of `n`.
+pub fn stores_needed(at_max: usize, n: usize) -> usize {
+    quorum(n).saturating_sub(at_max)
+}
+
+/// Whether one lock's extension is decided, with `yes` nodes that extended
+/// it and `no` that no longer hold it, among `n`: extended by a quorum, or
+/// refused by more than can be spared (a lost lock does not wait for a
+/// slow node).
+pub fn extension_decided(yes: usize, no: usize, n: usize) -> bool {
+    yes >= quorum(n) || no > n - quorum(n)
+}
+
+/// Whether a release is decided, with `held` nodes that deleted the lock,
+/// `not_held` that did not hold it and `pending` not answered yet (the
+/// rest failed): a quorum deleted it; or a quorum answered and "held" can
+/// no longer reach one; or failures leave too few to answer at all. Then
+/// no pending answer can change what `tally` says.
+pub fn release_decided(held: usize, not_held: usize, pending: usize, n: usize) -> bool {
+    let q = quorum(n);
+    held >= q || (held + pending < q && held + not_held >= q) || held + not_held + pending < q
+}
+
+/// The nodes that said yes, when at least a quorum of the `answers` (one
+/// per node; `None` for no answer) came; `Err(reached)` otherwise.
+///
+/// # Errors
+/// How many answered, when fewer than a quorum did.
+pub fn tally(answers: &[Option<bool>]) -> Result<usize, usize> {
+    let reached = answers.iter().flatten().count();
+    if reached < quorum(answers.len()) {
+        return Err(reached);
+    }
+    Ok(answers.iter().filter(|a| **a == Some(true)).count())
+}
+
+/// Whether `yes` nodes of `n` are a majority (a lock held, extended or
+/// agreed on).
+pub fn majority(yes: usize, n: usize) -> bool {
+    yes >= quorum(n)
+}
+
 /// The floor a returning node's fence counter is repaired to
 /// (docs/design.md#repair), from what the other nodes answered: per node,
 /// whether it is verified and its counter (`None`: no answer; `Some(None)`:
@@ -179,5 +252,99 @@ mod tests {
         let a = Minted::from_counters(&[Some(5), Some(5), None, None, None]).unwrap();
         let b = Minted::from_counters(&[None, None, Some(5), Some(5), Some(5)]).unwrap();
         assert_ne!(a.token(), b.token());
+    }
+
+    /// Every way the pending answers of a release could come (held, not
+    /// held, failed): the outcomes `tally` could give.
+    fn release_outcomes(held: usize, not_held: usize, pending: usize, n: usize) -> Vec<Result<bool, ()>> {
+        let mut outcomes = Vec::new();
+        for more_held in 0..=pending {
+            for more_not in 0..=pending - more_held {
+                let failed = n - (held + more_held) - (not_held + more_not);
+                let mut answers = vec![Some(true); held + more_held];
+                answers.extend(vec![Some(false); not_held + more_not]);
+                answers.extend(vec![None; failed]);
+                let outcome = tally(&answers).map(|yes| majority(yes, n)).map_err(drop);
+                if !outcomes.contains(&outcome) {
+                    outcomes.push(outcome);
+                }
+            }
+        }
+        outcomes
+    }
+
+    #[test]
+    fn a_release_is_decided_exactly_when_no_pending_answer_can_change_its_outcome() {
+        for n in [3, 5, 7, 9] {
+            for held in 0..=n {
+                for not_held in 0..=n - held {
+                    for pending in 0..=n - held - not_held {
+                        let decided = release_decided(held, not_held, pending, n);
+                        let possible = release_outcomes(held, not_held, pending, n);
+                        assert_eq!(
+                            decided,
+                            possible.len() == 1,
+                            "n={n} held={held} not_held={not_held} pending={pending}: {possible:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_extension_is_decided_exactly_when_the_rest_cannot_change_yes_or_no() {
+        for n in [3, 5, 7, 9] {
+            for yes in 0..=n {
+                for no in 0..=n - yes {
+                    let rest = n - yes - no;
+                    // The rest may all say yes, or all say no.
+                    let could_be_yes = majority(yes + rest, n);
+                    let could_be_lost = !majority(yes, n) && no + rest > 0;
+                    let settled = !(could_be_yes && could_be_lost);
+                    assert_eq!(extension_decided(yes, no, n), settled, "n={n} yes={yes} no={no}");
+                    if extension_decided(yes, no, n) && !majority(yes, n) {
+                        // Refused by more than can be spared: enough answered to say lost.
+                        assert!(yes + no >= quorum(n), "n={n} yes={yes} no={no}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_round_grants_only_with_a_quorum_and_is_unreachable_only_below_one() {
+        for n in [3, 5, 7] {
+            for reached in 0..=n {
+                for granted in 0..=reached {
+                    let decision = decide(granted, reached, n);
+                    assert_eq!(
+                        decision == Decision::Granted,
+                        2 * granted > n,
+                        "n={n} {granted}/{reached}"
+                    );
+                    assert_eq!(decision == Decision::Unreachable, 2 * reached <= n && 2 * granted <= n);
+                    assert_eq!(enough_granted(granted, n), decision == Decision::Granted);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_two_needs_what_the_holders_of_t_leave_of_a_majority() {
+        for n in [3, 5, 7] {
+            for at_max in 1..=n {
+                let needed = stores_needed(at_max, n);
+                assert!(majority(at_max + needed, n), "n={n} at_max={at_max}");
+                assert!(needed == 0 || !majority(at_max + needed - 1, n));
+            }
+        }
+    }
+
+    #[test]
+    fn a_tally_needs_a_quorum_of_answers() {
+        assert_eq!(tally(&[Some(true), Some(false), None, None, None]), Err(2));
+        assert_eq!(tally(&[Some(true), Some(false), Some(true), None, None]), Ok(2));
+        assert_eq!(tally(&[Some(false); 3]), Ok(0));
     }
 }

@@ -63,7 +63,7 @@ impl<N: Node> Engine<N> {
         announce: Announce,
     ) -> Result<bool, Error> {
         let key = self.lock_key(resource);
-        let quorum = self.quorum();
+        let n = self.nodes.len();
         let calls = self
             .nodes
             .iter()
@@ -74,17 +74,12 @@ impl<N: Node> Engine<N> {
                 let said = |yes| answers.iter().filter(|a| **a == Some(Some(yes))).count();
                 let (held, not_held) = (said(true), said(false));
                 let pending = answers.iter().filter(|a| a.is_none()).count();
-                // A quorum deleted it; or a quorum answered and "held" can
-                // no longer reach one (the rest said "not held" or failed);
-                // or failures leave too few to answer at all.
-                held >= quorum
-                    || (held + pending < quorum && held + not_held >= quorum)
-                    || held + not_held + pending < quorum
+                quorum::release_decided(held, not_held, pending, n)
             },
             self.config.node_timeout,
         )
         .await;
         let answers: Vec<Option<bool>> = answers.into_iter().map(Option::flatten).collect();
-        Ok(self.tally(&answers)? >= quorum)
+        Ok(quorum::majority(self.tally(&answers)?, n))
     }
 }
