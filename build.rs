@@ -9,7 +9,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut prost = prost_build::Config::new();
     prost.protoc_executable(protoc);
     tonic_prost_build::configure()
-        // Small per-call buffers (src/codec.rs): an open Hold session costs
+        .build_client(false)
+        // Small per-call buffers (src/api/codec.rs): an open Hold session costs
         // far less memory.
         .codec_path("crate::api::codec::SmallCodec")
         .file_descriptor_set_path(out_dir.join("redlockd_descriptor.bin"))

@@ -19,7 +19,6 @@
 
 pub mod api;
 pub mod app;
-pub mod client;
 pub mod config;
 pub mod dev;
 pub mod locks;

@@ -10,7 +10,7 @@ use crate::support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use redlockd::api::proto::lock_client::LockClient;
+use redlockd_client::proto::lock_client::LockClient;
 use support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlockd");
@@ -204,7 +204,7 @@ fn ctl_run(daemon: &Daemon, args: &[&str]) -> tokio::process::Child {
 }
 
 async fn held(client: &mut LockClient<tonic::transport::Channel>, resource: &str) -> bool {
-    let request = redlockd::api::proto::InspectRequest {
+    let request = redlockd_client::proto::InspectRequest {
         resource: resource.into(),
     };
     client.inspect(request).await.unwrap().into_inner().held
@@ -326,7 +326,7 @@ async fn a_session_client_killed_with_kill_9_frees_its_lock_long_before_the_ttl(
 
 #[tokio::test]
 async fn sigterm_releases_the_locks_of_open_sessions_and_exits_0_within_the_grace() {
-    use redlockd::api::proto::{HoldEvent, HoldRequest, HoldStart, hold_request};
+    use redlockd_client::proto::{HoldEvent, HoldRequest, HoldStart, hold_request};
     let cluster = Cluster::start(5);
     let mut env = test_env(&cluster);
     env.insert("REDLOCKD__SERVER__SHUTDOWN_GRACE".into(), "3s".into());

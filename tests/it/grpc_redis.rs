@@ -6,7 +6,7 @@ use crate::support;
 use std::time::Duration;
 
 use fred::prelude::KeysInterface;
-use redlockd::api::proto::{AcquireRequest, ExtendRequest, FailureReason, ReleaseRequest};
+use redlockd_client::proto::{AcquireRequest, ExtendRequest, FailureReason, ReleaseRequest};
 use support::*;
 use tonic::Code;
 
@@ -84,7 +84,7 @@ async fn a_release_with_a_wrong_value_is_refused_and_the_lock_stays() {
     let daemon = Daemon::start(&cluster).await;
     let mut client = daemon.client().await;
     let lease = must_acquire(&mut client, "r", 10.0, 0.0).await;
-    let forged = redlockd::api::proto::Lease {
+    let forged = redlockd_client::proto::Lease {
         value: "0".repeat(40),
         ..lease.clone()
     };

@@ -7,6 +7,7 @@ mod support;
 
 mod binary;
 mod checker;
+mod client;
 mod controls;
 mod faults;
 mod grpc_redis;

@@ -8,11 +8,11 @@ use crate::support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use redlockd::api::proto::lock_client::LockClient;
-use redlockd::api::proto::pipeline_request::Call;
-use redlockd::api::proto::pipeline_response::Result as Answer;
-use redlockd::api::proto::{ExtendRequest, PipelineRequest, PipelineResponse, ReleaseRequest};
-use redlockd::client::Pipeline;
+use redlockd_client::Pipeline;
+use redlockd_client::proto::lock_client::LockClient;
+use redlockd_client::proto::pipeline_request::Call;
+use redlockd_client::proto::pipeline_response::Result as Answer;
+use redlockd_client::proto::{ExtendRequest, PipelineRequest, PipelineResponse, ReleaseRequest};
 use support::*;
 use tokio::sync::mpsc;
 use tonic::transport::Channel;

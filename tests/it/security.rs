@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use fred::prelude::{ClientLike, KeysInterface};
-use redlockd::api::proto::hold_request::Request as Ask;
-use redlockd::api::proto::lock_client::LockClient;
-use redlockd::api::proto::{AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest};
-use redlockd::client::Pipeline;
+use redlockd_client::Pipeline;
+use redlockd_client::proto::hold_request::Request as Ask;
+use redlockd_client::proto::lock_client::LockClient;
+use redlockd_client::proto::{AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest};
 use support::certs::Pki;
 use support::*;
 use tonic::Code;
@@ -295,7 +295,7 @@ async fn resources_outside_a_tenants_prefixes_are_permission_denied() {
     daemon.stop().await;
 }
 
-async fn take_shared(client: &mut LockClient<Channel>, token: &str) -> redlockd::api::proto::AcquireResponse {
+async fn take_shared(client: &mut LockClient<Channel>, token: &str) -> redlockd_client::proto::AcquireResponse {
     let request = authed(acquire_req("shared/orders", 5.0, 0.0), token);
     client.acquire(request).await.unwrap().into_inner()
 }

@@ -7,8 +7,8 @@ use crate::support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use redlockd::api::proto::lock_client::LockClient;
-use redlockd::api::proto::{
+use redlockd_client::proto::lock_client::LockClient;
+use redlockd_client::proto::{
     HoldEvent, HoldRequest, HoldResponse, HoldStart, InspectRequest, InspectResponse, NodeOutcome, hold_request,
 };
 use support::*;

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use redlockd::api::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
-use redlockd::api::service::wire_duration as wire;
+use redlockd_client::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
+use redlockd_client::wire_duration as wire;
 
 /// Take, extend and release locks through a redlockd daemon.
 #[derive(Parser)]
@@ -136,7 +136,7 @@ async fn main() -> ExitCode {
 }
 
 async fn call(cli: Cli) -> Result<bool, String> {
-    let mut client = connect::connect(&cli.addr, &cli.connection).await?;
+    let mut client = connect::connect(&cli.addr, &cli.connection).await?.stub();
     let status = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
     match cli.command {
         Command::Acquire {

@@ -12,11 +12,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redlockd::api::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart, hold_request};
-use redlockd::api::service::wire_duration as wire;
+use redlockd_client::{Client, Error, HoldOptions};
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use tokio::time::Instant;
 
 /// The exit code when the lock was lost.
 const EXIT_LOST: u8 = 3;
@@ -31,42 +29,27 @@ pub struct Job {
     pub command: Vec<String>,
 }
 
-/// Runs the job; the exit code follows the module docs.
-pub async fn run(mut client: crate::connect::Client, job: Job) -> ExitCode {
-    let (tx, requests) = mpsc::channel(1);
-    let start = HoldStart {
-        resource: job.resource.clone(),
-        ttl: job.ttl.map(wire),
-        wait: Some(wire(job.wait)),
-        owner: job.owner.clone(),
-        max_hold: None,
-    };
-    let _ = tx
-        .send(HoldRequest {
-            request: Some(hold_request::Request::Start(start)),
-        })
-        .await;
-    let mut events = match client.hold(ReceiverStream::new(requests)).await {
-        Ok(response) => response.into_inner(),
-        Err(status) => return fail(&status),
-    };
-    let (token, mut valid_until) = match events.message().await {
-        Ok(Some(event)) if event.event() == HoldEvent::Acquired => {
-            (event.lease.as_ref().map_or(0, |l| l.fencing_token), valid_until(&event))
-        }
-        Ok(Some(event)) => {
-            eprintln!("redlockctl: {} not acquired: {}", job.resource, event.reason);
+/// Runs the job; the exit code follows the module docs. The session is the
+/// client library's `HeldLock`.
+pub async fn run(client: Client, job: Job) -> ExitCode {
+    let mut options = HoldOptions::new().wait(job.wait).owner(job.owner.clone());
+    if let Some(ttl) = job.ttl {
+        options = options.ttl(ttl);
+    }
+    let lock = match client.hold(&job.resource, options).await {
+        Ok(lock) => lock,
+        Err(Error::NotAcquired(reason)) => {
+            eprintln!("redlockctl: {} not acquired: {reason}", job.resource);
             return ExitCode::from(1);
         }
-        Ok(None) => {
-            eprintln!("redlockctl: the daemon ended the session");
+        Err(error) => {
+            eprintln!("redlockctl: {error}");
             return ExitCode::from(2);
         }
-        Err(status) => return fail(&status),
     };
     let mut child = match Command::new(&job.command[0])
         .args(&job.command[1..])
-        .env("REDLOCKD_FENCING_TOKEN", token.to_string())
+        .env("REDLOCKD_FENCING_TOKEN", lock.fencing_token().to_string())
         .env("REDLOCKD_RESOURCE", &job.resource)
         .spawn()
     {
@@ -77,51 +60,30 @@ pub async fn run(mut client: crate::connect::Client, job: Job) -> ExitCode {
         }
     };
     loop {
+        // Our own clock: if the daemon or the network is stuck, LOST may
+        // never come, but the validity still runs out.
+        let valid_until = lock.valid_until().unwrap_or_else(Instant::now);
         tokio::select! {
             status = child.wait() => {
-                // Half-close: the daemon releases at once.
-                drop(tx);
-                let _ = tokio::time::timeout(Duration::from_secs(5), events.message()).await;
+                // The daemon releases at once.
+                let _ = tokio::time::timeout(Duration::from_secs(5), lock.release()).await;
                 return ExitCode::from(exit_code(status));
             }
-            // Our own clock: if the daemon or the network is stuck, LOST may
-            // never come, but the validity still runs out.
             () = tokio::time::sleep_until(valid_until) => {
+                if lock.valid_until().is_some_and(|until| until > Instant::now()) {
+                    continue; // extended meanwhile
+                }
                 eprintln!("redlockctl: the lock's validity ran out without an extension; stopping the command");
                 break;
             }
-            event = events.message() => match event {
-                Ok(Some(e)) if e.event() == HoldEvent::Extended => {
-                    valid_until = valid_until_of(&e, valid_until);
-                    continue;
-                }
-                Ok(Some(e)) => {
-                    eprintln!("redlockctl: lock on {} {:?}: {}; stopping the command", job.resource, e.event(), e.reason);
-                    break;
-                }
-                Ok(None) | Err(_) => {
-                    eprintln!("redlockctl: the session with the daemon broke; stopping the command");
-                    break;
-                }
-            },
+            reason = lock.lost() => {
+                eprintln!("redlockctl: lock on {} lost: {reason}; stopping the command", job.resource);
+                break;
+            }
         }
     }
     stop(&mut child, job.grace).await;
     ExitCode::from(EXIT_LOST)
-}
-
-/// When a lease message's validity runs out, counted from its receipt.
-fn valid_until(event: &HoldResponse) -> tokio::time::Instant {
-    valid_until_of(event, tokio::time::Instant::now())
-}
-
-fn valid_until_of(event: &HoldResponse, otherwise: tokio::time::Instant) -> tokio::time::Instant {
-    let validity = event
-        .lease
-        .as_ref()
-        .and_then(|l| l.validity)
-        .and_then(|v| Duration::try_from(v).ok());
-    validity.map_or(otherwise, |v| tokio::time::Instant::now() + v)
 }
 
 /// The command's exit code, or 128 + the signal that killed it (as shells do).
@@ -145,9 +107,4 @@ async fn stop(child: &mut Child, grace: Duration) {
     if tokio::time::timeout(grace, child.wait()).await.is_err() {
         let _ = child.kill().await;
     }
-}
-
-fn fail(status: &tonic::Status) -> ExitCode {
-    eprintln!("redlockctl: {:?}: {}", status.code(), status.message());
-    ExitCode::from(2)
 }

@@ -12,10 +12,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use fred::prelude::{Client, ClientLike, Config as FredConfig, KeysInterface};
-use redlockd::api::proto::lock_client::LockClient;
-use redlockd::api::proto::{AcquireRequest, AcquireResponse, Lease, ReleaseRequest};
 use redlockd::config::Config;
 use redlockd::dev::{RedisProcess, find_redis_server};
+use redlockd_client::proto::lock_client::LockClient;
+use redlockd_client::proto::{AcquireRequest, AcquireResponse, Lease, ReleaseRequest};
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use redlockd::api::proto::lock_client::LockClient;
-use redlockd::api::proto::{AcquireRequest, ReleaseRequest};
+use redlockd_client::proto::lock_client::LockClient;
+use redlockd_client::proto::{AcquireRequest, ReleaseRequest};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tonic::transport::Channel;
@@ -254,7 +254,7 @@ async fn acquire(
     resource: &str,
     ttl: Duration,
     wait: Duration,
-) -> Result<Option<redlockd::api::proto::Lease>, tonic::Status> {
+) -> Result<Option<redlockd_client::proto::Lease>, tonic::Status> {
     let mut request = tonic::Request::new(AcquireRequest {
         resource: resource.into(),
         ttl: secs(ttl.as_secs_f64()),

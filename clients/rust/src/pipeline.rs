@@ -6,10 +6,10 @@
 //!
 //! ```no_run
 //! # async fn example(channel: tonic::transport::Channel) -> Result<(), tonic::Status> {
-//! use redlockd::client::Pipeline;
-//! use redlockd::api::proto::{AcquireRequest, ReleaseRequest};
+//! use redlockd_client::Pipeline;
+//! use redlockd_client::proto::{AcquireRequest, ReleaseRequest};
 //!
-//! let pipeline = Pipeline::open(redlockd::api::proto::lock_client::LockClient::new(channel)).await?;
+//! let pipeline = Pipeline::open(redlockd_client::proto::lock_client::LockClient::new(channel)).await?;
 //! let reply = pipeline
 //!     .acquire(AcquireRequest { resource: "jobs/nightly".into(), ..Default::default() })
 //!     .await?;
@@ -29,10 +29,10 @@ use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-use crate::api::proto::lock_client::LockClient;
-use crate::api::proto::pipeline_request::Call;
-use crate::api::proto::pipeline_response::Result as Answer;
-use crate::api::proto::{
+use crate::proto::lock_client::LockClient;
+use crate::proto::pipeline_request::Call;
+use crate::proto::pipeline_response::Result as Answer;
+use crate::proto::{
     AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, PipelineRequest, ReleaseRequest, ReleaseResponse,
 };
 

@@ -1,0 +1,199 @@
+//! The client: connect once, then take locks with `acquire` (by hand) or
+//! `hold` (a session the daemon keeps alive).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::connect::{self, DEFAULT_ADDR, Options, Stub};
+use crate::error::Error;
+use crate::hold::{self, HeldLock, HoldOptions};
+use crate::lease::Lease;
+use crate::proto::{AcquireRequest, InspectRequest, InspectResponse};
+use crate::wire;
+
+/// The longest resource name and owner label, in bytes (as the daemon).
+const MAX_RESOURCE_BYTES: usize = 256;
+const MAX_OWNER_BYTES: usize = 256;
+/// A wait cut short by UNAVAILABLE is retried after a pause uniform in this
+/// range (never past the caller's wait).
+const RETRY_PAUSE_MS: std::ops::RangeInclusive<u64> = 50..=250;
+
+/// A connection to one daemon. Cheap to clone: clones share the connection.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) stub: Stub,
+}
+
+/// How `acquire` takes a lock.
+#[derive(Debug, Clone, Default)]
+pub struct AcquireOptions {
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) wait: Duration,
+    pub(crate) owner: String,
+}
+
+impl AcquireOptions {
+    /// One attempt, the daemon's default TTL, no owner label.
+    pub fn new() -> AcquireOptions {
+        AcquireOptions::default()
+    }
+
+    /// How long the lock lives unless extended (within the daemon's
+    /// `[min_ttl, max_ttl]`; unset = its `default_ttl`).
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> AcquireOptions {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// How long to keep trying while someone else holds the lock.
+    #[must_use]
+    pub fn wait(mut self, wait: Duration) -> AcquireOptions {
+        self.wait = wait;
+        self
+    }
+
+    /// A label for logs and `Inspect` (a pod name, a job id).
+    #[must_use]
+    pub fn owner(mut self, owner: impl Into<String>) -> AcquireOptions {
+        self.owner = owner.into();
+        self
+    }
+}
+
+impl Client {
+    /// Connects to the daemon at `addr` (`host:port`, or an `http://` or
+    /// `https://` URL).
+    ///
+    /// # Errors
+    /// `Transport` when it cannot be reached; `InvalidArgument` for a bad
+    /// address or token.
+    pub async fn connect(addr: &str, options: Options) -> Result<Client, Error> {
+        let (stub, _) = connect::connect(addr, &options).await?;
+        Ok(Client { stub })
+    }
+
+    /// Connects as the environment says: `REDLOCKD_ADDR` (default
+    /// `127.0.0.1:7420`), `REDLOCKD_TOKEN`, `REDLOCKD_CA`, `REDLOCKD_CERT`
+    /// and `REDLOCKD_KEY`.
+    ///
+    /// # Errors
+    /// As [`Client::connect`], or a file that cannot be read.
+    pub async fn from_env() -> Result<Client, Error> {
+        let addr = std::env::var("REDLOCKD_ADDR").unwrap_or_else(|_| DEFAULT_ADDR.to_owned());
+        Client::connect(&addr, Options::from_env()?).await
+    }
+
+    /// Takes the lock on `resource`, trying for up to `options.wait`.
+    /// `None` when someone else kept it all along. A wait the daemon cuts
+    /// short with UNAVAILABLE (too few masters) is retried, with jitter,
+    /// until the wait runs out.
+    ///
+    /// # Errors
+    /// `InvalidArgument` (checked before sending when possible),
+    /// `Unavailable` with what each master said, and the other statuses.
+    pub async fn acquire(&self, resource: &str, options: AcquireOptions) -> Result<Option<Lease>, Error> {
+        check_resource(resource)?;
+        check_owner(&options.owner)?;
+        let deadline = Instant::now() + options.wait;
+        loop {
+            let sent = Instant::now();
+            let left = deadline.saturating_duration_since(sent);
+            let request = AcquireRequest {
+                resource: resource.to_owned(),
+                ttl: options.ttl.map(wire::duration),
+                wait: (!left.is_zero()).then(|| wire::duration(left)),
+                owner: options.owner.clone(),
+            };
+            match self.stub.clone().acquire(request).await {
+                Ok(reply) => {
+                    let reply = reply.into_inner();
+                    let granted = reply.lease.filter(|_| reply.acquired);
+                    return Ok(granted.map(|lease| Lease::new(self.clone(), lease, sent)));
+                }
+                Err(status) => {
+                    let error = Error::from(status);
+                    if !retry_after_unavailable(&error, deadline).await {
+                        return Err(error);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens a `Hold` session on `resource`: resolves once the lock is
+    /// held; the daemon then extends it for as long as the session lives.
+    ///
+    /// # Errors
+    /// `NotAcquired` when the wait ran out; the others as for `acquire`.
+    pub async fn hold(&self, resource: &str, options: HoldOptions) -> Result<HeldLock, Error> {
+        check_resource(resource)?;
+        check_owner(&options.owner)?;
+        let deadline = Instant::now() + options.wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match hold::open(self, resource, &options, left).await {
+                Err(error) if retry_after_unavailable(&error, deadline).await => {}
+                other => return other,
+            }
+        }
+    }
+
+    /// The generated stub on this connection (the bearer token included),
+    /// for calls this crate does not wrap.
+    pub fn stub(&self) -> Stub {
+        self.stub.clone()
+    }
+
+    /// What the masters hold for `resource` (never lock values).
+    ///
+    /// # Errors
+    /// The daemon's status.
+    pub async fn inspect(&self, resource: &str) -> Result<InspectResponse, Error> {
+        check_resource(resource)?;
+        let request = InspectRequest {
+            resource: resource.to_owned(),
+        };
+        Ok(self.stub.clone().inspect(request).await?.into_inner())
+    }
+}
+
+/// Whether to try again after `error`: UNAVAILABLE with time left before
+/// `deadline`; then it has paused a little first.
+async fn retry_after_unavailable(error: &Error, deadline: Instant) -> bool {
+    if !matches!(error, Error::Unavailable { .. }) {
+        return false;
+    }
+    let pause = Duration::from_millis(fastrand::u64(RETRY_PAUSE_MS));
+    if Instant::now() + pause >= deadline {
+        return false;
+    }
+    tokio::time::sleep(pause).await;
+    true
+}
+
+/// The daemon's check of a resource name, made before anything is sent.
+pub(crate) fn check_resource(resource: &str) -> Result<(), Error> {
+    printable("resource", resource, 1, MAX_RESOURCE_BYTES)
+}
+
+fn check_owner(owner: &str) -> Result<(), Error> {
+    printable("owner", owner, 0, MAX_OWNER_BYTES)
+}
+
+/// The daemon's rule for text fields, with its message.
+fn printable(field: &str, s: &str, min: usize, max: usize) -> Result<(), Error> {
+    if s.len() < min || s.len() > max {
+        return Err(Error::InvalidArgument(format!(
+            "invalid {field}: is {} bytes long; it must be {min} to {max} bytes of printable UTF-8",
+            s.len()
+        )));
+    }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(Error::InvalidArgument(format!(
+            "invalid {field}: contains the control character {c:?}; only printable UTF-8 is allowed"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! A `Hold` session: the daemon holds the lock and extends it for as long
+//! as the session lives, and says at once when it is lost. Dropping the
+//! session releases the lock (the stream half-closes).
+
+use std::fmt;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Streaming;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::proto::{HoldEvent, HoldRelease, HoldRequest, HoldResponse, HoldStart, hold_request};
+use crate::wire;
+
+/// How `hold` takes a lock.
+#[derive(Debug, Clone, Default)]
+pub struct HoldOptions {
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) wait: Duration,
+    pub(crate) owner: String,
+    pub(crate) max_hold: Option<Duration>,
+}
+
+impl HoldOptions {
+    /// One attempt, the daemon's default TTL and `max_hold`.
+    pub fn new() -> HoldOptions {
+        HoldOptions::default()
+    }
+
+    /// What each extension renews (at least 8 × the daemon's node timeout).
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> HoldOptions {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// How long to wait for the lock.
+    #[must_use]
+    pub fn wait(mut self, wait: Duration) -> HoldOptions {
+        self.wait = wait;
+        self
+    }
+
+    /// A label for logs and `Inspect`.
+    #[must_use]
+    pub fn owner(mut self, owner: impl Into<String>) -> HoldOptions {
+        self.owner = owner.into();
+        self
+    }
+
+    /// The longest the daemon keeps the lock, from when it was granted.
+    #[must_use]
+    pub fn max_hold(mut self, max_hold: Duration) -> HoldOptions {
+        self.max_hold = Some(max_hold);
+        self
+    }
+}
+
+/// Where a session stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    /// Held until the given instant at least.
+    Held(Instant),
+    /// Lost, with the daemon's reason.
+    Lost(String),
+    /// Released by the daemon; whether it was held to the end.
+    Released(bool),
+}
+
+/// A lock held by a `Hold` session.
+pub struct HeldLock {
+    resource: String,
+    fencing_token: u64,
+    state: watch::Receiver<State>,
+    /// Dropping it half-closes the stream: the daemon releases at once.
+    requests: Option<mpsc::Sender<HoldRequest>>,
+}
+
+/// Opens a session and waits for the lock (at most `wait`).
+pub(crate) async fn open(
+    client: &Client,
+    resource: &str,
+    options: &HoldOptions,
+    wait: Duration,
+) -> Result<HeldLock, Error> {
+    let (requests, outgoing) = mpsc::channel(2);
+    let start = HoldStart {
+        resource: resource.to_owned(),
+        ttl: options.ttl.map(wire::duration),
+        wait: (!wait.is_zero()).then(|| wire::duration(wait)),
+        owner: options.owner.clone(),
+        max_hold: options.max_hold.map(wire::duration),
+    };
+    let first = HoldRequest {
+        request: Some(hold_request::Request::Start(start)),
+    };
+    requests
+        .send(first)
+        .await
+        .map_err(|_| Error::Transport("the session closed before it started".into()))?;
+    let mut events = client
+        .stub
+        .clone()
+        .hold(ReceiverStream::new(outgoing))
+        .await?
+        .into_inner();
+    let reply = events
+        .message()
+        .await?
+        .ok_or_else(|| Error::Transport("the daemon ended the session before answering".into()))?;
+    let received = Instant::now();
+    match HoldEvent::try_from(reply.event) {
+        Ok(HoldEvent::Acquired) => {}
+        Ok(HoldEvent::NotAcquired) => return Err(Error::NotAcquired(reply.reason)),
+        Ok(HoldEvent::Lost) => return Err(Error::LockLost(reply.reason)),
+        _ => {
+            return Err(Error::Other(
+                tonic::Code::Internal,
+                format!("unexpected first event {reply:?}"),
+            ));
+        }
+    }
+    let lease = reply.lease.unwrap_or_default();
+    let (state_tx, state) = watch::channel(State::Held(received + wire::from_wire(lease.validity)));
+    tokio::spawn(follow(events, state_tx));
+    Ok(HeldLock {
+        resource: lease.resource,
+        fencing_token: lease.fencing_token,
+        state,
+        requests: Some(requests),
+    })
+}
+
+/// Follows the daemon's events until the session ends.
+async fn follow(mut events: Streaming<HoldResponse>, state: watch::Sender<State>) {
+    loop {
+        let next = match events.message().await {
+            Ok(Some(reply)) => match HoldEvent::try_from(reply.event) {
+                // The validity counts from when the event is received.
+                Ok(HoldEvent::Extended) => {
+                    let validity = wire::from_wire(reply.lease.and_then(|l| l.validity));
+                    State::Held(Instant::now() + validity)
+                }
+                Ok(HoldEvent::Released) => State::Released(reply.held_to_end),
+                Ok(HoldEvent::Lost) => State::Lost(reply.reason),
+                _ => continue,
+            },
+            Ok(None) => State::Lost("the daemon ended the session".into()),
+            Err(status) => State::Lost(format!("the session failed: {}", status.message())),
+        };
+        let ended = !matches!(next, State::Held(_));
+        // A loss is never overwritten by what follows it.
+        state.send_if_modified(|now| {
+            if matches!(now, State::Lost(_)) {
+                return false;
+            }
+            *now = next;
+            true
+        });
+        if ended {
+            return;
+        }
+    }
+}
+
+impl HeldLock {
+    /// The locked resource.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The session's fencing token (it never changes within a session).
+    pub fn fencing_token(&self) -> u64 {
+        self.fencing_token
+    }
+
+    /// Until when the lock is guaranteed (moves on with every extension);
+    /// `None` once it is lost or released.
+    pub fn valid_until(&self) -> Option<Instant> {
+        match &*self.state.borrow() {
+            State::Held(until) => Some(*until),
+            _ => None,
+        }
+    }
+
+    /// Whether the lock was lost.
+    pub fn is_lost(&self) -> bool {
+        matches!(&*self.state.borrow(), State::Lost(_))
+    }
+
+    /// Resolves with the daemon's reason when the lock is lost (or the
+    /// session ends without a release): stop working under it at once.
+    pub async fn lost(&self) -> String {
+        let mut state = self.state.clone();
+        loop {
+            if let State::Lost(reason) = &*state.borrow_and_update() {
+                return reason.clone();
+            }
+            if state.changed().await.is_err() {
+                return match &*state.borrow() {
+                    State::Lost(reason) => reason.clone(),
+                    _ => std::future::pending().await,
+                };
+            }
+        }
+    }
+
+    /// Gives the lock back and waits for the daemon's word: `true` when it
+    /// was held to the end.
+    ///
+    /// # Errors
+    /// `LockLost` when the lock was lost before it was released (even if
+    /// the work seemed to succeed, it was not protected to the end).
+    pub async fn release(mut self) -> Result<bool, Error> {
+        if let Some(requests) = self.requests.take() {
+            let release = HoldRequest {
+                request: Some(hold_request::Request::Release(HoldRelease {})),
+            };
+            let _ = requests.send(release).await;
+        }
+        let mut state = self.state.clone();
+        loop {
+            match &*state.borrow_and_update() {
+                State::Released(held) => return Ok(*held),
+                State::Lost(reason) => return Err(Error::LockLost(reason.clone())),
+                State::Held(_) => {}
+            }
+            if state.changed().await.is_err() {
+                let ended = state.borrow().clone();
+                return match ended {
+                    State::Released(held) => Ok(held),
+                    State::Lost(reason) => Err(Error::LockLost(reason)),
+                    State::Held(_) => Err(Error::Transport("the session ended without an answer".into())),
+                };
+            }
+        }
+    }
+}
+
+impl fmt::Debug for HeldLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeldLock")
+            .field("resource", &self.resource)
+            .field("fencing_token", &self.fencing_token)
+            .field("state", &*self.state.borrow())
+            .finish()
+    }
+}

@@ -1,0 +1,120 @@
+//! A lock taken with `acquire`: extended and released by hand; released in
+//! the background if it is dropped still held.
+
+use std::fmt;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::proto::{self, ExtendRequest, ReleaseRequest};
+use crate::wire;
+
+/// A granted lock.
+pub struct Lease {
+    client: Client,
+    resource: String,
+    /// The ownership secret; `None` once released.
+    value: Option<String>,
+    fencing_token: u64,
+    valid_until: Instant,
+}
+
+impl Lease {
+    /// The lease the daemon granted to a request sent at `sent`.
+    pub(crate) fn new(client: Client, lease: proto::Lease, sent: Instant) -> Lease {
+        Lease {
+            client,
+            valid_until: sent + wire::from_wire(lease.validity),
+            resource: lease.resource,
+            value: Some(lease.value),
+            fencing_token: lease.fencing_token,
+        }
+    }
+
+    /// The locked resource.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// Strictly increases per resource: send it with every write and have
+    /// the store reject a token lower than one it has seen.
+    pub fn fencing_token(&self) -> u64 {
+        self.fencing_token
+    }
+
+    /// Until when the lock is guaranteed, counted from the moment the
+    /// request was sent (the client rule).
+    pub fn valid_until(&self) -> Instant {
+        self.valid_until
+    }
+
+    /// Resets the lock's time to live (`None`: the daemon's default TTL).
+    /// `false` when the lock is lost: stop working under it.
+    ///
+    /// # Errors
+    /// The daemon's status (`Unavailable` when too few masters answered).
+    pub async fn extend(&mut self, ttl: Option<Duration>) -> Result<bool, Error> {
+        let Some(value) = &self.value else {
+            return Ok(false);
+        };
+        let sent = Instant::now();
+        let request = ExtendRequest {
+            resource: self.resource.clone(),
+            value: value.clone(),
+            ttl: ttl.map(wire::duration),
+        };
+        let reply = self.client.stub.clone().extend(request).await?.into_inner();
+        if reply.extended {
+            self.valid_until = sent + wire::from_wire(reply.validity);
+        }
+        Ok(reply.extended)
+    }
+
+    /// Gives the lock back. `true` when it was still held to the end: the
+    /// critical section stayed protected.
+    ///
+    /// # Errors
+    /// The daemon's status.
+    pub async fn release(mut self) -> Result<bool, Error> {
+        let Some(value) = self.value.take() else {
+            return Ok(false);
+        };
+        let request = ReleaseRequest {
+            resource: self.resource.clone(),
+            value,
+        };
+        Ok(self.client.stub.clone().release(request).await?.into_inner().released)
+    }
+}
+
+impl fmt::Debug for Lease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the value: it proves ownership.
+        f.debug_struct("Lease")
+            .field("resource", &self.resource)
+            .field("fencing_token", &self.fencing_token)
+            .field("valid_until", &self.valid_until)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Lease {
+    /// A lease dropped still held (an early return, a panic) is released at
+    /// once rather than a TTL later.
+    fn drop(&mut self) {
+        let Some(value) = self.value.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut stub = self.client.stub.clone();
+        let request = ReleaseRequest {
+            resource: std::mem::take(&mut self.resource),
+            value,
+        };
+        runtime.spawn(async move { stub.release(request).await });
+    }
+}

@@ -1,0 +1,221 @@
+//! The Rust client library (`clients/rust`) against a real daemon and five
+//! real masters: contention as a value, FIFO hand-off through `hold`, loss
+//! told before the validity runs out, release on drop and on a panic,
+//! exact tokens above 2^53, errors by code, TLS with a bearer token. (A
+//! client process killed with kill -9 is `binary::a_session_client_killed…`:
+//! `redlockctl run` holds its lock through this library.)
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, KeysInterface};
+use redlockd_client::{AcquireOptions, Client, Error, HoldOptions, Options, Tls};
+use tokio::time::Instant;
+
+use crate::support::certs::Pki;
+use crate::support::{Cluster, Daemon, test_env};
+
+async fn client_of(daemon: &Daemon) -> Client {
+    Client::connect(&daemon.addr.to_string(), Options::default()).await.unwrap()
+}
+
+fn once(ttl_secs: u64) -> AcquireOptions {
+    AcquireOptions::new().ttl(Duration::from_secs(ttl_secs))
+}
+
+#[tokio::test]
+async fn a_second_holder_is_refused_then_gets_the_lock_with_a_larger_token() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    let first = client.acquire("books", once(10)).await.unwrap().expect("a free lock");
+    assert!(client.acquire("books", once(10)).await.unwrap().is_none(), "two holders");
+    let debug = format!("{first:?}");
+    assert!(debug.contains("fencing_token") && !debug.contains("value"), "{debug}");
+    let token = first.fencing_token();
+    assert!(first.release().await.unwrap(), "not held to the end");
+    let second = client.acquire("books", once(10)).await.unwrap().expect("released");
+    assert!(second.fencing_token() > token);
+    assert!(second.valid_until() > Instant::now());
+    second.release().await.unwrap();
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn hold_with_a_wait_hands_the_lock_over_in_fifo_order() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    let holding = client.hold("queue", HoldOptions::new().ttl(Duration::from_secs(5))).await.unwrap();
+    let waiting = |order: &'static str| {
+        let client = client.clone();
+        let options = HoldOptions::new().ttl(Duration::from_secs(5)).wait(Duration::from_secs(20));
+        tokio::spawn(async move { (order, client.hold("queue", options).await.unwrap()) })
+    };
+    let second = waiting("second");
+    daemon.until_waiters(1).await;
+    let third = waiting("third");
+    daemon.until_waiters(2).await;
+    let first_token = holding.fencing_token();
+    assert!(holding.release().await.unwrap());
+    let (order, next) = second.await.unwrap();
+    assert_eq!(order, "second");
+    assert!(next.fencing_token() > first_token);
+    assert!(!third.is_finished(), "the third waiter got the lock while the second held it");
+    let second_token = next.fencing_token();
+    assert!(next.release().await.unwrap());
+    let (_, last) = third.await.unwrap();
+    assert!(last.fencing_token() > second_token);
+    last.release().await.unwrap();
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_held_lock_is_told_lost_before_its_validity_runs_out_when_three_masters_die() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    let lock = client.hold("fragile", HoldOptions::new().ttl(Duration::from_secs(2))).await.unwrap();
+    let lock = std::sync::Arc::new(lock);
+    // The latest validity the session promised, followed until the loss.
+    let watched = lock.clone();
+    let last_valid = tokio::spawn(async move {
+        let mut last = None;
+        while let Some(until) = watched.valid_until() {
+            last = Some(until);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        last
+    });
+    for i in 0..3 {
+        cluster.masters[i].kill();
+    }
+    let reason = tokio::time::timeout(Duration::from_secs(10), lock.lost()).await.expect("never told lost");
+    let lost_at = Instant::now();
+    let last_valid = last_valid.await.unwrap().expect("a validity was promised");
+    assert!(lost_at <= last_valid, "told lost {:?} after the validity ran out", lost_at - last_valid);
+    assert!(lock.is_lost(), "{reason}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn locks_are_released_when_dropped_and_when_their_task_panics() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    // TTL 30 s: only a release frees them this soon.
+    let quickly = AcquireOptions::new().ttl(Duration::from_secs(30)).wait(Duration::from_secs(5));
+    {
+        let _session = client.hold("scoped", HoldOptions::new().ttl(Duration::from_secs(30))).await.unwrap();
+    }
+    let again = client.acquire("scoped", quickly.clone()).await.unwrap();
+    assert!(again.is_some(), "a session dropped at the end of its scope kept its lock");
+    let panicking = client.clone();
+    let failed = tokio::spawn(async move {
+        let _lease = panicking.acquire("panicky", once(30)).await.unwrap().unwrap();
+        panic!("the work failed");
+    })
+    .await;
+    assert!(failed.is_err());
+    let after = client.acquire("panicky", quickly).await.unwrap();
+    assert!(after.is_some(), "a lease dropped by a panicking task kept its lock");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn tokens_above_two_to_the_53_are_kept_exact() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    // Every master's counter just above 2^53 / 16: the next token is
+    // (counter + 1) * 16 + 0, above 2^53, and odd counters make it a value
+    // a double cannot hold.
+    let counter: u64 = (1 << 53) / 16 + 12_345;
+    for i in 0..5 {
+        let admin = cluster.admin(i).await;
+        let _: () = admin.set("redlockd:fence", counter, None, None, false).await.unwrap();
+        let _ = admin.quit().await;
+    }
+    let client = client_of(&daemon).await;
+    let lease = client.acquire("big", once(10)).await.unwrap().unwrap();
+    assert_eq!(lease.fencing_token(), (counter + 1) * 16);
+    assert!(lease.fencing_token() > 1 << 53);
+    lease.release().await.unwrap();
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn bad_arguments_and_missing_masters_come_back_as_typed_errors() {
+    let mut cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    // Checked before anything is sent, with the daemon's words.
+    let Err(Error::InvalidArgument(message)) = client.acquire("", once(10)).await else {
+        panic!("an empty resource was accepted");
+    };
+    assert!(message.contains("resource") && message.contains("1 to 256 bytes"), "{message}");
+    // Checked by the daemon: a TTL outside its range.
+    let short = AcquireOptions::new().ttl(Duration::from_millis(1));
+    let Err(Error::InvalidArgument(message)) = client.acquire("r", short).await else {
+        panic!("a 1 ms TTL was accepted");
+    };
+    assert!(message.contains("ttl"), "{message}");
+    for i in 0..3 {
+        cluster.masters[i].kill();
+    }
+    match client.acquire("r", once(10)).await {
+        Err(Error::Unavailable { nodes, needed, .. }) => {
+            assert_eq!(needed, Some(3));
+            assert_eq!(nodes.len(), 5, "{nodes:?}");
+        }
+        other => panic!("with three masters dead: {other:?}"),
+    }
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn tls_and_a_bearer_token_get_a_lock_and_a_wrong_token_does_not() {
+    const TOKEN: &str = "client-lib-token-0123456789abcdef";
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new(dir.path());
+    pki.ca("ca");
+    pki.issue("ca", "server", "subjectAltName=IP:127.0.0.1");
+    pki.issue("ca", "client", "extendedKeyUsage=clientAuth");
+    let tenants = dir.path().join("tenants.toml");
+    std::fs::write(
+        &tenants,
+        format!("[[tenant]]\nname = \"lib\"\ntoken = \"{TOKEN}\"\nprefixes = [\"lib/\"]\n"),
+    )
+    .unwrap();
+    let cluster = Cluster::start(5);
+    let mut env: HashMap<String, String> = test_env(&cluster);
+    env.extend([
+        ("REDLOCKD__SERVER__TLS_CERT_FILE".to_owned(), pki.file("server.pem")),
+        ("REDLOCKD__SERVER__TLS_KEY_FILE".to_owned(), pki.file("server.key")),
+        ("REDLOCKD__SERVER__TLS_CLIENT_CA_FILE".to_owned(), pki.file("ca.pem")),
+        ("REDLOCKD__AUTH__TOKENS_FILE".to_owned(), tenants.to_string_lossy().into_owned()),
+    ]);
+    let daemon = Daemon::start_with(env).await;
+    let tls = Tls {
+        ca_pem: Some(pki.read("ca.pem")),
+        identity: Some((pki.read("client.pem"), pki.read("client.key"))),
+    };
+    let addr = daemon.addr.to_string();
+    let connect = |token: &str| {
+        let options = Options {
+            token: Some(token.to_owned()),
+            tls: Some(tls.clone()),
+        };
+        Client::connect(&addr, options)
+    };
+    let client = connect(TOKEN).await.unwrap();
+    let lease = client.acquire("lib/job", once(10)).await.unwrap().expect("a free lock");
+    assert!(lease.release().await.unwrap());
+    let Err(Error::PermissionDenied(_)) = client.acquire("other/job", once(10)).await else {
+        panic!("a resource outside the tenant's prefixes was locked");
+    };
+    let stranger = connect("not-the-token-0123456789abcdefgh").await.unwrap();
+    let Err(Error::Unauthenticated(_)) = stranger.acquire("lib/job", once(10)).await else {
+        panic!("a wrong token was served");
+    };
+    daemon.stop().await;
+}
