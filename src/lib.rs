@@ -16,6 +16,7 @@
 //! - [`config`] and [`telemetry`]: leaves every layer may use.
 //! - [`dev`]: local `redis-server` masters for `redlockd dev` and tests.
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod api;
 pub mod app;

@@ -26,7 +26,7 @@ use crate::locks::error::Error;
 /// `tenant:<t>:lock:<resource>`. The two forms start differently, and a
 /// tenant name holds no `:`, so the tenant and the resource can always be
 /// read back: no two (tenant, resource) pairs share a key.
-pub fn scoped(tenant: Option<&str>, resource: &str) -> String {
+pub(crate) fn scoped(tenant: Option<&str>, resource: &str) -> String {
     match tenant {
         None => format!("lock:{resource}"),
         Some(tenant) => format!("tenant:{tenant}:lock:{resource}"),
@@ -34,7 +34,7 @@ pub fn scoped(tenant: Option<&str>, resource: &str) -> String {
 }
 
 /// One tenant: a name and the resource prefixes it may lock.
-pub struct Tenant {
+pub(crate) struct Tenant {
     name: String,
     prefixes: Vec<String>,
 }
@@ -49,28 +49,28 @@ impl fmt::Debug for Tenant {
 
 impl Tenant {
     /// The tenant's name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// Whether `resource` lies under one of its prefixes.
-    pub fn allows(&self, resource: &str) -> bool {
+    pub(crate) fn allows(&self, resource: &str) -> bool {
         self.prefixes.iter().any(|p| resource.starts_with(p.as_str()))
     }
 }
 
 /// The caller of one request, as authenticated.
 #[derive(Debug, Clone, Default)]
-pub struct Caller(Option<Arc<Tenant>>);
+pub(crate) struct Caller(Option<Arc<Tenant>>);
 
 impl Caller {
     /// The caller when authentication is off.
-    pub fn anonymous() -> Caller {
+    pub(crate) fn anonymous() -> Caller {
         Caller(None)
     }
 
     /// The tenant, when authentication is on.
-    pub fn tenant(&self) -> Option<&str> {
+    pub(crate) fn tenant(&self) -> Option<&str> {
         self.0.as_deref().map(Tenant::name)
     }
 
@@ -79,7 +79,7 @@ impl Caller {
     ///
     /// # Errors
     /// `PermissionDenied` when `resource` lies outside the tenant's prefixes.
-    pub fn lock_name(&self, resource: &str) -> Result<String, Error> {
+    pub(crate) fn lock_name(&self, resource: &str) -> Result<String, Error> {
         if let Some(tenant) = &self.0
             && !tenant.allows(resource)
         {
@@ -100,7 +100,7 @@ impl Caller {
 
 /// The tokens the daemon accepts; none means authentication is off.
 #[derive(Debug, Default)]
-pub struct Auth {
+pub(crate) struct Auth {
     tenants: Option<HashMap<[u8; 32], Arc<Tenant>>>,
 }
 
@@ -109,23 +109,23 @@ const AUTHORIZATION: &str = "authorization";
 
 impl Auth {
     /// No authentication: every caller is anonymous.
-    pub fn off() -> Auth {
+    pub(crate) fn off() -> Auth {
         Auth::default()
     }
 
     /// Whether requests must carry a token.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.tenants.is_some()
     }
 
     /// How many tenants there are.
-    pub fn tenants(&self) -> usize {
+    pub(crate) fn tenants(&self) -> usize {
         self.tenants.as_ref().map_or(0, HashMap::len)
     }
 
     /// The tenants of a tenants file: every call must then carry one of
     /// their tokens.
-    pub fn new(specs: Vec<TenantSpec>) -> Auth {
+    pub(crate) fn new(specs: Vec<TenantSpec>) -> Auth {
         let tenants = specs
             .into_iter()
             .map(|spec| {
@@ -153,7 +153,7 @@ impl Auth {
     /// # Errors
     /// `Unauthenticated` when authentication is on and the token is missing,
     /// malformed or unknown.
-    pub fn caller(&self, metadata: &MetadataMap) -> Result<Caller, Error> {
+    pub(crate) fn caller(&self, metadata: &MetadataMap) -> Result<Caller, Error> {
         let Some(tenants) = &self.tenants else {
             return Ok(Caller::anonymous());
         };
@@ -174,7 +174,7 @@ impl Auth {
 
 /// The token of an `authorization` value `Bearer <token>` (the scheme is
 /// case-insensitive, RFC 6750).
-pub fn bearer(value: &str) -> Option<&str> {
+pub(crate) fn bearer(value: &str) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim_matches(' ');
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)

@@ -17,7 +17,7 @@ const YIELD_THRESHOLD: usize = 32 * 1024;
 /// `ProstCodec` with `BUFFER_BYTES` buffers (set as the codec of the
 /// generated service and client in `build.rs`).
 #[derive(Debug, Clone)]
-pub struct SmallCodec<T, U>(PhantomData<(T, U)>);
+pub(crate) struct SmallCodec<T, U>(PhantomData<(T, U)>);
 
 impl<T, U> Default for SmallCodec<T, U> {
     fn default() -> Self {

@@ -25,7 +25,7 @@ use crate::redlock::{Acquired, Lease, Node};
 const START_WITHIN: Duration = Duration::from_secs(10);
 /// A session's TTL must be at least this many per-node timeouts, so that an
 /// extension round fits between its schedule and LOST.
-pub const MIN_TTL_IN_NODE_TIMEOUTS: u32 = 8;
+pub(crate) const MIN_TTL_IN_NODE_TIMEOUTS: u32 = 8;
 
 /// The session's fixed parameters.
 struct Plan {
@@ -76,7 +76,7 @@ fn plan(caller: &Caller, start: HoldStart, limits: &Limits, node_timeout: Durati
 
 /// What a session starts from, besides its stream: boxed, so that an open
 /// session does not keep room for it (docs/performance.md, workload (d)).
-pub struct Opening {
+pub(crate) struct Opening {
     /// Who opened it.
     pub caller: Caller,
     /// The limits its `start` is validated against.
@@ -102,7 +102,7 @@ struct Holding {
     clippy::manual_async_fn,
     reason = "an async fn's future keeps its arguments twice; this one is kept per open session"
 )]
-pub fn run<N: Node>(
+pub(crate) fn run<N: Node>(
     locks: Arc<Locks<N>>,
     opening: Box<Opening>,
     mut inbound: Streaming<HoldRequest>,

@@ -3,14 +3,14 @@
 //! streams, request validation, domain → wire, every error → `Status`,
 //! bearer-token auth and gRPC health.
 
-pub mod auth;
-pub mod codec;
+pub(crate) mod auth;
+pub(crate) mod codec;
 pub mod health;
-pub mod hold;
-pub mod outbox;
-pub mod pipeline;
+pub(crate) mod hold;
+pub(crate) mod outbox;
+pub(crate) mod pipeline;
 pub mod proto;
 pub mod request;
-pub mod serve;
-pub mod service;
-pub mod status;
+pub(crate) mod serve;
+pub(crate) mod service;
+pub(crate) mod status;

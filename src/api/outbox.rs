@@ -22,10 +22,10 @@ use futures::Stream;
 use crate::api::proto::HoldResponse;
 
 /// One message down the stream.
-pub type Reply = Result<HoldResponse, tonic::Status>;
+pub(crate) type Reply = Result<HoldResponse, tonic::Status>;
 
 /// How many replies may wait before `offer` drops one.
-pub const ROOM: usize = 8;
+pub(crate) const ROOM: usize = 8;
 
 #[derive(Default)]
 struct Shared {
@@ -41,7 +41,7 @@ struct Shared {
 }
 
 /// A new outbox and the stream of what is sent to it.
-pub fn outbox() -> (Outbox, HoldReplies) {
+pub(crate) fn outbox() -> (Outbox, HoldReplies) {
     let shared = Arc::new(Mutex::new(Shared::default()));
     (Outbox(shared.clone()), HoldReplies(shared))
 }
@@ -60,7 +60,7 @@ enum Push {
 
 /// Why `offer` did not queue a reply.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// `ROOM` replies are waiting already.
     Full,
     /// The stream is gone: the client left.
@@ -68,23 +68,23 @@ pub enum Refused {
 }
 
 /// The session's end. Dropping it ends the stream after what is queued.
-pub struct Outbox(Arc<Mutex<Shared>>);
+pub(crate) struct Outbox(Arc<Mutex<Shared>>);
 
 impl Outbox {
     /// Queues `reply`, however many wait; false when the stream is gone.
     /// At most a few replies are sent this way in a session's life.
-    pub fn send(&self, reply: Reply) -> bool {
+    pub(crate) fn send(&self, reply: Reply) -> bool {
         self.push(reply, Push::Always).is_ok()
     }
 
     /// Queues `reply` unless `ROOM` replies are waiting already.
-    pub fn offer(&self, reply: Reply) -> Result<(), Refused> {
+    pub(crate) fn offer(&self, reply: Reply) -> Result<(), Refused> {
         self.push(reply, Push::IfRoom)
     }
 
     /// Queues the session's last reply after dropping the offered ones
     /// still waiting; false when the stream is gone.
-    pub fn end(&self, reply: Reply) -> bool {
+    pub(crate) fn end(&self, reply: Reply) -> bool {
         self.push(reply, Push::Last).is_ok()
     }
 
@@ -109,7 +109,7 @@ impl Outbox {
     }
 
     /// Whether the stream is gone.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         lock(&self.0).stream_gone
     }
 
@@ -117,12 +117,12 @@ impl Outbox {
     /// future polled meanwhile takes the wake-up from the first. (A session
     /// has one: the acquisition's task until it answers, then the session's
     /// own, whose every poll takes the slot back.)
-    pub fn closed(&self) -> impl Future<Output = ()> + Send + '_ {
+    pub(crate) fn closed(&self) -> impl Future<Output = ()> + Send + '_ {
         std::future::poll_fn(|cx| poll_closed(&self.0, cx))
     }
 
     /// `closed`, owning what it needs (for a task of its own).
-    pub fn closed_owned(&self) -> impl Future<Output = ()> + Send + 'static {
+    pub(crate) fn closed_owned(&self) -> impl Future<Output = ()> + Send + 'static {
         let shared = self.0.clone();
         std::future::poll_fn(move |cx| poll_closed(&shared, cx))
     }
@@ -162,7 +162,7 @@ impl Drop for Outbox {
 }
 
 /// The stream's end: what tonic sends to the client.
-pub struct HoldReplies(Arc<Mutex<Shared>>);
+pub(crate) struct HoldReplies(Arc<Mutex<Shared>>);
 
 impl Stream for HoldReplies {
     type Item = Reply;

@@ -36,17 +36,17 @@ use crate::locks::error::Error;
 use crate::redlock::Node;
 
 /// A slot of a stream's reply queue.
-pub type ReplyPermit = OwnedPermit<Result<PipelineResponse, Status>>;
+pub(crate) type ReplyPermit = OwnedPermit<Result<PipelineResponse, Status>>;
 
 /// A call in flight, with the reply slot it holds.
-pub type Answered = Pin<Box<dyn Future<Output = (ReplyPermit, PipelineResponse)> + Send>>;
+pub(crate) type Answered = Pin<Box<dyn Future<Output = (ReplyPermit, PipelineResponse)> + Send>>;
 
 /// The reply stream of one `Pipeline` call: what the stream's task queued.
-pub type PipelineReplies = ReceiverStream<Result<PipelineResponse, Status>>;
+pub(crate) type PipelineReplies = ReceiverStream<Result<PipelineResponse, Status>>;
 
 /// The three calls, as the service answers them (object-safe, so the
 /// stream does not carry the node type).
-pub trait Calls: Send + Sync + 'static {
+pub(crate) trait Calls: Send + Sync + 'static {
     /// Answers one call: its reply, with its id, and the reply slot it
     /// holds. One box per call.
     fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: ReplyPermit) -> Answered;
@@ -74,7 +74,7 @@ impl<N: Node> Calls for LockService<N> {
 
 /// An error as a Pipeline reply: the code and message of the unary status,
 /// and what each master said.
-pub fn call_error(error: &Error) -> CallError {
+pub(crate) fn call_error(error: &Error) -> CallError {
     let (nodes, needed) = match error {
         Error::Unavailable { votes, needed, .. } if !votes.is_empty() => (wire_outcomes(votes), *needed as u32),
         _ => (Vec::new(), 0),
@@ -90,7 +90,7 @@ pub fn call_error(error: &Error) -> CallError {
 /// Starts the task that answers `calls` from `caller` with `service`, at
 /// most `limit` calls in flight and replies waiting together; `closing`
 /// resolves when the daemon shuts down. Returns the replies.
-pub fn serve(
+pub(crate) fn serve(
     service: Arc<dyn Calls>,
     caller: Caller,
     calls: Streaming<PipelineRequest>,

@@ -53,7 +53,7 @@ pub enum ServeError {
 ///
 /// # Errors
 /// When reflection cannot be built or the server fails.
-pub async fn serve<N: Node>(
+pub(crate) async fn serve<N: Node>(
     listener: TcpListener,
     service: LockService<N>,
     health: &Health,

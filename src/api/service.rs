@@ -23,7 +23,7 @@ use crate::locks::error::Error;
 use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
-pub struct LockService<N> {
+pub(crate) struct LockService<N> {
     locks: Arc<Locks<N>>,
     /// Who may call, and the resources each tenant may lock.
     auth: Arc<Auth>,
@@ -52,7 +52,7 @@ impl<N> Clone for LockService<N> {
 impl<N: Node> LockService<N> {
     /// A service over `locks`, checking callers against `auth` and requests
     /// against `limits`.
-    pub fn new(locks: Arc<Locks<N>>, auth: Arc<Auth>, limits: Limits, node_timeout: Duration) -> LockService<N> {
+    pub(crate) fn new(locks: Arc<Locks<N>>, auth: Arc<Auth>, limits: Limits, node_timeout: Duration) -> LockService<N> {
         LockService {
             locks,
             auth,
@@ -65,7 +65,7 @@ impl<N: Node> LockService<N> {
     /// At most `limit` calls in flight on each `Pipeline` stream (the
     /// daemon's `server.max_requests_per_connection`).
     #[must_use]
-    pub fn with_pipeline_limit(mut self, limit: usize) -> Self {
+    pub(crate) fn with_pipeline_limit(mut self, limit: usize) -> Self {
         self.pipeline_limit = limit.max(1);
         self
     }
@@ -228,7 +228,7 @@ impl<N: Node> Lock for LockService<N> {
 }
 
 /// What each master said, on the wire.
-pub fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
+pub(crate) fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
     votes.iter().map(|v| wire_outcome(v).into()).collect()
 }
 
@@ -246,7 +246,7 @@ fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
 
 /// A lease on `resource` (the name the client asked for) on the wire, with
 /// `validity` as of now.
-pub fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLease {
+pub(crate) fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLease {
     WireLease {
         resource: resource.to_owned(),
         value: lease.value.expose().to_owned(),
@@ -256,7 +256,7 @@ pub fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLeas
 }
 
 /// Why an acquisition failed, on the wire.
-pub fn wire_reason(reason: FailureReason) -> WireReason {
+pub(crate) fn wire_reason(reason: FailureReason) -> WireReason {
     match reason {
         FailureReason::Taken => WireReason::Taken,
         FailureReason::ValidityUsedUp { .. } => WireReason::ValidityUsedUp,
@@ -264,7 +264,7 @@ pub fn wire_reason(reason: FailureReason) -> WireReason {
 }
 
 /// A `Duration` on the wire (saturating).
-pub fn wire_duration(d: Duration) -> prost_types::Duration {
+pub(crate) fn wire_duration(d: Duration) -> prost_types::Duration {
     prost_types::Duration::try_from(d).unwrap_or(prost_types::Duration {
         seconds: i64::MAX,
         nanos: 0,

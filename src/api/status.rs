@@ -10,7 +10,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 use crate::locks::error::Error;
 
 /// The gRPC code for `error`.
-pub fn code(error: &Error) -> Code {
+pub(crate) fn code(error: &Error) -> Code {
     match error {
         Error::InvalidArgument { .. } => Code::InvalidArgument,
         Error::Unavailable { .. } | Error::ShuttingDown => Code::Unavailable,

@@ -12,7 +12,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 /// The grace period and the stages of one stop.
-pub struct Shutdown {
+pub(super) struct Shutdown {
     grace: Duration,
     /// When the grace period ends, once the stop has begun.
     ends: Mutex<Option<Instant>>,
@@ -24,7 +24,7 @@ pub struct Shutdown {
 
 impl Shutdown {
     /// A stop bounded by `grace` in all.
-    pub fn new(grace: Duration) -> Shutdown {
+    pub(super) fn new(grace: Duration) -> Shutdown {
         Shutdown {
             grace,
             ends: Mutex::new(None),
@@ -34,29 +34,29 @@ impl Shutdown {
     }
 
     /// The grace period.
-    pub fn grace(&self) -> Duration {
+    pub(super) fn grace(&self) -> Duration {
         self.grace
     }
 
     /// The stop has begun: the grace period runs from now.
-    pub fn begin(&self) {
+    pub(super) fn begin(&self) {
         *self.ends.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + self.grace);
     }
 
     /// The sessions are released; the connections drain next.
-    pub fn sessions_released(&self) {
+    pub(super) fn sessions_released(&self) {
         self.drained.notify_one();
     }
 
     /// Resolves when the grace period is over, counted from `begin`, once
     /// the sessions were released.
-    pub async fn grace_over(&self) {
+    pub(super) async fn grace_over(&self) {
         self.drained.notified().await;
         tokio::time::sleep_until(self.deadline()).await;
     }
 
     /// When the grace period ends (now, if the stop has not begun).
-    pub fn deadline(&self) -> Instant {
+    pub(super) fn deadline(&self) -> Instant {
         self.ends
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -64,7 +64,7 @@ impl Shutdown {
     }
 
     /// Resolves when the background tasks are to stop.
-    pub fn background_stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+    pub(super) fn background_stopped(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut stopped = self.background.subscribe();
         async move {
             // Resolves when the sender goes (or sends), never before.
@@ -73,7 +73,7 @@ impl Shutdown {
     }
 
     /// Stops the background tasks (the last stage).
-    pub fn stop_background(&self) {
+    pub(super) fn stop_background(&self) {
         let _ = self.background.send(());
     }
 }

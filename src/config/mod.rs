@@ -14,7 +14,7 @@ pub use files::{Files, RedisTls, ServerTls};
 
 mod files;
 mod rules;
-pub mod tenants;
+pub(crate) mod tenants;
 
 /// The defaults, compiled in so the binary runs without the file.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");

@@ -5,13 +5,13 @@
 use serde::Deserialize;
 
 /// Longest tenant name, in bytes.
-pub const MAX_TENANT_BYTES: usize = 64;
+pub(crate) const MAX_TENANT_BYTES: usize = 64;
 /// Shortest bearer token, in bytes (about 96 bits of a random hex string).
-pub const MIN_TOKEN_BYTES: usize = 24;
+pub(crate) const MIN_TOKEN_BYTES: usize = 24;
 /// Longest bearer token, in bytes.
-pub const MAX_TOKEN_BYTES: usize = 512;
+pub(crate) const MAX_TOKEN_BYTES: usize = 512;
 /// Longest resource prefix, in bytes (a resource is at most 256).
-pub const MAX_PREFIX_BYTES: usize = 256;
+pub(crate) const MAX_PREFIX_BYTES: usize = 256;
 
 /// One tenant of the tenants file.
 #[derive(Clone)]
@@ -25,7 +25,7 @@ pub struct TenantSpec {
 }
 
 /// Whether `name` can name a tenant: 1–64 bytes of `[A-Za-z0-9_.-]`.
-pub fn valid_tenant_name(name: &str) -> bool {
+pub(crate) fn valid_tenant_name(name: &str) -> bool {
     (1..=MAX_TENANT_BYTES).contains(&name.len())
         && name
             .bytes()
@@ -37,7 +37,7 @@ pub fn valid_tenant_name(name: &str) -> bool {
 ///
 /// # Errors
 /// A message naming the tenant and the field (never a token).
-pub fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<TenantSpec>, String> {
+pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<TenantSpec>, String> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
@@ -127,7 +127,7 @@ pub fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Ten
 }
 
 /// SHA-256 of a bearer token.
-pub fn token_digest(token: &str) -> [u8; 32] {
+pub(crate) fn token_digest(token: &str) -> [u8; 32] {
     let mut out = [0u8; 32];
     out.copy_from_slice(ring::digest::digest(&ring::digest::SHA256, token.as_bytes()).as_ref());
     out

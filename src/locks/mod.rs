@@ -4,7 +4,7 @@
 //! lock, and sessions are counted so shutdown can release their locks.
 
 pub mod error;
-pub mod queue;
+pub(crate) mod queue;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -24,7 +24,7 @@ use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
 use crate::telemetry::metrics::{Metrics, Status};
 
 /// Locks over an engine, with local queues and session bookkeeping.
-pub struct Locks<N> {
+pub(crate) struct Locks<N> {
     /// The quorum engine.
     pub engine: Arc<Engine<N>>,
     /// The local FIFO queues.
@@ -51,7 +51,7 @@ struct Held {
 }
 
 /// A counted open session; dropping it ends the count.
-pub struct SessionGuard<N: Node> {
+pub(crate) struct SessionGuard<N: Node> {
     locks: Arc<Locks<N>>,
 }
 
@@ -65,7 +65,12 @@ impl<N: Node> Drop for SessionGuard<N> {
 
 impl<N: Node> Locks<N> {
     /// Locks over `engine`; at most `max_sessions` open sessions.
-    pub fn new(engine: Arc<Engine<N>>, waiters: Arc<Waiters>, max_sessions: usize, metrics: Arc<Metrics>) -> Locks<N> {
+    pub(crate) fn new(
+        engine: Arc<Engine<N>>,
+        waiters: Arc<Waiters>,
+        max_sessions: usize,
+        metrics: Arc<Metrics>,
+    ) -> Locks<N> {
         Locks {
             engine,
             waiters,
@@ -113,7 +118,7 @@ impl<N: Node> Locks<N> {
     }
 
     /// Sets the gauges of live state (read at scrape time).
-    pub fn refresh_gauges(&self) {
+    pub(crate) fn refresh_gauges(&self) {
         self.metrics.waiters.set(self.waiters.waiting() as i64);
         self.metrics.sessions.set(self.sessions() as i64);
         let now = Instant::now();
@@ -126,7 +131,12 @@ impl<N: Node> Locks<N> {
     ///
     /// # Errors
     /// `Unavailable` without a quorum.
-    pub async fn extend(&self, resource: &str, value: &LockValue, ttl: Duration) -> Result<Option<Duration>, Error> {
+    pub(crate) async fn extend(
+        &self,
+        resource: &str,
+        value: &LockValue,
+        ttl: Duration,
+    ) -> Result<Option<Duration>, Error> {
         let started = Instant::now();
         let outcome = self.engine.extend(resource, value, ttl).await;
         let status = match &outcome {
@@ -148,7 +158,7 @@ impl<N: Node> Locks<N> {
     ///
     /// # Errors
     /// `Unavailable` without a quorum (the deletes still went to all).
-    pub async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
+    pub(crate) async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
         let started = Instant::now();
         let forgotten = self.forget(value);
         let streak = forgotten.map_or(0, |(_, streak)| streak);
@@ -214,7 +224,7 @@ impl<N: Node> Locks<N> {
     /// # Errors
     /// `ResourceExhausted` when the queue is full, `Unavailable` without a
     /// quorum, `Cancelled` when the caller gave up.
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         self: &Arc<Self>,
         resource: String,
         ttl: Duration,
@@ -340,7 +350,7 @@ impl<N: Node> Locks<N> {
     ///
     /// # Errors
     /// `ResourceExhausted` at `max_sessions`; `Unavailable` while shutting down.
-    pub fn open_session(self: &Arc<Self>) -> Result<SessionGuard<N>, Error> {
+    pub(crate) fn open_session(self: &Arc<Self>) -> Result<SessionGuard<N>, Error> {
         // Counted before the check: a shutdown that starts in between sees
         // this session and waits for it.
         let open = self.sessions.fetch_add(1, Ordering::SeqCst);
@@ -357,24 +367,24 @@ impl<N: Node> Locks<N> {
     }
 
     /// Whether the daemon is shutting down (new acquisitions are refused).
-    pub fn is_closing(&self) -> bool {
+    pub(crate) fn is_closing(&self) -> bool {
         *self.closing.borrow()
     }
 
     /// How many sessions are open.
-    pub fn sessions(&self) -> usize {
+    pub(crate) fn sessions(&self) -> usize {
         self.sessions.load(Ordering::SeqCst)
     }
 
     /// Resolves at a shutdown that starts after it was enabled (or first
     /// polled): a long wait checks `is_closing` after enabling it. Smaller
     /// than `closing` (an open session keeps one; docs/performance.md, workload (d)).
-    pub fn shutdown_notified(&self) -> Notified<'_> {
+    pub(crate) fn shutdown_notified(&self) -> Notified<'_> {
         self.shutdown.notified()
     }
 
     /// Resolves when the daemon starts shutting down (sessions release then).
-    pub fn closing(&self) -> impl Future<Output = ()> + Send + 'static {
+    pub(crate) fn closing(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.closing.subscribe();
         async move {
             let _ = rx.wait_for(|closing| *closing).await;
@@ -383,7 +393,7 @@ impl<N: Node> Locks<N> {
 
     /// Tells every session to release, and waits (at most `grace`) until
     /// they have.
-    pub async fn close_sessions(&self, grace: Duration) {
+    pub(crate) async fn close_sessions(&self, grace: Duration) {
         self.closing.send_replace(true);
         self.shutdown.notify_waiters();
         let mut rx = self.closing.subscribe();

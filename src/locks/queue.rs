@@ -15,7 +15,7 @@ use crate::locks::error::Error;
 use crate::redlock::Lease;
 
 /// The queues of one daemon, with limits.
-pub struct Waiters {
+pub(crate) struct Waiters {
     state: Mutex<State>,
     per_resource: usize,
     total: usize,
@@ -51,7 +51,7 @@ struct Queue {
 }
 
 /// The head of a queue, ready to be handed the lock by a local release.
-pub struct Offer {
+pub(crate) struct Offer {
     ticket: u64,
     /// The TTL the head asked for.
     pub ttl: Duration,
@@ -60,7 +60,7 @@ pub struct Offer {
 }
 
 /// A place in a resource's queue; leaving (drop) lets the next one in.
-pub struct Place {
+pub(crate) struct Place {
     waiters: Arc<Waiters>,
     resource: String,
     ticket: u64,
@@ -72,7 +72,7 @@ impl Waiters {
     /// Queues of at most `per_resource` waiters each, `total` in all; at
     /// most 16 local hand-offs in a row, then 50 ms aside (see
     /// `with_handoffs`).
-    pub fn new(per_resource: usize, total: usize) -> Waiters {
+    pub(crate) fn new(per_resource: usize, total: usize) -> Waiters {
         Waiters {
             state: Mutex::new(State::default()),
             per_resource,
@@ -86,7 +86,7 @@ impl Waiters {
     /// after the release that ends such a streak is published, the queue's
     /// head waits `yield_window` before it tries, so the waiter on another
     /// daemon has a head start rather than racing this daemon for it.
-    pub fn with_handoffs(mut self, n: u32, yield_window: Duration) -> Waiters {
+    pub(crate) fn with_handoffs(mut self, n: u32, yield_window: Duration) -> Waiters {
         self.max_handoffs_in_row = n;
         self.yield_window = yield_window;
         self
@@ -100,7 +100,7 @@ impl Waiters {
     ///
     /// # Errors
     /// `ResourceExhausted` when the resource's queue or all queues are full.
-    pub fn join(self: &Arc<Self>, resource: &str) -> Result<Place, Error> {
+    pub(crate) fn join(self: &Arc<Self>, resource: &str) -> Result<Place, Error> {
         let mut state = self.state();
         if state.waiting >= self.total {
             return Err(Error::ResourceExhausted(format!(
@@ -137,7 +137,7 @@ impl Waiters {
     }
 
     /// A release of `resource` was published: wake whoever waits for it.
-    pub fn released(&self, resource: &str) {
+    pub(crate) fn released(&self, resource: &str) {
         if let Some(queue) = self.state().queues.get(resource) {
             // notify_one stores a permit when the head is between attempts,
             // so a release during an attempt is not lost.
@@ -152,7 +152,7 @@ impl Waiters {
     /// counts a hand-off in the streak only when a waiter elsewhere was
     /// refused; see `HandOff::waited`.) Ending a streak, the queue steps
     /// aside (`step_aside`).
-    pub fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
+    pub(crate) fn take_offer(&self, resource: &str, streak: u32) -> Option<Offer> {
         if streak >= self.max_handoffs_in_row {
             self.step_aside(resource, streak);
             return None;
@@ -170,7 +170,7 @@ impl Waiters {
     /// `take_offer`, so the head does not try during the release, and again
     /// once the release is through, so the waiter elsewhere, which hears
     /// of it about then, has all of the window.
-    pub fn step_aside(&self, resource: &str, streak: u32) {
+    pub(crate) fn step_aside(&self, resource: &str, streak: u32) {
         if streak > 0
             && streak >= self.max_handoffs_in_row
             && let Some(queue) = self.state().queues.get_mut(resource)
@@ -180,19 +180,19 @@ impl Waiters {
     }
 
     /// Release notifications were lost: wake every queue's head.
-    pub fn released_all(&self) {
+    pub(crate) fn released_all(&self) {
         for queue in self.state().queues.values() {
             queue.released.notify_one();
         }
     }
 
     /// How many requests wait in all.
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.state().waiting
     }
 
     /// Whether anyone waits for `resource`.
-    pub fn has_waiters(&self, resource: &str) -> bool {
+    pub(crate) fn has_waiters(&self, resource: &str) -> bool {
         self.state().queues.contains_key(resource)
     }
 }
@@ -204,7 +204,7 @@ impl Place {
     }
 
     /// Resolves once this slot is at the head of its queue.
-    pub async fn until_head(&self) {
+    pub(crate) async fn until_head(&self) {
         loop {
             // Registered before the check, so a departure in between is seen.
             let left = self.head_left.notified();
@@ -216,14 +216,14 @@ impl Place {
     }
 
     /// Notified when a release of the resource was published.
-    pub fn released(&self) -> &Notify {
+    pub(crate) fn released(&self) -> &Notify {
         &self.released
     }
 
     /// Offers (as head) to be handed the lock with `ttl` by a release in
     /// this daemon; the lease arrives on the receiver. Also says whether
     /// the head before left holding the lock (see `leave_holding`).
-    pub fn offer(&self, ttl: Duration) -> (oneshot::Receiver<Lease>, bool) {
+    pub(crate) fn offer(&self, ttl: Duration) -> (oneshot::Receiver<Lease>, bool) {
         let (to, from) = oneshot::channel();
         let mut state = self.waiters.state();
         let mut held_here = false;
@@ -240,14 +240,14 @@ impl Place {
 
     /// Until when the head should not try (see `Waiters::step_aside`), if
     /// that is still ahead.
-    pub fn yielding(&self) -> Option<Instant> {
+    pub(crate) fn yielding(&self) -> Option<Instant> {
         let state = self.waiters.state();
         let until = state.queues.get(&self.resource)?.yield_until?;
         (until > Instant::now()).then_some(until)
     }
 
     /// Leaves the queue as the new holder of the lock.
-    pub fn leave_holding(self) {
+    pub(crate) fn leave_holding(self) {
         if let Some(queue) = self.waiters.state().queues.get_mut(&self.resource) {
             queue.held_here = true;
         }

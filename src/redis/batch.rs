@@ -19,7 +19,7 @@ use crate::redlock::node::NodeError;
 use crate::redlock::observer::Observer;
 
 /// At most this many requests go in one `ROUND` call.
-pub const BATCH_MAX: usize = 64;
+pub(super) const BATCH_MAX: usize = 64;
 
 /// Round-1 lock requests and releases to one master, sent in batches
 /// (`ROUND`), first come first sent. A request that finds no batch on its

@@ -8,5 +8,5 @@ pub mod node;
 mod probe;
 pub mod replies;
 pub mod scripts;
-pub mod subscriber;
+pub(crate) mod subscriber;
 pub mod tls;

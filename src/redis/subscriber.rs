@@ -17,7 +17,7 @@ use super::scripts::released_channel;
 
 /// What the subscriber heard on a master.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Heard<'a> {
+pub(crate) enum Heard<'a> {
     /// Lock `name` (the key after `<prefix>:`) was released.
     Released(&'a str),
     /// Some releases were missed (a burst overran the buffer): any lock
@@ -26,7 +26,7 @@ pub enum Heard<'a> {
 }
 
 /// Told what the subscriber hears, from its own task.
-pub type OnRelease = Arc<dyn Fn(Heard<'_>) + Send + Sync>;
+pub(crate) type OnRelease = Arc<dyn Fn(Heard<'_>) + Send + Sync>;
 
 /// Wakes the head of the local queue of each released lock named on
 /// `messages` (`<prefix>:<lock name>`), until the client is gone.
@@ -52,7 +52,7 @@ async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String
 ///
 /// # Errors
 /// When the URL cannot be parsed.
-pub fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<SubscriberClient, String> {
+pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<SubscriberClient, String> {
     let (mut builder, name) = builder(config)?;
     // Room for a burst of releases (the default is 32); past it the loop
     // below wakes every head instead. fred gives each of a client's nine
@@ -92,7 +92,7 @@ pub fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<Subs
 }
 
 /// Unsubscribes and closes `subscriber`'s connection (at shutdown).
-pub async fn quit(subscriber: &SubscriberClient) {
+pub(crate) async fn quit(subscriber: &SubscriberClient) {
     let _ = subscriber.quit().await;
 }
 

@@ -12,7 +12,7 @@ use super::node::{Announce, Extension, KeyView, Node, NodeError, Standing, Swap}
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// Answers at once.
     #[default]
     None,
@@ -42,14 +42,14 @@ struct State {
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
 /// a node it gave the engine.
 #[derive(Debug, Clone)]
-pub struct FakeNode {
+pub(crate) struct FakeNode {
     name: String,
     state: Arc<Mutex<State>>,
 }
 
 impl FakeNode {
     /// A node whose fence counter starts at `counter` (as if seeded).
-    pub fn new(name: &str, counter: u64) -> FakeNode {
+    pub(crate) fn new(name: &str, counter: u64) -> FakeNode {
         let state = State {
             counter: Some(counter),
             ..State::default()
@@ -61,22 +61,22 @@ impl FakeNode {
     }
 
     /// Sets the fault this node shows from now on.
-    pub fn set_fault(&self, fault: Fault) {
+    pub(crate) fn set_fault(&self, fault: Fault) {
         self.state().fault = fault;
     }
 
     /// Sets the standing the engine sees (quarantine, preflight).
-    pub fn set_standing(&self, standing: Standing) {
+    pub(crate) fn set_standing(&self, standing: Standing) {
         self.state().standing = Some(standing);
     }
 
     /// The node's fence counter.
-    pub fn counter(&self) -> Option<u64> {
+    pub(crate) fn counter(&self) -> Option<u64> {
         self.state().counter
     }
 
     /// The value holding `key`, if it has not expired.
-    pub fn holder(&self, key: &str) -> Option<String> {
+    pub(crate) fn holder(&self, key: &str) -> Option<String> {
         let now = Instant::now();
         let state = self.state();
         state
@@ -87,22 +87,22 @@ impl FakeNode {
     }
 
     /// Marks `key` as if a waiter on another daemon had been refused.
-    pub fn mark_waited_elsewhere(&self, key: &str) {
+    pub(crate) fn mark_waited_elsewhere(&self, key: &str) {
         self.state().waited.insert(key.to_owned());
     }
 
     /// How many unlock commands reached this node.
-    pub fn unlocks(&self) -> usize {
+    pub(crate) fn unlocks(&self) -> usize {
         self.state().unlocks
     }
 
     /// How many lock commands (`try_lock`) reached this node.
-    pub fn tries(&self) -> usize {
+    pub(crate) fn tries(&self) -> usize {
         self.state().tries
     }
 
     /// How many extend commands (each a batch) reached this node.
-    pub fn extend_calls(&self) -> usize {
+    pub(crate) fn extend_calls(&self) -> usize {
         self.state().extend_calls
     }
 

@@ -15,13 +15,13 @@ pub mod fake;
 mod fanout;
 mod handoff;
 mod inspect;
-pub mod monitor;
+pub(crate) mod monitor;
 pub mod node;
-pub mod observer;
-pub mod quorum;
+pub(crate) mod observer;
+pub(crate) mod quorum;
 mod release;
 pub mod standing;
-pub mod vote;
+pub(crate) mod vote;
 
 use std::fmt;
 use std::time::Duration;

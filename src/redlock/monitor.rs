@@ -19,7 +19,7 @@ use super::quorum;
 use super::standing::{Rules, Standing, Verdict};
 
 /// Probes and judges the masters of one engine.
-pub struct Monitor<N> {
+pub(crate) struct Monitor<N> {
     engine: Arc<Engine<N>>,
     usable: watch::Sender<usize>,
     observer: Arc<dyn Observer>,
@@ -33,7 +33,7 @@ pub struct Monitor<N> {
 impl<N: Probed> Monitor<N> {
     /// A monitor over `engine`'s nodes, probing every `interval`; each probe
     /// may take up to `probe_timeout`.
-    pub fn new(
+    pub(crate) fn new(
         engine: Arc<Engine<N>>,
         observer: Arc<dyn Observer>,
         rules: Rules,
@@ -58,7 +58,7 @@ impl<N: Probed> Monitor<N> {
     }
 
     /// Probes every node once, concurrently, and applies the verdicts.
-    pub async fn check_all(&self) {
+    pub(crate) async fn check_all(&self) {
         join_all((0..self.engine.nodes().len()).map(|i| self.check(i))).await;
         let usable = self
             .engine
@@ -71,13 +71,13 @@ impl<N: Probed> Monitor<N> {
     }
 
     /// How many masters are usable, as of the last round of probes.
-    pub fn usable(&self) -> watch::Receiver<usize> {
+    pub(crate) fn usable(&self) -> watch::Receiver<usize> {
         self.usable.subscribe()
     }
 
     /// Runs until `shutdown` resolves: a round every `interval`, or sooner
     /// when a node asks for a probe.
-    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+    pub(crate) async fn run(self, shutdown: impl Future<Output = ()>) {
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let wanted = select_all(self.engine.nodes().iter().map(|n| Box::pin(n.probe_wanted())));

@@ -8,15 +8,15 @@ use std::time::Duration;
 const DRIFT_FLOOR: Duration = Duration::from_millis(2);
 
 /// The most nodes a cluster may have: a token's low 4 bits name a node.
-pub const MAX_NODES: usize = 16;
+pub(crate) const MAX_NODES: usize = 16;
 
 /// The number of nodes that make a majority of `n`.
-pub const fn quorum(n: usize) -> usize {
+pub(crate) const fn quorum(n: usize) -> usize {
     n / 2 + 1
 }
 
 /// The clock-drift margin for a lock of `ttl`: `ttl * drift_factor + 2 ms`.
-pub fn drift(ttl: Duration, drift_factor: f64) -> Duration {
+pub(crate) fn drift(ttl: Duration, drift_factor: f64) -> Duration {
     ttl.mul_f64(drift_factor) + DRIFT_FLOOR
 }
 
@@ -25,7 +25,7 @@ pub fn drift(ttl: Duration, drift_factor: f64) -> Duration {
 ///
 /// This is the only place the formula is written; acquire and extend both
 /// call it.
-pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
+pub(crate) fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
     ttl.checked_sub(elapsed)?
         .checked_sub(drift(ttl, drift_factor))
         .filter(|left| !left.is_zero())
@@ -33,7 +33,7 @@ pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<D
 
 /// The outcome of round 1 as far as the token is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Minted {
+pub(crate) struct Minted {
     /// `T`: the largest counter any granting node returned.
     pub max: u64,
     /// `S`: the indices of the nodes that returned `T`, ascending.
@@ -43,7 +43,7 @@ pub struct Minted {
 impl Minted {
     /// Looks at the counters of round 1 (`None` for a node that did not grant)
     /// and finds `T` and `S`; `None` when no node granted.
-    pub fn from_counters(counters: &[Option<u64>]) -> Option<Minted> {
+    pub(crate) fn from_counters(counters: &[Option<u64>]) -> Option<Minted> {
         let max = counters.iter().flatten().copied().max()?;
         let at_max = counters
             .iter()
@@ -56,27 +56,27 @@ impl Minted {
 
     /// Whether round 2 can be skipped: a majority of the `n` nodes already
     /// stores `T` and holds the lock (the common case in a healthy cluster).
-    pub fn is_published(&self, n: usize) -> bool {
+    pub(crate) fn is_published(&self, n: usize) -> bool {
         self.at_max.len() >= quorum(n)
     }
 
     /// The fencing token: `T * 16 + lowest index in S`. Two grants with the
     /// same `T` have disjoint `S` (each node hands out each counter once), so
     /// their lowest indices, and their tokens, differ.
-    pub fn token(&self) -> u64 {
+    pub(crate) fn token(&self) -> u64 {
         fencing_token(self.max, self.at_max[0])
     }
 }
 
 /// `counter * 16 + node_index`, the wire form of a fencing token.
-pub fn fencing_token(counter: u64, node_index: usize) -> u64 {
+pub(crate) fn fencing_token(counter: u64, node_index: usize) -> u64 {
     debug_assert!(node_index < MAX_NODES);
     counter * MAX_NODES as u64 + node_index as u64
 }
 
 /// What a round's votes decide (docs/design.md#acquire).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// A quorum granted (or stored): the lock is taken.
     Granted,
     /// Enough nodes answered, but too few granted: held elsewhere.
@@ -87,7 +87,7 @@ pub enum Decision {
 
 /// What `granted` grants out of `reached` nodes that answered (a grant or a
 /// refusal) decide among `n`.
-pub fn decide(granted: usize, reached: usize, n: usize) -> Decision {
+pub(crate) fn decide(granted: usize, reached: usize, n: usize) -> Decision {
     if granted >= quorum(n) {
         Decision::Granted
     } else if reached < quorum(n) {
@@ -99,14 +99,14 @@ pub fn decide(granted: usize, reached: usize, n: usize) -> Decision {
 
 /// Whether a round may stop waiting for the slower nodes: a quorum has
 /// granted already (their locks, if any, go with the release to all).
-pub fn enough_granted(granted: usize, n: usize) -> bool {
+pub(crate) fn enough_granted(granted: usize, n: usize) -> bool {
     granted >= quorum(n)
 }
 
 /// Round 2: how many of the holders behind `T` must store it, when
 /// `at_max` nodes returned `T` already, for `W = S ∪ stored` to be a
 /// majority of `n`.
-pub fn stores_needed(at_max: usize, n: usize) -> usize {
+pub(crate) fn stores_needed(at_max: usize, n: usize) -> usize {
     quorum(n).saturating_sub(at_max)
 }
 
@@ -114,7 +114,7 @@ pub fn stores_needed(at_max: usize, n: usize) -> usize {
 /// it and `no` that no longer hold it, among `n`: extended by a quorum, or
 /// refused by more than can be spared (a lost lock does not wait for a
 /// slow node).
-pub fn extension_decided(yes: usize, no: usize, n: usize) -> bool {
+pub(crate) fn extension_decided(yes: usize, no: usize, n: usize) -> bool {
     yes >= quorum(n) || no > n - quorum(n)
 }
 
@@ -123,7 +123,7 @@ pub fn extension_decided(yes: usize, no: usize, n: usize) -> bool {
 /// rest failed): a quorum deleted it; or a quorum answered and "held" can
 /// no longer reach one; or failures leave too few to answer at all. Then
 /// no pending answer can change what `tally` says.
-pub fn release_decided(held: usize, not_held: usize, pending: usize, n: usize) -> bool {
+pub(crate) fn release_decided(held: usize, not_held: usize, pending: usize, n: usize) -> bool {
     let q = quorum(n);
     held >= q || (held + pending < q && held + not_held >= q) || held + not_held + pending < q
 }
@@ -133,7 +133,7 @@ pub fn release_decided(held: usize, not_held: usize, pending: usize, n: usize) -
 ///
 /// # Errors
 /// How many answered, when fewer than a quorum did.
-pub fn tally(answers: &[Option<bool>]) -> Result<usize, usize> {
+pub(crate) fn tally(answers: &[Option<bool>]) -> Result<usize, usize> {
     let reached = answers.iter().flatten().count();
     if reached < quorum(answers.len()) {
         return Err(reached);
@@ -143,7 +143,7 @@ pub fn tally(answers: &[Option<bool>]) -> Result<usize, usize> {
 
 /// Whether `yes` nodes of `n` are a majority (a lock held, extended or
 /// agreed on).
-pub fn majority(yes: usize, n: usize) -> bool {
+pub(crate) fn majority(yes: usize, n: usize) -> bool {
     yes >= quorum(n)
 }
 
@@ -156,7 +156,7 @@ pub fn majority(yes: usize, n: usize) -> bool {
 ///
 /// # Errors
 /// When too few answered for either rule, saying how many did.
-pub fn repair_floor(answers: &[(bool, Option<Option<u64>>)], n: usize) -> Result<Option<u64>, String> {
+pub(crate) fn repair_floor(answers: &[(bool, Option<Option<u64>>)], n: usize) -> Result<Option<u64>, String> {
     let needed = quorum(n);
     let from_verified: Vec<Option<u64>> = answers.iter().filter(|(v, _)| *v).filter_map(|(_, c)| *c).collect();
     let all_verified_answered = answers.iter().all(|(v, c)| !v || c.is_some());

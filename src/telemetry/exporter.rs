@@ -15,7 +15,7 @@ use crate::telemetry::metrics::Metrics;
 
 /// Serves `GET /metrics` on `listener` until `shutdown` resolves; `refresh`
 /// runs before each scrape.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     metrics: Arc<Metrics>,
     refresh: impl Fn() + Send + Sync + 'static,

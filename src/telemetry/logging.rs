@@ -17,7 +17,7 @@ pub enum Format {
 ///
 /// # Errors
 /// When the filter does not parse.
-pub fn init(format: Format, filter: &str) -> Result<(), String> {
+pub(crate) fn init(format: Format, filter: &str) -> Result<(), String> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => EnvFilter::try_new(directives),
         _ => EnvFilter::try_new(filter),

@@ -1,6 +1,6 @@
 //! What the daemon tells its operators: Prometheus metrics, the `/metrics`
 //! endpoint, and log lines.
 
-pub mod exporter;
-pub mod logging;
+pub(crate) mod exporter;
+pub(crate) mod logging;
 pub mod metrics;
