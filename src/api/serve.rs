@@ -60,10 +60,18 @@ pub(crate) async fn serve<N: Node>(
     settings: Settings,
     stop: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    // Reflection in both versions: grpcurl and grpcui speak v1; Python's
+    // grpcio-reflection, Postman and older grpcurl speak only v1alpha.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection()
         .build_v1()
+        .map_err(|e| ServeError::Reflection(e.to_string()))?;
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
         .map_err(|e| ServeError::Reflection(e.to_string()))?;
     let max_message = settings.max_message_size;
     let lock_server = proto::lock_server::LockServer::new(service)
@@ -95,7 +103,8 @@ pub(crate) async fn serve<N: Node>(
         .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
         .add_service(lock_server)
         .add_service(health.service())
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .serve_with_incoming_shutdown(incoming, stop)
         .await?;
     Ok(())

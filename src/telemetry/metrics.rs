@@ -106,6 +106,22 @@ impl Metrics {
             &["node", "check"],
         )
         .expect("metric definition");
+        // The process's own series (process_cpu_seconds_total,
+        // process_resident_memory_bytes, process_open_fds, ...).
+        #[cfg(target_os = "linux")]
+        registry
+            .register(Box::new(prometheus::process_collector::ProcessCollector::for_self()))
+            .expect("register");
+        let build_info = IntGaugeVec::new(
+            Opts::new(
+                "redlockd_build_info",
+                "1, labelled with the version of the running redlockd",
+            ),
+            &["version"],
+        )
+        .expect("metric definition");
+        build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
+        registry.register(Box::new(build_info)).expect("register");
         registry.register(Box::new(node_state.clone())).expect("register");
         registry
             .register(Box::new(node_preflight_failed.clone()))

@@ -16,7 +16,9 @@ use crate::support::certs::Pki;
 use crate::support::{Cluster, Daemon, test_env};
 
 async fn client_of(daemon: &Daemon) -> Client {
-    Client::connect(&daemon.addr.to_string(), Options::default()).await.unwrap()
+    Client::connect(&daemon.addr.to_string(), Options::default())
+        .await
+        .unwrap()
 }
 
 fn once(ttl_secs: u64) -> AcquireOptions {
@@ -29,7 +31,10 @@ async fn a_second_holder_is_refused_then_gets_the_lock_with_a_larger_token() {
     let daemon = Daemon::start(&cluster).await;
     let client = client_of(&daemon).await;
     let first = client.acquire("books", once(10)).await.unwrap().expect("a free lock");
-    assert!(client.acquire("books", once(10)).await.unwrap().is_none(), "two holders");
+    assert!(
+        client.acquire("books", once(10)).await.unwrap().is_none(),
+        "two holders"
+    );
     let debug = format!("{first:?}");
     assert!(debug.contains("fencing_token") && !debug.contains("value"), "{debug}");
     let token = first.fencing_token();
@@ -46,10 +51,15 @@ async fn hold_with_a_wait_hands_the_lock_over_in_fifo_order() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
     let client = client_of(&daemon).await;
-    let holding = client.hold("queue", HoldOptions::new().ttl(Duration::from_secs(5))).await.unwrap();
+    let holding = client
+        .hold("queue", HoldOptions::new().ttl(Duration::from_secs(5)))
+        .await
+        .unwrap();
     let waiting = |order: &'static str| {
         let client = client.clone();
-        let options = HoldOptions::new().ttl(Duration::from_secs(5)).wait(Duration::from_secs(20));
+        let options = HoldOptions::new()
+            .ttl(Duration::from_secs(5))
+            .wait(Duration::from_secs(20));
         tokio::spawn(async move { (order, client.hold("queue", options).await.unwrap()) })
     };
     let second = waiting("second");
@@ -61,7 +71,10 @@ async fn hold_with_a_wait_hands_the_lock_over_in_fifo_order() {
     let (order, next) = second.await.unwrap();
     assert_eq!(order, "second");
     assert!(next.fencing_token() > first_token);
-    assert!(!third.is_finished(), "the third waiter got the lock while the second held it");
+    assert!(
+        !third.is_finished(),
+        "the third waiter got the lock while the second held it"
+    );
     let second_token = next.fencing_token();
     assert!(next.release().await.unwrap());
     let (_, last) = third.await.unwrap();
@@ -75,7 +88,10 @@ async fn a_held_lock_is_told_lost_before_its_validity_runs_out_when_three_master
     let mut cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
     let client = client_of(&daemon).await;
-    let lock = client.hold("fragile", HoldOptions::new().ttl(Duration::from_secs(2))).await.unwrap();
+    let lock = client
+        .hold("fragile", HoldOptions::new().ttl(Duration::from_secs(2)))
+        .await
+        .unwrap();
     let lock = std::sync::Arc::new(lock);
     // The latest validity the session promised, followed until the loss.
     let watched = lock.clone();
@@ -90,10 +106,16 @@ async fn a_held_lock_is_told_lost_before_its_validity_runs_out_when_three_master
     for i in 0..3 {
         cluster.masters[i].kill();
     }
-    let reason = tokio::time::timeout(Duration::from_secs(10), lock.lost()).await.expect("never told lost");
+    let reason = tokio::time::timeout(Duration::from_secs(10), lock.lost())
+        .await
+        .expect("never told lost");
     let lost_at = Instant::now();
     let last_valid = last_valid.await.unwrap().expect("a validity was promised");
-    assert!(lost_at <= last_valid, "told lost {:?} after the validity ran out", lost_at - last_valid);
+    assert!(
+        lost_at <= last_valid,
+        "told lost {:?} after the validity ran out",
+        lost_at - last_valid
+    );
     assert!(lock.is_lost(), "{reason}");
     daemon.stop().await;
 }
@@ -104,12 +126,20 @@ async fn locks_are_released_when_dropped_and_when_their_task_panics() {
     let daemon = Daemon::start(&cluster).await;
     let client = client_of(&daemon).await;
     // TTL 30 s: only a release frees them this soon.
-    let quickly = AcquireOptions::new().ttl(Duration::from_secs(30)).wait(Duration::from_secs(5));
+    let quickly = AcquireOptions::new()
+        .ttl(Duration::from_secs(30))
+        .wait(Duration::from_secs(5));
     {
-        let _session = client.hold("scoped", HoldOptions::new().ttl(Duration::from_secs(30))).await.unwrap();
+        let _session = client
+            .hold("scoped", HoldOptions::new().ttl(Duration::from_secs(30)))
+            .await
+            .unwrap();
     }
     let again = client.acquire("scoped", quickly.clone()).await.unwrap();
-    assert!(again.is_some(), "a session dropped at the end of its scope kept its lock");
+    assert!(
+        again.is_some(),
+        "a session dropped at the end of its scope kept its lock"
+    );
     let panicking = client.clone();
     let failed = tokio::spawn(async move {
         let _lease = panicking.acquire("panicky", once(30)).await.unwrap().unwrap();
@@ -152,7 +182,10 @@ async fn bad_arguments_and_missing_masters_come_back_as_typed_errors() {
     let Err(Error::InvalidArgument(message)) = client.acquire("", once(10)).await else {
         panic!("an empty resource was accepted");
     };
-    assert!(message.contains("resource") && message.contains("1 to 256 bytes"), "{message}");
+    assert!(
+        message.contains("resource") && message.contains("1 to 256 bytes"),
+        "{message}"
+    );
     // Checked by the daemon: a TTL outside its range.
     let short = AcquireOptions::new().ttl(Duration::from_millis(1));
     let Err(Error::InvalidArgument(message)) = client.acquire("r", short).await else {
@@ -192,7 +225,10 @@ async fn tls_and_a_bearer_token_get_a_lock_and_a_wrong_token_does_not() {
         ("REDLOCKD__SERVER__TLS_CERT_FILE".to_owned(), pki.file("server.pem")),
         ("REDLOCKD__SERVER__TLS_KEY_FILE".to_owned(), pki.file("server.key")),
         ("REDLOCKD__SERVER__TLS_CLIENT_CA_FILE".to_owned(), pki.file("ca.pem")),
-        ("REDLOCKD__AUTH__TOKENS_FILE".to_owned(), tenants.to_string_lossy().into_owned()),
+        (
+            "REDLOCKD__AUTH__TOKENS_FILE".to_owned(),
+            tenants.to_string_lossy().into_owned(),
+        ),
     ]);
     let daemon = Daemon::start_with(env).await;
     let tls = Tls {

@@ -185,6 +185,64 @@ async fn server_reflection_lists_the_lock_and_health_services() {
     daemon.stop().await;
 }
 
+#[tokio::test]
+async fn server_reflection_also_speaks_v1alpha_for_older_tools() {
+    use tonic_reflection::pb::v1alpha::ServerReflectionRequest as Request;
+    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient as Client;
+    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest as Ask;
+    use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse as Answer;
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut reflection = Client::new(daemon.channel().await);
+    let asks = [
+        Request {
+            host: String::new(),
+            message_request: Some(Ask::ListServices(String::new())),
+        },
+        Request {
+            host: String::new(),
+            message_request: Some(Ask::FileContainingSymbol("redlockd.v1.Lock".into())),
+        },
+    ];
+    let mut replies = reflection
+        .server_reflection_info(tokio_stream::iter(asks))
+        .await
+        .unwrap()
+        .into_inner();
+    let reply = replies.message().await.unwrap().unwrap();
+    let Some(Answer::ListServicesResponse(list)) = reply.message_response else {
+        panic!("unexpected reply {reply:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(names.contains(&"redlockd.v1.Lock".to_owned()), "{names:?}");
+    let reply = replies.message().await.unwrap().unwrap();
+    let Some(Answer::FileDescriptorResponse(files)) = reply.message_response else {
+        panic!("unexpected reply {reply:?}");
+    };
+    assert!(!files.file_descriptor_proto.is_empty());
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_scrape_has_the_process_series_and_the_build_version() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let scrape = daemon.scrape().await;
+    // Present (`series` panics otherwise); CPU seconds are whole seconds,
+    // so a young process may show 0.
+    assert!(series(&scrape, "process_cpu_seconds_total") >= 0.0);
+    for name in [
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_start_time_seconds",
+    ] {
+        assert!(series(&scrape, name) > 0.0, "{name}");
+    }
+    let version = format!("redlockd_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(series(&scrape, &version), 1.0);
+    daemon.stop().await;
+}
+
 /// The value of one series in a scrape (`name{labels} value`).
 fn series(scrape: &str, name_and_labels: &str) -> f64 {
     scrape
