@@ -14,6 +14,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use tonic::metadata::MetadataMap;
+use tonic::service::Interceptor;
+use tonic::{Request, Status};
 
 #[cfg(test)]
 use crate::config::tenants::{self, valid_tenant_name};
@@ -169,6 +171,20 @@ impl Auth {
             .get(&token_digest(token))
             .map(|tenant| Caller(Some(tenant.clone())))
             .ok_or_else(|| Error::Unauthenticated("the bearer token is not valid".into()))
+    }
+}
+
+/// The interceptor in front of `redlockd.v1.Lock`: it authenticates every
+/// call once and puts the `Caller` in the request's extensions, where the
+/// service takes it from.
+#[derive(Clone)]
+pub(crate) struct Authenticate(pub(crate) Arc<Auth>);
+
+impl Interceptor for Authenticate {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        let caller = self.0.caller(request.metadata())?;
+        request.extensions_mut().insert(caller);
+        Ok(request)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::api::outbox::{Outbox, Refused};
 use crate::api::proto::hold_request::Request as Ask;
 use crate::api::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart};
 use crate::api::request::{self, Limits};
-use crate::api::service::{wire_lease, wire_outcomes, wire_reason};
+use crate::api::wire::{wire_lease, wire_outcomes, wire_reason};
 use crate::locks::error::Error;
 use crate::locks::{Locks, SessionGuard};
 use crate::redlock::{Acquired, Lease, Node};

@@ -14,3 +14,4 @@ pub mod request;
 pub(crate) mod serve;
 pub(crate) mod service;
 pub(crate) mod status;
+pub(crate) mod wire;

@@ -27,13 +27,10 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Status, Streaming};
 
 use crate::api::auth::Caller;
-use crate::api::proto::pipeline_request::Call;
-use crate::api::proto::pipeline_response::Result as Answer;
 use crate::api::proto::{CallError, PipelineRequest, PipelineResponse};
-use crate::api::service::{LockService, wire_outcomes};
 use crate::api::status;
+use crate::api::wire::wire_outcomes;
 use crate::locks::error::Error;
-use crate::redlock::Node;
 
 /// A slot of a stream's reply queue.
 pub(crate) type ReplyPermit = OwnedPermit<Result<PipelineResponse, Status>>;
@@ -50,26 +47,6 @@ pub(crate) trait Calls: Send + Sync + 'static {
     /// Answers one call: its reply, with its id, and the reply slot it
     /// holds. One box per call.
     fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: ReplyPermit) -> Answered;
-}
-
-impl<N: Node> Calls for LockService<N> {
-    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: ReplyPermit) -> Answered {
-        Box::pin(async move {
-            let answered = match request.call {
-                Some(Call::Acquire(req)) => LockService::acquire(&self, &caller, None, req)
-                    .await
-                    .map(Answer::Acquire),
-                Some(Call::Extend(req)) => LockService::extend(&self, &caller, req).await.map(Answer::Extend),
-                Some(Call::Release(req)) => LockService::release(&self, &caller, req).await.map(Answer::Release),
-                None => Err(Error::invalid("call", "one of acquire, extend or release must be set")),
-            };
-            let reply = PipelineResponse {
-                id: request.id,
-                result: Some(answered.unwrap_or_else(|error| Answer::Error(call_error(&error)))),
-            };
-            (slot, reply)
-        })
-    }
 }
 
 /// An error as a Pipeline reply: the code and message of the unary status,

@@ -2,12 +2,15 @@
 //! `grpc.health.v1`, server reflection, and a graceful stop.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 
+use super::auth::{Auth, Authenticate};
 use super::health::Health;
 use super::proto;
 use super::service::LockService;
@@ -47,7 +50,7 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
-/// Serves `service`, `health` and reflection on `listener` until `stop`
+/// Serves `service` (behind `auth`), `health` and reflection on `listener` until `stop`
 /// resolves; then the server stops taking streams, and this resolves once
 /// the open ones have ended (the caller bounds that wait).
 ///
@@ -56,6 +59,7 @@ pub enum ServeError {
 pub(crate) async fn serve<N: Node>(
     listener: TcpListener,
     service: LockService<N>,
+    auth: Arc<Auth>,
     health: &Health,
     settings: Settings,
     stop: impl Future<Output = ()>,
@@ -77,6 +81,8 @@ pub(crate) async fn serve<N: Node>(
     let lock_server = proto::lock_server::LockServer::new(service)
         .max_decoding_message_size(max_message)
         .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
+    // Every call is authenticated once, before the service sees it.
+    let lock_server = InterceptedService::new(lock_server, Authenticate(auth));
     tracing::info!(
         listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()),
         tls = settings.tls.is_some(),

@@ -1,6 +1,7 @@
-//! The gRPC service: translates `redlockd.v1` messages to engine calls and
-//! back, and nothing else. Validation is in `validate`, the status mapping
-//! in `error`.
+//! The `redlockd.v1.Lock` service: translates messages to the daemon's
+//! lock operations and back, and nothing else. Validation is in `request`,
+//! domain -> wire in `wire`, the status mapping in `status`, the caller
+//! comes from `auth::Authenticate`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,25 +9,26 @@ use std::time::Duration;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::api::auth::{Auth, Caller};
+use crate::api::auth::Caller;
 use crate::api::outbox::{HoldReplies, outbox};
+use crate::api::pipeline::{Answered, Calls, ReplyPermit};
 use crate::api::proto::lock_server::Lock;
+use crate::api::proto::pipeline_request::Call;
+use crate::api::proto::pipeline_response::Result as Answer;
 use crate::api::proto::{
-    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, FailureReason as WireReason, HoldRequest,
-    InspectRequest, InspectResponse, Lease as WireLease, NodeOutcome, NodeView, PipelineRequest, ReleaseRequest,
-    ReleaseResponse,
+    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, HoldRequest, InspectRequest, InspectResponse,
+    NodeView, PipelineRequest, PipelineResponse, ReleaseRequest, ReleaseResponse,
 };
 use crate::api::request::{self, Limits};
+use crate::api::wire::{wire_duration, wire_lease, wire_outcomes, wire_reason};
 use crate::api::{hold as session, pipeline};
 use crate::locks::Locks;
 use crate::locks::error::Error;
-use crate::redlock::{Acquired, FailureReason, Lease, Node, NodeVote};
+use crate::redlock::{Acquired, FailureReason, Node};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
 pub(crate) struct LockService<N> {
     locks: Arc<Locks<N>>,
-    /// Who may call, and the resources each tenant may lock.
-    auth: Arc<Auth>,
     limits: Limits,
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
@@ -41,7 +43,6 @@ impl<N> Clone for LockService<N> {
     fn clone(&self) -> Self {
         LockService {
             locks: self.locks.clone(),
-            auth: self.auth.clone(),
             limits: self.limits.clone(),
             deadline_slack: self.deadline_slack,
             pipeline_limit: self.pipeline_limit,
@@ -50,12 +51,11 @@ impl<N> Clone for LockService<N> {
 }
 
 impl<N: Node> LockService<N> {
-    /// A service over `locks`, checking callers against `auth` and requests
-    /// against `limits`.
-    pub(crate) fn new(locks: Arc<Locks<N>>, auth: Arc<Auth>, limits: Limits, node_timeout: Duration) -> LockService<N> {
+    /// A service over `locks`, checking requests against `limits` (the
+    /// caller was authenticated before: `auth::Authenticate`).
+    pub(crate) fn new(locks: Arc<Locks<N>>, limits: Limits, node_timeout: Duration) -> LockService<N> {
         LockService {
             locks,
-            auth,
             limits,
             deadline_slack: node_timeout * 3,
             pipeline_limit: 1000,
@@ -168,24 +168,44 @@ impl<N: Node> LockService<N> {
     }
 }
 
+impl<N: Node> Calls for LockService<N> {
+    fn call(self: Arc<Self>, caller: Caller, request: PipelineRequest, slot: ReplyPermit) -> Answered {
+        Box::pin(async move {
+            let answered = match request.call {
+                Some(Call::Acquire(req)) => LockService::acquire(&self, &caller, None, req)
+                    .await
+                    .map(Answer::Acquire),
+                Some(Call::Extend(req)) => LockService::extend(&self, &caller, req).await.map(Answer::Extend),
+                Some(Call::Release(req)) => LockService::release(&self, &caller, req).await.map(Answer::Release),
+                None => Err(Error::invalid("call", "one of acquire, extend or release must be set")),
+            };
+            let reply = PipelineResponse {
+                id: request.id,
+                result: Some(answered.unwrap_or_else(|error| Answer::Error(pipeline::call_error(&error)))),
+            };
+            (slot, reply)
+        })
+    }
+}
+
 #[tonic::async_trait]
 impl<N: Node> Lock for LockService<N> {
     async fn acquire(&self, request: Request<AcquireRequest>) -> Result<Response<AcquireResponse>, Status> {
-        let caller = self.auth.caller(request.metadata())?;
+        let caller = caller_of(&request)?;
         let deadline = grpc_timeout(request.metadata());
         let reply = LockService::acquire(self, &caller, deadline, request.into_inner()).await?;
         Ok(Response::new(reply))
     }
 
     async fn extend(&self, request: Request<ExtendRequest>) -> Result<Response<ExtendResponse>, Status> {
-        let caller = self.auth.caller(request.metadata())?;
+        let caller = caller_of(&request)?;
         Ok(Response::new(
             LockService::extend(self, &caller, request.into_inner()).await?,
         ))
     }
 
     async fn release(&self, request: Request<ReleaseRequest>) -> Result<Response<ReleaseResponse>, Status> {
-        let caller = self.auth.caller(request.metadata())?;
+        let caller = caller_of(&request)?;
         Ok(Response::new(
             LockService::release(self, &caller, request.into_inner()).await?,
         ))
@@ -194,7 +214,7 @@ impl<N: Node> Lock for LockService<N> {
     type HoldStream = HoldReplies;
 
     async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
-        let caller = self.auth.caller(request.metadata())?;
+        let caller = caller_of(&request)?;
         let guard = self.locks.open_session()?;
         let (out, replies) = outbox();
         let opening = Box::new(session::Opening {
@@ -212,7 +232,7 @@ impl<N: Node> Lock for LockService<N> {
         &self,
         request: Request<Streaming<PipelineRequest>>,
     ) -> Result<Response<Self::PipelineStream>, Status> {
-        let caller = self.auth.caller(request.metadata())?;
+        let caller = caller_of(&request)?;
         let service = Arc::new(self.clone());
         let closing = self.locks.closing();
         let replies = pipeline::serve(service, caller, request.into_inner(), self.pipeline_limit, closing);
@@ -220,55 +240,21 @@ impl<N: Node> Lock for LockService<N> {
     }
 
     async fn inspect(&self, request: Request<InspectRequest>) -> Result<Response<InspectResponse>, Status> {
-        let caller = self.auth.caller(request.metadata())?;
+        let caller = caller_of(&request)?;
         Ok(Response::new(
             LockService::inspect(self, &caller, request.into_inner()).await?,
         ))
     }
 }
 
-/// What each master said, on the wire.
-pub(crate) fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
-    votes.iter().map(|v| wire_outcome(v).into()).collect()
-}
-
-fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
-    match vote {
-        NodeVote::Granted(_) => NodeOutcome::Granted,
-        NodeVote::Taken => NodeOutcome::Taken,
-        NodeVote::TimedOut => NodeOutcome::TimedOut,
-        NodeVote::Errored(_) => NodeOutcome::Errored,
-        NodeVote::Quarantined => NodeOutcome::Quarantined,
-        NodeVote::Unusable(_) => NodeOutcome::Unusable,
-        NodeVote::NotAwaited => NodeOutcome::NotAwaited,
-    }
-}
-
-/// A lease on `resource` (the name the client asked for) on the wire, with
-/// `validity` as of now.
-pub(crate) fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLease {
-    WireLease {
-        resource: resource.to_owned(),
-        value: lease.value.expose().to_owned(),
-        fencing_token: lease.fencing_token,
-        validity: Some(wire_duration(validity)),
-    }
-}
-
-/// Why an acquisition failed, on the wire.
-pub(crate) fn wire_reason(reason: FailureReason) -> WireReason {
-    match reason {
-        FailureReason::Taken => WireReason::Taken,
-        FailureReason::ValidityUsedUp { .. } => WireReason::ValidityUsedUp,
-    }
-}
-
-/// A `Duration` on the wire (saturating).
-pub(crate) fn wire_duration(d: Duration) -> prost_types::Duration {
-    prost_types::Duration::try_from(d).unwrap_or(prost_types::Duration {
-        seconds: i64::MAX,
-        nanos: 0,
-    })
+/// The caller the auth interceptor (`auth::Authenticate`) put in the
+/// request's extensions.
+fn caller_of<T>(request: &Request<T>) -> Result<Caller, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| Status::internal("the request passed no authentication (auth::Authenticate is not installed)"))
 }
 
 /// The client's deadline from the `grpc-timeout` header ("100m" = 100 ms),

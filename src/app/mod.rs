@@ -202,18 +202,25 @@ pub async fn run(
         ))
     };
     let limits = Limits::from(&config.lock);
-    let service = LockService::new(locks.clone(), auth, limits, config.redis.node_timeout)
+    let service = LockService::new(locks.clone(), limits, config.redis.node_timeout)
         .with_pipeline_limit(config.server.max_requests_per_connection);
-    let server = serve::serve(listeners.grpc, service, &health, settings::server(&config), async {
-        shutdown.await;
-        // Probes see NOT_SERVING at once: no new traffic is sent here.
-        health.shut_down().await;
-        // One grace period for everything: sessions release their locks
-        // first (and say RELEASED), then connections drain.
-        stop.begin();
-        locks.close_sessions(stop.grace()).await;
-        stop.sessions_released();
-    });
+    let server = serve::serve(
+        listeners.grpc,
+        service,
+        auth,
+        &health,
+        settings::server(&config),
+        async {
+            shutdown.await;
+            // Probes see NOT_SERVING at once: no new traffic is sent here.
+            health.shut_down().await;
+            // One grace period for everything: sessions release their locks
+            // first (and say RELEASED), then connections drain.
+            stop.begin();
+            locks.close_sessions(stop.grace()).await;
+            stop.sessions_released();
+        },
+    );
     // Connections get what is left of the grace period to finish; clients
     // that keep an idle connection open must not hold the daemon up past
     // the pod's grace.

@@ -1,0 +1,51 @@
+//! The daemon's values on the wire: leases, what each master said, why an
+//! acquisition failed, durations.
+
+use std::time::Duration;
+
+use crate::api::proto::{FailureReason as WireReason, Lease as WireLease, NodeOutcome};
+use crate::redlock::{FailureReason, Lease, NodeVote};
+
+/// What each master said, on the wire.
+pub(crate) fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
+    votes.iter().map(|v| wire_outcome(v).into()).collect()
+}
+
+fn wire_outcome(vote: &NodeVote) -> NodeOutcome {
+    match vote {
+        NodeVote::Granted(_) => NodeOutcome::Granted,
+        NodeVote::Taken => NodeOutcome::Taken,
+        NodeVote::TimedOut => NodeOutcome::TimedOut,
+        NodeVote::Errored(_) => NodeOutcome::Errored,
+        NodeVote::Quarantined => NodeOutcome::Quarantined,
+        NodeVote::Unusable(_) => NodeOutcome::Unusable,
+        NodeVote::NotAwaited => NodeOutcome::NotAwaited,
+    }
+}
+
+/// A lease on `resource` (the name the client asked for) on the wire, with
+/// `validity` as of now.
+pub(crate) fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> WireLease {
+    WireLease {
+        resource: resource.to_owned(),
+        value: lease.value.expose().to_owned(),
+        fencing_token: lease.fencing_token,
+        validity: Some(wire_duration(validity)),
+    }
+}
+
+/// Why an acquisition failed, on the wire.
+pub(crate) fn wire_reason(reason: FailureReason) -> WireReason {
+    match reason {
+        FailureReason::Taken => WireReason::Taken,
+        FailureReason::ValidityUsedUp { .. } => WireReason::ValidityUsedUp,
+    }
+}
+
+/// A `Duration` on the wire (saturating).
+pub(crate) fn wire_duration(d: Duration) -> prost_types::Duration {
+    prost_types::Duration::try_from(d).unwrap_or(prost_types::Duration {
+        seconds: i64::MAX,
+        nanos: 0,
+    })
+}
