@@ -1,4 +1,4 @@
-//! Side-by-side benchmark (issue #7): redlockd over gRPC, as a separate
+//! Side-by-side benchmark (docs/performance.md): redlockd over gRPC, as a separate
 //! process, against what a user would pick instead, on the same machine and
 //! the same five local `redis-server` masters, in one run:
 //!
@@ -48,7 +48,7 @@ use clap::{Parser, ValueEnum};
 use crate::drive::{Outcome, Timing};
 use crate::measure::{Role, Watched};
 
-/// redlockd side by side with rslock, node-redlock and etcd (issue #7).
+/// redlockd side by side with rslock, node-redlock and etcd (docs/performance.md).
 #[derive(Parser)]
 #[command(name = "compare", bin_name = "scripts/bench")]
 struct Args {

@@ -346,7 +346,7 @@ fn targets(out: &mut String, results: &Results) {
     }
     let _ = writeln!(
         out,
-        "\nTargets (issue #7; ratios within this run):\n\n| target | measured | |\n|---|---|---|"
+        "\nTargets (docs/performance.md; ratios within this run):\n\n| target | measured | |\n|---|---|---|"
     );
     for (target, measured, met) in rows {
         let verdict = match met {

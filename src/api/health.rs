@@ -1,4 +1,4 @@
-//! `grpc.health.v1` (DESIGN §4): SERVING only while a quorum of masters is
+//! `grpc.health.v1` (docs/operations.md#health): SERVING only while a quorum of masters is
 //! usable, NOT_SERVING otherwise and from the first moment of shutdown, for
 //! the whole server ("") and for `redlockd.v1.Lock`.
 

@@ -1,4 +1,4 @@
-//! The `Hold` session (DESIGN §4): acquire, then extend at about a third of
+//! The `Hold` session (docs/design.md#sessions): acquire, then extend at about a third of
 //! the TTL while the stream lives; LOST the moment an extension is refused
 //! or the validity is about to run out; release at once when the client
 //! half-closes, asks, cancels or disconnects, when `max_hold` is used up,

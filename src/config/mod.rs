@@ -240,7 +240,7 @@ pub struct ConfigError(pub String);
 
 /// Bounds on `server.max_message_size`: every request fits in 1 KiB.
 /// The most masters `redis.nodes` may list: a fencing token's low 4 bits
-/// name the master that minted it (docs/design.md#token).
+/// name the master that minted it (docs/design.md#the-fencing-token).
 pub const MAX_NODES: usize = 16;
 
 impl Config {

@@ -127,7 +127,7 @@ impl<N: Node> Locks<N> {
         self.metrics.locks_held.set(held.len() as i64);
     }
 
-    /// Extends a held lock (DESIGN §3), recording the outcome.
+    /// Extends a held lock (docs/design.md#extend), recording the outcome.
     ///
     /// # Errors
     /// `Unavailable` without a quorum.
@@ -154,7 +154,7 @@ impl<N: Node> Locks<N> {
         Ok(outcome?)
     }
 
-    /// Releases a lock (DESIGN §3), recording the outcome and hold time.
+    /// Releases a lock (docs/design.md#release), recording the outcome and hold time.
     ///
     /// # Errors
     /// `Unavailable` without a quorum (the deletes still went to all).

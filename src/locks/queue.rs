@@ -1,4 +1,4 @@
-//! Waiting well (DESIGN §4): within one daemon, the requests waiting for the
+//! Waiting well (docs/design.md#waiting): within one daemon, the requests waiting for the
 //! same resource queue first-in first-out and only the head contends in
 //! Redis (the local lock of Spring's RedisLockRegistry). A release published
 //! by any daemon wakes the head at once; jittered retry stays the fallback.

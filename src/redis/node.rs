@@ -270,7 +270,7 @@ impl Node for RedisNode {
             Locked::Changed => "UNVERIFIED node restarted or failed over since it was verified",
             Locked::CounterFull => {
                 return Err(NodeError(
-                    "COUNTER the fence counter would reach 2^53 (DESIGN §1 keeps it below); nothing granted".into(),
+                    "COUNTER the fence counter would reach 2^53 (docs/design.md#the-lock-on-one-master keeps it below); nothing granted".into(),
                 ));
             }
         };

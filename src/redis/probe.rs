@@ -40,7 +40,7 @@ impl Probed for RedisNode {
             .await
             .map_err(node_error)?;
         let maxmemory_policy = replies::config_get(policy, "maxmemory-policy")?;
-        // Once per connection (DESIGN §1); NOSCRIPT reloads cover the rest.
+        // Once per connection (docs/design.md#the-lock-on-one-master); NOSCRIPT reloads cover the rest.
         let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
         if self.scripts_generation.load(Ordering::SeqCst) != generation {

@@ -1,4 +1,4 @@
-//! The Lua scripts of DESIGN §1, each one atomic step on one master, and
+//! The Lua scripts of docs/design.md#the-lock-on-one-master, each one atomic step on one master, and
 //! their SHA-1s (called by `EVALSHA`, reloaded on `NOSCRIPT`).
 
 /// Lua that sets `run_id` to the running process's `run_id` (from `INFO
@@ -32,7 +32,7 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 /// when the node was not verified since its data was lost or it started;
 /// -2 when it restarted or failed over since; -3 when the counter would
 /// reach 2^53, where Lua's doubles stop being exact (fail closed: nothing
-/// is granted; DESIGN §1 keeps counters below it).
+/// is granted; docs/design.md#the-lock-on-one-master keeps counters below it).
 /// - A grant comes only from a node whose data a daemon verified, and in
 ///   this very process: the marker (`run_id:master_replid`, written by
 ///   REPAIR) must name the running process's `run_id` (checked once per
@@ -146,7 +146,7 @@ return replies
 "
 );
 
-/// Hand-off (DESIGN §4): release ARGV[1] and lock ARGV[2] for
+/// Hand-off (docs/design.md#hand-off): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
 /// ROUND's locks it grants only on a free key (or one it already holds: a
 /// re-send), on a verified node, and advances the fence counter. Replies
@@ -200,7 +200,7 @@ end
 return 1
 ";
 
-/// Counter repair before a quarantined node rejoins (DESIGN §5): raise the
+/// Counter repair before a quarantined node rejoins (docs/design.md#repair): raise the
 /// counter to at least ARGV[1] (the max read from a quorum of the others;
 /// empty = no raise) and set the marker to ARGV[2], the identity
 /// (`run_id:master_replid`) of the process whose data is now vouched for.

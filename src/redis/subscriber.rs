@@ -1,4 +1,4 @@
-//! Release notifications (DESIGN §4): the unlock script publishes the lock
+//! Release notifications (docs/design.md#waiting): the unlock script publishes the lock
 //! key on `<prefix>:released` on every master; each daemon subscribes on
 //! every master and wakes the head of its local queue for that resource at
 //! once, so a hand-off costs about one round trip, not a retry delay.

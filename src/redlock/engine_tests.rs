@@ -250,7 +250,7 @@ async fn grant_on(engine: &Engine<FakeNode>, nodes: &[FakeNode], quorum: &[usize
     lease.fencing_token
 }
 
-/// The schedule of DESIGN §2 under which the per-node maximum goes down.
+/// The schedule of docs/design.md#the-fencing-token under which the per-node maximum goes down.
 async fn adversarial_schedule(publish_round: bool) -> Vec<u64> {
     let nodes: Vec<FakeNode> = (0..5).map(|i| FakeNode::new(&format!("n{i}"), 0)).collect();
     let engine = Engine::new(

@@ -33,7 +33,7 @@ pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};
 
-/// Random bytes in a lock value (DESIGN §1: 20+ bytes from the OS CSPRNG).
+/// Random bytes in a lock value (docs/design.md#the-lock-on-one-master: 20 bytes from the OS CSPRNG).
 const VALUE_BYTES: usize = 20;
 
 /// Lock values drawn from one fetch of OS randomness.
@@ -109,7 +109,7 @@ impl fmt::Debug for LockValue {
     }
 }
 
-/// A granted lock (DESIGN §2, step 7).
+/// A granted lock (docs/design.md#acquire, step 7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
     /// The resource, as requested.

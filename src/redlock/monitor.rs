@@ -1,4 +1,4 @@
-//! The node monitor (DESIGN §5): probes every master on a timer and on
+//! The node monitor (docs/design.md#quarantine): probes every master on a timer and on
 //! demand (reconnect, unverified reply), runs preflight, quarantine and the
 //! clock guard, and repairs a quarantined master's fence counter from a
 //! quorum of the others before it rejoins.

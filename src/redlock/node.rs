@@ -1,6 +1,6 @@
 //! The `Node` trait: the one seam between the quorum engine and a lock store.
 //! `redis.rs` implements it over fred; `fake.rs` in memory for engine tests.
-//! Each method is one atomic step on one master (DESIGN §1).
+//! Each method is one atomic step on one master (docs/design.md#the-lock-on-one-master).
 
 use std::future::Future;
 use std::time::Duration;
@@ -34,7 +34,7 @@ pub trait Node: Send + Sync + 'static {
     fn name(&self) -> &str;
 
     /// Whether the node may count towards an acquire quorum now
-    /// (quarantine, preflight; DESIGN §5). Extend and release ignore it.
+    /// (quarantine, preflight; docs/design.md#quarantine). Extend and release ignore it.
     fn standing(&self) -> Standing {
         Standing::Usable
     }
@@ -120,7 +120,7 @@ pub struct KeyView {
     pub fence: Option<u64>,
 }
 
-/// Whether a release is published on the release channel (DESIGN §4).
+/// Whether a release is published on the release channel (docs/design.md#waiting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Announce {
     /// Never: the cleanup of a failed attempt (announcing it would make

@@ -1,10 +1,10 @@
 //! Pure Redlock arithmetic: quorum size, the validity formula, and minting a
-//! fencing token from round-1 counters (DESIGN §2). Everything here is a
+//! fencing token from round-1 counters (docs/design.md#the-fencing-token). Everything here is a
 //! function of its arguments, so it is tested exhaustively without IO.
 
 use std::time::Duration;
 
-/// The fixed part of the clock-drift margin (DESIGN §2, step 5).
+/// The fixed part of the clock-drift margin (docs/design.md#acquire, step 5).
 const DRIFT_FLOOR: Duration = Duration::from_millis(2);
 
 /// The most nodes a cluster may have: a token's low 4 bits name a node.

@@ -31,7 +31,7 @@ impl<N: Node> Engine<N> {
         answers.into_iter().map(Option::flatten).collect()
     }
 
-    /// Deletes the lock on every node (DESIGN §3). Returns whether a majority
+    /// Deletes the lock on every node (docs/design.md#release). Returns whether a majority
     /// still held `value` when it was deleted: whether the critical section
     /// stayed protected to the end.
     ///

@@ -1,4 +1,4 @@
-//! A master's standing (DESIGN §5): usable, quarantined, or failed
+//! A master's standing (docs/design.md#quarantine): usable, quarantined, or failed
 //! preflight; and the pure rules that decide it from what a probe saw
 //! (role, eviction policy, identity, uptime, clock).
 

@@ -246,6 +246,13 @@ async fn tls_and_a_bearer_token_get_a_lock_and_a_wrong_token_does_not() {
     let client = connect(TOKEN).await.unwrap();
     let lease = client.acquire("lib/job", once(10)).await.unwrap().expect("a free lock");
     assert!(lease.release().await.unwrap());
+    // A Pipeline stream opened by the client carries the token too.
+    let pipeline = client.pipeline().await.unwrap();
+    let request = redlockd_client::proto::AcquireRequest {
+        resource: "lib/piped".into(),
+        ..Default::default()
+    };
+    assert!(pipeline.acquire(request).await.unwrap().acquired);
     let Err(Error::PermissionDenied(_)) = client.acquire("other/job", once(10)).await else {
         panic!("a resource outside the tenant's prefixes was locked");
     };

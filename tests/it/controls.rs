@@ -1,4 +1,4 @@
-//! The unsafe controls of the fault suite (DESIGN §6): schedules that DO
+//! The unsafe controls of the fault suite (docs/safety.md#where-each-claim-is-tested): schedules that DO
 //! break Redlock's mutual exclusion or token order, each paired with its
 //! safe twin. The checker must report the violation in the control (the test
 //! passes because it does) and nothing in the twin; the fenced store must
@@ -292,7 +292,7 @@ impl Gate {
     }
 }
 
-/// Runs DESIGN §2's adversarial schedule of quorums on five real masters
+/// Runs the adversarial schedule of docs/design.md#the-fencing-token of quorums on five real masters
 /// whose counters start at 0, recording each grant, and checks the history.
 async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
     use redlockd::redlock::{Acquired, Engine, EngineConfig};

@@ -1,4 +1,4 @@
-//! The fault suite (DESIGN §6): real masters, two daemons each behind its
+//! The fault suite (docs/safety.md#where-each-claim-is-tested): real masters, two daemons each behind its
 //! own fault proxy per master, contending clients, and the history checker.
 //! Safe scenarios must pass the checker; the unsafe controls must be caught
 //! by it — a checker that cannot fail proves nothing.

@@ -1,4 +1,4 @@
-//! Preflight and quarantine against real masters (DESIGN §5): evicting
+//! Preflight and quarantine against real masters (docs/design.md#quarantine): evicting
 //! masters are not used; a fresh or restarted master waits `max_ttl`, then
 //! rejoins with its fence counter repaired from a quorum of the others.
 
