@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt;
-use redlockd::api::proto::hold_request::Request as Ask;
-use redlockd::api::proto::lock_client::LockClient;
-use redlockd::api::proto::{AcquireRequest, HoldEvent, HoldRequest, HoldStart, ReleaseRequest};
-use redlockd::client::Pipeline;
+use redlockd_client::Pipeline;
+use redlockd_client::proto::hold_request::Request as Ask;
+use redlockd_client::proto::lock_client::LockClient;
+use redlockd_client::proto::{AcquireRequest, HoldEvent, HoldRequest, HoldStart, ReleaseRequest};
 use tokio::sync::{mpsc, watch};
 use tonic::transport::{Channel, Endpoint};
 

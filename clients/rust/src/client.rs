@@ -4,11 +4,15 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tonic::metadata::MetadataMap;
+use tonic::transport::Channel;
 
 use crate::connect::{self, DEFAULT_ADDR, Options, Stub};
 use crate::error::Error;
 use crate::hold::{self, HeldLock, HoldOptions};
 use crate::lease::Lease;
+use crate::pipeline::Pipeline;
+use crate::proto::lock_client::LockClient;
 use crate::proto::{AcquireRequest, InspectRequest, InspectResponse};
 use crate::wire;
 
@@ -23,6 +27,9 @@ const RETRY_PAUSE_MS: std::ops::RangeInclusive<u64> = 50..=250;
 #[derive(Clone)]
 pub struct Client {
     pub(crate) stub: Stub,
+    /// The plain channel and the token, for `Pipeline` streams.
+    channel: Channel,
+    token: Option<String>,
 }
 
 /// How `acquire` takes a lock.
@@ -70,8 +77,12 @@ impl Client {
     /// `Transport` when it cannot be reached; `InvalidArgument` for a bad
     /// address or token.
     pub async fn connect(addr: &str, options: Options) -> Result<Client, Error> {
-        let (stub, _) = connect::connect(addr, &options).await?;
-        Ok(Client { stub })
+        let (stub, channel) = connect::connect(addr, &options).await?;
+        Ok(Client {
+            stub,
+            channel,
+            token: options.token,
+        })
     }
 
     /// Connects as the environment says: `REDLOCKD_ADDR` (default
@@ -144,6 +155,22 @@ impl Client {
     /// for calls this crate does not wrap.
     pub fn stub(&self) -> Stub {
         self.stub.clone()
+    }
+
+    /// Opens a `Pipeline` stream on this connection (with the token): many
+    /// Acquire, Extend and Release calls over one stream.
+    ///
+    /// # Errors
+    /// The daemon's status when it refuses the stream.
+    pub async fn pipeline(&self) -> Result<Pipeline, Error> {
+        let mut metadata = MetadataMap::new();
+        if let Some(token) = &self.token {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| Error::InvalidArgument("the token must be printable ASCII".into()))?;
+            metadata.insert("authorization", value);
+        }
+        Ok(Pipeline::open_with(LockClient::new(self.channel.clone()), metadata).await?)
     }
 
     /// What the masters hold for `resource` (never lock values).
