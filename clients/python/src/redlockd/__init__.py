@@ -1,0 +1,53 @@
+"""redlockd: distributed locks with fencing tokens, from a daemon that runs
+Redlock against independent Redis masters.
+
+    import redlockd
+
+    client = redlockd.Client()                      # REDLOCKD_ADDR, default 127.0.0.1:7420
+    with client.hold("jobs/nightly", ttl=10, wait=5) as lease:
+        store.write(data, token=lease.fencing_token)  # the store rejects older tokens
+        if lease.lost.is_set(): ...                   # stop: the lock is gone
+
+``Client.acquire`` returns a ``Lease`` or ``None`` (contention is a value);
+``Client.hold`` is a session the daemon keeps extending, released on exit,
+which raises ``LockLost`` if the lock was lost meanwhile. ``AsyncClient`` is
+the same for asyncio. Durations are seconds (a float) or a ``timedelta``;
+``valid_until`` is a ``time.monotonic()`` deadline counted from the moment
+the request was sent.
+"""
+
+from ._aio import AsyncClient, AsyncHeldLease, AsyncHold, AsyncLease
+from ._common import TLS
+from ._errors import (
+    DeadlineExceeded,
+    InvalidArgument,
+    LockLost,
+    NotAcquired,
+    PermissionDenied,
+    RedlockdError,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+)
+from ._sync import Client, HeldLease, Hold, Lease
+
+__all__ = [
+    "AsyncClient",
+    "AsyncHeldLease",
+    "AsyncHold",
+    "AsyncLease",
+    "Client",
+    "DeadlineExceeded",
+    "HeldLease",
+    "Hold",
+    "InvalidArgument",
+    "Lease",
+    "LockLost",
+    "NotAcquired",
+    "PermissionDenied",
+    "RedlockdError",
+    "ResourceExhausted",
+    "TLS",
+    "Unauthenticated",
+    "Unavailable",
+]

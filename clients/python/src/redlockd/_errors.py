@@ -1,0 +1,110 @@
+"""What a call can fail with, by gRPC status code. Contention is not an
+error: ``acquire`` returns ``None``."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import grpc
+
+
+class RedlockdError(Exception):
+    """Any error of this client."""
+
+    #: The gRPC status code, when the daemon answered with one.
+    code: Optional[grpc.StatusCode] = None
+
+
+class InvalidArgument(RedlockdError, ValueError):
+    """A request field is out of range: the message names the field and the
+    allowed range (the daemon's own words; checked before sending when the
+    client can)."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class Unavailable(RedlockdError):
+    """Fewer than a quorum of the Redis masters could take part."""
+
+    code = grpc.StatusCode.UNAVAILABLE
+
+    def __init__(self, message: str, nodes: Optional[Dict[int, str]] = None, needed: Optional[int] = None):
+        super().__init__(message)
+        #: What each master said ("granted", "timed out", ...), by index.
+        self.nodes: Dict[int, str] = nodes or {}
+        #: The quorum, when the daemon said it.
+        self.needed = needed
+
+
+class NotAcquired(RedlockdError):
+    """``hold`` gave up: the wait ran out while someone else held the lock."""
+
+
+class LockLost(RedlockdError):
+    """The lock was lost while it was held: the work under it was not
+    protected to the end."""
+
+
+class Unauthenticated(RedlockdError):
+    """No valid bearer token."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(RedlockdError):
+    """The tenant may not lock this resource."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class ResourceExhausted(RedlockdError):
+    """A waiter or session limit of the daemon was hit."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class DeadlineExceeded(RedlockdError):
+    """The call's deadline passed."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+_BY_CODE = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
+}
+
+
+def from_status(code: grpc.StatusCode, message: str, details: Optional[bytes]) -> RedlockdError:
+    """The typed error for a status; ``details`` is the serialized
+    ``google.rpc.Status`` of the ``grpc-status-details-bin`` trailer."""
+    if code == grpc.StatusCode.UNAVAILABLE:
+        nodes, needed = _error_info(details)
+        return Unavailable(message, nodes, needed)
+    kind = _BY_CODE.get(code)
+    error = kind(message) if kind else RedlockdError(f"{code.name}: {message}")
+    if kind is None:
+        error.code = code
+    return error
+
+
+def _error_info(details: Optional[bytes]):
+    if not details:
+        return {}, None
+    from google.rpc import error_details_pb2, status_pb2
+
+    status = status_pb2.Status.FromString(details)
+    nodes: Dict[int, str] = {}
+    needed = None
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
+            for key, value in info.metadata.items():
+                if key.startswith("node.") and key[5:].isdigit():
+                    nodes[int(key[5:])] = value
+                elif key == "needed" and value.isdigit():
+                    needed = int(value)
+    return nodes, needed

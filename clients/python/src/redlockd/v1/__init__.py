@@ -1,0 +1,1 @@
+"""The generated redlockd.v1 messages and stub (from proto/redlockd/v1/lock.proto)."""
