@@ -167,7 +167,10 @@ async fn tokens_above_two_to_the_53_are_kept_exact() {
     }
     let client = client_of(&daemon).await;
     let lease = client.acquire("big", once(10)).await.unwrap().unwrap();
-    assert_eq!(lease.fencing_token(), (counter + 1) * 16);
+    // The counter every master returned, and the index of the first of them
+    // that answered in time (the round ends at a quorum).
+    assert_eq!(lease.fencing_token() / 16, counter + 1);
+    assert!(lease.fencing_token() % 16 < 5);
     assert!(lease.fencing_token() > 1 << 53);
     lease.release().await.unwrap();
     daemon.stop().await;
