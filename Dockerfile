@@ -15,10 +15,14 @@
 FROM rust:1-bookworm AS builder
 WORKDIR /src
 
-# Only what the build reads (see .dockerignore): the manifest and lock file,
-# the build script, the proto files, the compiled-in default config, the code,
-# and the patched fred (vendor/README.md).
+# Only what the build reads (see .dockerignore): the workspace manifest and
+# lock file, the build script, the proto files, the compiled-in default
+# config, the code, the client library redlockctl is built on (a workspace
+# member), and the patched fred (vendor/README.md). The benchmark and the
+# fuzz targets are crates of their own: the build does not need them.
+# `scripts/docker-context-build` builds from exactly these (CI runs it).
 COPY Cargo.toml Cargo.lock build.rs ./
+COPY clients/rust ./clients/rust
 COPY vendor ./vendor
 COPY proto ./proto
 COPY config ./config

@@ -17,25 +17,18 @@
 //!
 //! ```sh
 //! scripts/bench                                   # everything, from a fresh machine
-//! cargo bench --bench compare -- --duration 5 --systems redlockd,rslock --workloads a,b
+//! scripts/bench --duration 5 --systems redlockd,rslock --workloads a,b
 //! ```
 // A benchmark measures real elapsed time: the std clock is the right one here.
 #![allow(clippy::disallowed_methods)]
 #![forbid(unsafe_code)]
 
-#[path = "compare/daemon.rs"]
 mod daemon;
-#[path = "compare/drive.rs"]
 mod drive;
-#[path = "compare/etcd.rs"]
 mod etcd;
-#[path = "compare/in_process.rs"]
 mod in_process;
-#[path = "compare/measure.rs"]
 mod measure;
-#[path = "compare/node.rs"]
 mod node;
-#[path = "compare/report.rs"]
 mod report;
 
 use std::collections::BTreeMap;
@@ -101,9 +94,6 @@ struct Args {
     /// Also write the report here.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Passed by `cargo bench` (without it, as under `cargo test`, nothing runs).
-    #[arg(long, hide = true)]
-    bench: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
@@ -181,15 +171,6 @@ pub struct Results {
 }
 
 fn main() -> anyhow::Result<()> {
-    // `cargo test --all-targets` and nextest build this target too, and run
-    // it without `--bench` (nextest first with `--list`): report no tests
-    // and start nothing. `cargo bench` always passes `--bench`.
-    if !std::env::args().any(|a| a == "--bench") {
-        if !std::env::args().any(|a| a == "--list") {
-            say("not a test: run it with `cargo bench --bench compare -- ARGS` or scripts/bench");
-        }
-        return Ok(());
-    }
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let results = runtime.block_on(async {

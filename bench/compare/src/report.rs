@@ -596,10 +596,10 @@ fn locked_version(package: &str) -> String {
     let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap_or_default();
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
-        if line == format!("name = \"{package}\"") {
-            if let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = ")) {
-                return v.trim_matches('"').to_owned();
-            }
+        if line == format!("name = \"{package}\"")
+            && let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = "))
+        {
+            return v.trim_matches('"').to_owned();
         }
     }
     "?".into()
