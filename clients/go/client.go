@@ -207,11 +207,20 @@ func printable(field, value string, least, most int) error {
 	return nil
 }
 
-// retryPause is how long to wait before trying again after UNAVAILABLE,
-// or false when the wait would run out first.
-func retryPause(deadline time.Time) (time.Duration, bool) {
+// retryAfter pauses after err and returns nil when the call is to be tried
+// again: err is UNAVAILABLE and a jittered pause still fits before
+// deadline. Otherwise it returns err (or ctx's error).
+func retryAfter(ctx context.Context, err error, deadline time.Time) error {
 	pause := 50*time.Millisecond + time.Duration(rand.Int63n(int64(200*time.Millisecond)))
-	return pause, time.Now().Add(pause).Before(deadline)
+	if !isUnavailable(err) || !time.Now().Add(pause).Before(deadline) {
+		return err
+	}
+	select {
+	case <-time.After(pause):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Acquire takes the lock on resource, trying for up to Wait. It returns
@@ -231,14 +240,8 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts ...LockOptio
 		}
 		reply, err := c.stub.Acquire(c.Outgoing(ctx), request)
 		if err != nil {
-			err = fromStatus(err)
-			if pause, again := retryPause(deadline); again && isUnavailable(err) {
-				select {
-				case <-time.After(pause):
-					continue
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
+			if err = retryAfter(ctx, fromStatus(err), deadline); err == nil {
+				continue
 			}
 			return nil, err
 		}

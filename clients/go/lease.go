@@ -23,9 +23,9 @@ type Lease struct {
 	validUntil time.Time
 	released   bool
 
-	ctx    context.Context
-	stop   context.CancelFunc
-	cause  error
+	ctx   context.Context
+	stop  context.CancelFunc
+	cause error
 
 	// Hold sessions only.
 	session *session
@@ -141,13 +141,8 @@ func (c *Client) Hold(ctx context.Context, resource string, opts ...LockOption) 
 	for {
 		l, err := c.open(ctx, resource, s, time.Until(deadline))
 		if err != nil {
-			if pause, again := retryPause(deadline); again && isUnavailable(err) {
-				select {
-				case <-time.After(pause):
-					continue
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
+			if err = retryAfter(ctx, err, deadline); err == nil {
+				continue
 			}
 			return nil, err
 		}

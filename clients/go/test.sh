@@ -34,6 +34,8 @@ ln -s "$here" "$gopath/src/$module"
 export GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOFLAGS= GOCACHE="$gopath/cache"
 
 cd "$gopath/src/$module"
+unformatted="$(gofmt -l "$here"/*.go)"
+[ -z "$unformatted" ] || { say "not gofmt-formatted: $unformatted"; exit 1; }
 go vet ./...
 go test -c -o "$gopath/redlockd.test" .
 "$root/scripts/with-dev-daemon" "$gopath/redlockd.test" -test.run '^TestClient' -test.v
