@@ -40,9 +40,15 @@ async fn main() -> Result<(), redlockd_client::Error> {
     lock.release().await?;
 
     // acquire/release by hand; contention is a value (None), not an error.
-    let lease = client.acquire(resource, AcquireOptions::new().wait(wait)).await?.expect("a free lock");
+    let lease = client
+        .acquire(resource, AcquireOptions::new().wait(wait))
+        .await?
+        .expect("a free lock");
     assert!(lease.fencing_token() > first);
-    assert!(client.acquire(resource, AcquireOptions::new()).await?.is_none(), "a second holder");
+    assert!(
+        client.acquire(resource, AcquireOptions::new()).await?.is_none(),
+        "a second holder"
+    );
     assert!(store.write(lease.fencing_token(), "second"));
     let second = lease.fencing_token();
     assert!(lease.release().await?);
