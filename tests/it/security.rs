@@ -346,11 +346,11 @@ fn deployed_acl(password: &str) -> Vec<String> {
         .map(str::trim)
         .find(|line| line.starts_with("user redlockd "))
         .expect("deploy/redis-masters.yaml defines the redlockd ACL user");
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md")).unwrap();
     let permissions = rule.split_once("#$hash ").expect("the rule sets a password hash").1;
     assert!(
-        readme.contains(permissions),
-        "README.md must document the same ACL as deploy/: {permissions}"
+        docs.contains(permissions),
+        "docs/configuration.md must document the same ACL as deploy/: {permissions}"
     );
     let mut args = vec!["--user".to_owned(), "default".into(), "off".into(), "--user".into()];
     args.extend(rule.trim_start_matches("user ").split_whitespace().map(|word| {
