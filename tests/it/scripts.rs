@@ -351,7 +351,7 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
             "locker",
             "on",
             ">s3cret",
-            // The minimal ACL the README documents.
+            // The minimal ACL docs/configuration.md documents.
             "~redlockd:*",
             "&redlockd:*",
             "+publish",
