@@ -1,44 +1,67 @@
 #!/usr/bin/env bash
 # The Node client's tests against a real daemon and five real masters
-# (scripts/with-dev-daemon): installs its npm dependencies, type-checks
-# test/types.ts against lib/index.d.ts (`await using` included), then runs
-# the plain tests, the test that kills three masters (a daemon of its own)
-# and the TLS + token test (the --secure daemon); and checks that the
-# package installs from the repository path and takes a lock.
+# (scripts/with-dev-daemon). Installs its npm dependencies, checks that the
+# committed src/gen/ and lib/ are what the proto and src/ give, compiles the
+# tests (TypeScript, `await using` lowered for Node 20), then runs the plain
+# tests, the test that kills three masters (a daemon of its own) and the TLS
+# + token test (the --secure daemon); last, installs the package from the
+# repository path into a fresh npm project and takes a lock in five lines,
+# from JavaScript and from TypeScript.
 #
-#   bash clients/node/test.sh        (from anywhere)
+#   bash clients/node/test.sh        (from anywhere; REDLOCKD_BIN picks the daemon)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 say() { echo "clients/node/test.sh: $*" >&2; }
-command -v redis-cli >/dev/null || "$root/scripts/ensure-deps"
+command -v redis-server >/dev/null && command -v redis-cli >/dev/null || "$root/scripts/ensure-deps"
 
 cd "$here"
-# The API contract ships inside the package: it must be the repository's.
-cmp -s proto/redlockd/v1/lock.proto "$root/proto/redlockd/v1/lock.proto" ||
-  { say "proto/redlockd/v1/lock.proto differs from the repository's: copy it again"; exit 1; }
-if [ -f package-lock.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error
-else
-  npm install --no-audit --no-fund --loglevel=error
-fi
-# Type-checks test/types.ts and compiles test/dispose.test.ts (`await using`).
-npx --no-install tsc -p tsconfig.json
+npm ci --no-audit --no-fund --loglevel=error
 
-"$root/scripts/with-dev-daemon" node --test test/client.test.js test/dispose.test.js
-"$root/scripts/with-dev-daemon" node --test test/kills_masters.test.js
-"$root/scripts/with-dev-daemon" --secure node --test test/secure.test.js
-
-# A user installs it from the repository path and takes a lock in five lines.
+# What is committed must be what the sources give: users never run protoc or tsc.
 fresh="$(mktemp -d -t redlockd-node.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
-(cd "$fresh" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$here" >/dev/null)
-cat >"$fresh/five-lines.js" <<'JS'
+bash scripts/gen.sh "$fresh/gen" >/dev/null
+diff -r src/gen "$fresh/gen" >/dev/null ||
+  { say "src/gen/ is stale: run bash clients/node/scripts/gen.sh, then npm run build"; exit 1; }
+npx --no-install tsc -p tsconfig.build.json --outDir "$fresh/lib"
+diff -r lib "$fresh/lib" >/dev/null || { say "lib/ is stale: run npm run build in clients/node"; exit 1; }
+
+rm -rf test/.build
+npx --no-install tsc -p tsconfig.json
+"$root/scripts/with-dev-daemon" node --test test/.build/locking.test.js test/.build/sessions.test.js
+"$root/scripts/with-dev-daemon" node --test test/.build/kills-masters.test.js
+"$root/scripts/with-dev-daemon" --secure node --test test/.build/secure.test.js
+
+# A user installs it from the repository path and takes a lock in five
+# lines (npm links a folder), and from a packed tarball (what `files` ships)
+# with TypeScript's `await using`.
+linked="$fresh/linked" packed="$fresh/packed"
+mkdir -p "$linked" "$packed"
+(cd "$linked" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$here" >/dev/null)
+cat >"$linked/five-lines.js" <<'JS'
 const { Client } = require('@redlockd/client');
-const client = new Client();
-client.using('examples/five-lines', { ttl: 10000, wait: 5000 }, async (signal, lock) => {
-  console.log('fencing token', lock.fencingToken);
+const client = new Client(); // REDLOCKD_ADDR, else 127.0.0.1:7420
+client.using('examples/five-lines', { ttl: 10_000, wait: 5_000 }, async (signal, lock) => {
+  console.log(`fencing token ${lock.fencingToken}`);
 }).finally(() => client.close());
 JS
-(cd "$fresh" && "$root/scripts/with-dev-daemon" node five-lines.js) | grep -q "fencing token"
+tarball="$(npm pack --silent --pack-destination "$fresh" 2>/dev/null | tail -1)"
+(cd "$packed" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$fresh/$tarball" >/dev/null)
+cat >"$packed/five-lines.ts" <<'TS'
+import { Client } from '@redlockd/client';
+const client = new Client();
+(async () => {
+  await using lock = await client.hold('examples/five-lines-ts', { ttl: 10_000, wait: 5_000 });
+  console.log(`fencing token ${lock.fencingToken satisfies bigint}`);
+})().finally(() => client.close());
+TS
+cat >"$packed/tsconfig.json" <<JSON
+{ "compilerOptions": { "target": "es2022", "module": "node16", "strict": true, "outDir": "out",
+    "lib": ["es2022", "esnext.disposable"], "types": ["node"], "typeRoots": ["$here/node_modules/@types"] },
+  "files": ["five-lines.ts"] }
+JSON
+"$here/node_modules/.bin/tsc" -p "$packed/tsconfig.json"
+(cd "$linked" && "$root/scripts/with-dev-daemon" node five-lines.js) | grep "^fencing token [0-9]*$"
+(cd "$packed" && "$root/scripts/with-dev-daemon" node out/five-lines.js) | grep "^fencing token [0-9]*$"
 say "ok"

@@ -1,103 +1,125 @@
-'use strict';
-// What a call can fail with, by gRPC status code. Contention is not an
-// error: acquire() resolves to null.
-
-const path = require('node:path');
-const grpc = require('@grpc/grpc-js');
-const protobuf = require('protobufjs');
-
+"use strict";
+// What a call can fail with, one class per gRPC status code the daemon
+// uses. Contention is not an error: acquire() resolves to null.
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.DeadlineExceededError = exports.ResourceExhaustedError = exports.PermissionDeniedError = exports.UnauthenticatedError = exports.LockLostError = exports.NotAcquiredError = exports.UnavailableError = exports.InvalidArgumentError = exports.RedlockdError = void 0;
+exports.masterOutcomes = masterOutcomes;
+exports.fromStatus = fromStatus;
+const grpc_js_1 = require("@grpc/grpc-js");
+const status_1 = require("./gen/google/rpc/status");
+/** Any failure of this client; `code` is the gRPC status code, when there was one. */
 class RedlockdError extends Error {
-  constructor(message, code) {
-    super(message);
-    this.name = this.constructor.name;
-    /** The gRPC status code, when the daemon answered with one. */
-    this.code = code;
-  }
-}
-/** A request field is out of range: the message names it and the range. */
-class InvalidArgumentError extends RedlockdError {}
-/** Fewer than a quorum of the Redis masters could take part. */
-class UnavailableError extends RedlockdError {
-  constructor(message, nodes, needed) {
-    super(message, grpc.status.UNAVAILABLE);
-    /** What each master said ("granted", "timed out", ...), by index. */
-    this.nodes = nodes;
-    /** The quorum, when the daemon said it. */
-    this.needed = needed;
-  }
-}
-/** hold(): the wait ran out while someone else held the lock. */
-class NotAcquiredError extends RedlockdError {}
-/** The lock was lost while it was held. */
-class LockLostError extends RedlockdError {}
-class UnauthenticatedError extends RedlockdError {}
-class PermissionDeniedError extends RedlockdError {}
-class ResourceExhaustedError extends RedlockdError {}
-class DeadlineExceededError extends RedlockdError {}
-
-const BY_CODE = {
-  [grpc.status.INVALID_ARGUMENT]: InvalidArgumentError,
-  [grpc.status.UNAUTHENTICATED]: UnauthenticatedError,
-  [grpc.status.PERMISSION_DENIED]: PermissionDeniedError,
-  [grpc.status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
-  [grpc.status.DEADLINE_EXCEEDED]: DeadlineExceededError,
-};
-
-let rpcTypes;
-function rpc() {
-  if (!rpcTypes) {
-    const root = new protobuf.Root();
-    root.resolvePath = (_origin, target) =>
-      target.startsWith('google/protobuf/')
-        ? target
-        : path.join(__dirname, '..', 'proto', target);
-    root.loadSync('google/rpc/status.proto', { keepCase: true });
-    rpcTypes = { Status: root.lookupType('google.rpc.Status'), ErrorInfo: root.lookupType('google.rpc.ErrorInfo') };
-  }
-  return rpcTypes;
-}
-
-/** What each master said, from the status's google.rpc.ErrorInfo. */
-function errorInfo(metadata) {
-  const nodes = {};
-  let needed;
-  const raw = metadata && metadata.get('grpc-status-details-bin');
-  if (!raw || raw.length === 0) return { nodes, needed };
-  const { Status, ErrorInfo } = rpc();
-  const status = Status.decode(Buffer.isBuffer(raw[0]) ? raw[0] : Buffer.from(raw[0]));
-  for (const detail of status.details || []) {
-    if (!String(detail.type_url).endsWith('google.rpc.ErrorInfo')) continue;
-    const info = ErrorInfo.decode(detail.value);
-    for (const [key, value] of Object.entries(info.metadata || {})) {
-      if (key.startsWith('node.')) nodes[Number(key.slice(5))] = value;
-      else if (key === 'needed') needed = Number(value);
+    /** The gRPC status code, when the daemon (or grpc-js) answered with one. */
+    code;
+    constructor(message, code, options) {
+        super(message, options);
+        this.name = new.target.name;
+        this.code = code;
     }
-  }
-  return { nodes, needed };
 }
-
-/** The typed error of a failed call. */
-function fromStatus(err) {
-  if (err instanceof RedlockdError) return err;
-  const code = err.code;
-  const message = err.details || err.message;
-  if (code === grpc.status.UNAVAILABLE) {
-    const { nodes, needed } = errorInfo(err.metadata);
-    return new UnavailableError(message, nodes, needed);
-  }
-  const Kind = BY_CODE[code];
-  return Kind ? new Kind(message, code) : new RedlockdError(message, code);
+exports.RedlockdError = RedlockdError;
+/** A request field is out of range: the message names the field and the allowed range. */
+class InvalidArgumentError extends RedlockdError {
+    constructor(message) {
+        super(message, grpc_js_1.status.INVALID_ARGUMENT);
+    }
 }
-
-module.exports = {
-  RedlockdError,
-  InvalidArgumentError,
-  UnavailableError,
-  NotAcquiredError,
-  LockLostError,
-  UnauthenticatedError,
-  PermissionDeniedError,
-  ResourceExhaustedError,
-  DeadlineExceededError,
-  fromStatus,
+exports.InvalidArgumentError = InvalidArgumentError;
+/**
+ * Fewer than a quorum of the Redis masters could take part (or the daemon
+ * itself could not be reached). `nodes` is what each master said, in index
+ * order ("granted", "held by another owner", "timed out", "errored",
+ * "quarantined", "unusable"), decoded from the status's google.rpc.ErrorInfo.
+ */
+class UnavailableError extends RedlockdError {
+    /** What each master said, in index order; empty when the daemon did not say. */
+    nodes;
+    /** How many masters make a quorum, when the daemon said. */
+    needed;
+    constructor(message, nodes = [], needed) {
+        super(message, grpc_js_1.status.UNAVAILABLE);
+        this.nodes = nodes;
+        this.needed = needed;
+    }
+}
+exports.UnavailableError = UnavailableError;
+/** hold()/using(): the wait ran out while someone else held the lock. */
+class NotAcquiredError extends RedlockdError {
+    /** Why the last attempt failed, e.g. "FAILURE_REASON_TAKEN". */
+    reason;
+    /** What each master said in the last attempt, in index order ("taken", "granted", ...). */
+    nodes;
+    constructor(resource, reason, nodes) {
+        super(`the lock on ${JSON.stringify(resource)} stayed with someone else for the whole wait (${reason})`);
+        this.reason = reason;
+        this.nodes = nodes;
+    }
+}
+exports.NotAcquiredError = NotAcquiredError;
+/**
+ * The lock was lost while it was held, or was not held to the end when it
+ * was released: work done under it may have overlapped another holder's.
+ */
+class LockLostError extends RedlockdError {
+}
+exports.LockLostError = LockLostError;
+/** The daemon wants a valid `authorization: Bearer <token>`. */
+class UnauthenticatedError extends RedlockdError {
+}
+exports.UnauthenticatedError = UnauthenticatedError;
+/** The token's tenant may not lock this resource (outside its prefixes). */
+class PermissionDeniedError extends RedlockdError {
+}
+exports.PermissionDeniedError = PermissionDeniedError;
+/** A waiter or session limit of the daemon was hit. */
+class ResourceExhaustedError extends RedlockdError {
+}
+exports.ResourceExhaustedError = ResourceExhaustedError;
+/** The call's gRPC deadline passed before the lock could be taken. */
+class DeadlineExceededError extends RedlockdError {
+}
+exports.DeadlineExceededError = DeadlineExceededError;
+const BY_CODE = {
+    [grpc_js_1.status.UNAUTHENTICATED]: UnauthenticatedError,
+    [grpc_js_1.status.PERMISSION_DENIED]: PermissionDeniedError,
+    [grpc_js_1.status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
+    [grpc_js_1.status.DEADLINE_EXCEEDED]: DeadlineExceededError,
 };
+const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
+/** What each master said and the quorum, from a status's google.rpc.ErrorInfo. */
+function masterOutcomes(metadata) {
+    const nodes = [];
+    let needed;
+    const raw = metadata?.get('grpc-status-details-bin') ?? [];
+    for (const bytes of raw) {
+        if (typeof bytes === 'string')
+            continue;
+        for (const detail of status_1.Status.decode(bytes).details) {
+            if (detail.typeUrl !== ERROR_INFO)
+                continue;
+            for (const [key, value] of Object.entries(status_1.ErrorInfo.decode(detail.value).metadata)) {
+                if (key === 'needed')
+                    needed = Number(value);
+                else if (key.startsWith('node.'))
+                    nodes[Number(key.slice('node.'.length))] = value;
+            }
+        }
+    }
+    return { nodes, needed };
+}
+/** The typed error of a failed gRPC call (grpc-js's ServiceError, or anything else). */
+function fromStatus(error) {
+    if (error instanceof RedlockdError)
+        return error;
+    const e = error;
+    const code = typeof e?.code === 'number' ? e.code : undefined;
+    const message = String(e?.details || e?.message || error);
+    if (code === grpc_js_1.status.INVALID_ARGUMENT)
+        return new InvalidArgumentError(message);
+    if (code === grpc_js_1.status.UNAVAILABLE) {
+        const { nodes, needed } = masterOutcomes(e.metadata);
+        return new UnavailableError(message, nodes, needed);
+    }
+    const Kind = code === undefined ? undefined : BY_CODE[code];
+    return Kind ? new Kind(message, code) : new RedlockdError(message, code, { cause: error });
+}

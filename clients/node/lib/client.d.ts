@@ -1,0 +1,62 @@
+import { type ClientOptions } from './connection';
+import { type InspectResponse } from './gen/redlockd/v1/lock';
+import { type HeldLock } from './held-lock';
+import { Lease } from './lease';
+/** Options of Client.acquire(). */
+export interface AcquireOptions {
+    /** Time to live on the masters, ms (default 10000; the daemon allows 250 to 60000 by default). */
+    ttl?: number;
+    /** How long to keep trying while someone else holds the lock, ms (default 0: one attempt). */
+    wait?: number;
+    /** A label for logs and Inspect (a pod name, a job id); never part of the lock's identity. */
+    owner?: string;
+    /** Aborting it gives up the wait; the promise rejects with its reason. */
+    signal?: AbortSignal;
+}
+/** Options of Client.hold() and Client.using(). */
+export interface HoldOptions extends AcquireOptions {
+    /** How long to wait for the lock, ms (default 5000). */
+    wait?: number;
+    /** The longest the daemon keeps the lock, ms from when it was granted (default: the daemon's max_hold, 1 h). */
+    maxHold?: number;
+    /** Aborting it gives up the wait, or releases the lock once it is held. */
+    signal?: AbortSignal;
+}
+/** A connection to one redlockd (or a load balancer in front of several). */
+export declare class Client {
+    #private;
+    /**
+     * Unset options come from REDLOCKD_ADDR (default 127.0.0.1:7420),
+     * REDLOCKD_TOKEN and REDLOCKD_CA / REDLOCKD_CERT / REDLOCKD_KEY, as
+     * redlockctl reads them. Connects lazily, on the first call.
+     */
+    constructor(options?: ClientOptions);
+    /** Closes the connection; pending calls fail. */
+    close(): void;
+    /**
+     * Takes the lock on `resource`, trying for up to `wait` ms. Resolves to
+     * null when someone else kept it all along: contention is a value, not an
+     * error. A wait cut short by UNAVAILABLE is retried (jittered) until it
+     * runs out, then rejects with UnavailableError.
+     */
+    acquire(resource: string, options?: AcquireOptions): Promise<Lease | null>;
+    /**
+     * Opens a Hold session: resolves once the lock is held; the daemon then
+     * extends it for as long as the session lives. Rejects with
+     * NotAcquiredError when the wait (default 5000 ms) runs out. `lock.signal`
+     * aborts with a LockLostError the moment the lock is lost.
+     *
+     *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
+     */
+    hold(resource: string, options?: HoldOptions): Promise<HeldLock>;
+    /**
+     * node-redlock's `using`: runs `routine(signal, lock)` while a Hold
+     * session holds the lock, then releases it. `signal` aborts the moment the
+     * lock is lost, and then this rejects with LockLostError even if the
+     * routine succeeded. If the routine throws, the lock is released and its
+     * error is rethrown.
+     */
+    using<T>(resource: string, options: HoldOptions, routine: (signal: AbortSignal, lock: HeldLock) => Promise<T>): Promise<T>;
+    /** What the masters hold for `resource` (never lock values). */
+    inspect(resource: string): Promise<InspectResponse>;
+}

@@ -1,0 +1,47 @@
+import './polyfill';
+import { inspect } from 'node:util';
+import type { ClientDuplexStream } from '@grpc/grpc-js';
+import { type HoldRequest, type HoldResponse, type HoldStart } from './gen/redlockd/v1/lock';
+/** A Hold stream. */
+export type HoldStream = ClientDuplexStream<HoldRequest, HoldResponse>;
+/**
+ * Sends `start` on a new Hold stream and resolves once the lock is held.
+ * Rejects with NotAcquiredError when the wait runs out, a typed error when
+ * the daemon refuses, and the signal's reason when `signal` aborts first.
+ */
+export declare function openSession(call: HoldStream, start: HoldStart, signal?: AbortSignal): Promise<HeldLock>;
+/** A lock a Hold session holds. Made by Client.hold(). */
+export declare class HeldLock implements AsyncDisposable {
+    #private;
+    /** The locked resource, as requested. */
+    readonly resource: string;
+    /** The session's fencing token (it never changes within a session): a bigint, exact above 2^53. */
+    readonly fencingToken: bigint;
+    /**
+     * A performance.now() deadline (ms) that moves on with every extension
+     * the daemon makes. The daemon says LOST ahead of it; should it fall
+     * silent, `signal` aborts at this deadline all the same.
+     */
+    validUntil: number;
+    /** Aborted, with a LockLostError as its reason, the moment the lock is lost. */
+    readonly signal: AbortSignal;
+    /** Whether the lock was lost. */
+    get lost(): boolean;
+    /** Milliseconds of guaranteed hold left (0 once lost). */
+    get remaining(): number;
+    /**
+     * Gives the lock back and waits for the daemon's word. Resolves true when
+     * it was held to the end, false when it was lost first (then `signal` has
+     * aborted). Calling it again returns the first answer.
+     */
+    release(): Promise<boolean>;
+    /** `await using`: releases, and throws LockLostError when the lock was lost. */
+    [Symbol.asyncDispose](): Promise<void>;
+    toJSON(): {
+        resource: string;
+        fencingToken: string;
+        validUntil: number;
+        lost: boolean;
+    };
+    [inspect.custom](): string;
+}

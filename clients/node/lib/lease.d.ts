@@ -1,0 +1,47 @@
+import './polyfill';
+import { inspect } from 'node:util';
+import type { ExtendRequest, ExtendResponse, ReleaseRequest, ReleaseResponse } from './gen/redlockd/v1/lock';
+/** The unary calls a Lease makes, on its client's connection. */
+export interface LeaseCalls {
+    extend(request: ExtendRequest): Promise<ExtendResponse>;
+    release(request: ReleaseRequest): Promise<ReleaseResponse>;
+}
+/**
+ * A granted lock. Its value (the secret that proves ownership) is kept in a
+ * private field: never printed, never in JSON.
+ */
+export declare class Lease implements AsyncDisposable {
+    #private;
+    /** The locked resource, as requested. */
+    readonly resource: string;
+    /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
+    readonly fencingToken: bigint;
+    /**
+     * A performance.now() deadline (ms): the lock is guaranteed until then,
+     * counted from when the Acquire (or the last Extend) was SENT.
+     */
+    validUntil: number;
+    /** Milliseconds of guaranteed hold left (0 once past validUntil). */
+    get remaining(): number;
+    /**
+     * Resets the lock's time to live to `ttl` ms (default: the TTL it was
+     * acquired with) and moves validUntil on. Resolves false when the lock
+     * is lost (expired or taken over): stop working under it.
+     */
+    extend(ttl?: number | undefined): Promise<boolean>;
+    /**
+     * Gives the lock back. Resolves true when it was still held to the end,
+     * false when it had expired or been taken over meanwhile (work done under
+     * it may have overlapped another holder's). Calling it again returns the
+     * first answer.
+     */
+    release(): Promise<boolean>;
+    /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */
+    [Symbol.asyncDispose](): Promise<void>;
+    toJSON(): {
+        resource: string;
+        fencingToken: string;
+        validUntil: number;
+    };
+    [inspect.custom](): string;
+}

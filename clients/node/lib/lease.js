@@ -1,0 +1,89 @@
+"use strict";
+// A lock taken with Client.acquire(): the caller extends and releases it.
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Lease = void 0;
+require("./polyfill");
+const node_perf_hooks_1 = require("node:perf_hooks");
+const node_util_1 = require("node:util");
+const errors_1 = require("./errors");
+const validate_1 = require("./validate");
+/**
+ * A granted lock. Its value (the secret that proves ownership) is kept in a
+ * private field: never printed, never in JSON.
+ */
+class Lease {
+    /** The locked resource, as requested. */
+    resource;
+    /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
+    fencingToken;
+    /**
+     * A performance.now() deadline (ms): the lock is guaranteed until then,
+     * counted from when the Acquire (or the last Extend) was SENT.
+     */
+    validUntil;
+    #value;
+    #calls;
+    #ttl;
+    #released;
+    /** @internal Made by Client.acquire(). */
+    constructor(calls, lease, sentAt, ttl) {
+        this.#calls = calls;
+        this.#value = lease.value;
+        this.#ttl = ttl;
+        this.resource = lease.resource;
+        this.fencingToken = lease.fencingToken;
+        this.validUntil = sentAt + (0, validate_1.fromDuration)(lease.validity);
+    }
+    /** Milliseconds of guaranteed hold left (0 once past validUntil). */
+    get remaining() {
+        return Math.max(0, this.validUntil - node_perf_hooks_1.performance.now());
+    }
+    /**
+     * Resets the lock's time to live to `ttl` ms (default: the TTL it was
+     * acquired with) and moves validUntil on. Resolves false when the lock
+     * is lost (expired or taken over): stop working under it.
+     */
+    async extend(ttl = this.#ttl) {
+        if (ttl !== undefined)
+            (0, validate_1.millis)('ttl', ttl);
+        if (this.#released)
+            throw new errors_1.RedlockdError(`the lease on ${JSON.stringify(this.resource)} was released`);
+        const sentAt = node_perf_hooks_1.performance.now();
+        const reply = await this.#calls.extend({
+            resource: this.resource,
+            value: this.#value,
+            ttl: ttl === undefined ? undefined : (0, validate_1.toDuration)(ttl),
+        });
+        if (reply.extended) {
+            this.validUntil = sentAt + (0, validate_1.fromDuration)(reply.validity);
+            this.#ttl = ttl;
+        }
+        else {
+            this.validUntil = Math.min(this.validUntil, node_perf_hooks_1.performance.now());
+        }
+        return reply.extended;
+    }
+    /**
+     * Gives the lock back. Resolves true when it was still held to the end,
+     * false when it had expired or been taken over meanwhile (work done under
+     * it may have overlapped another holder's). Calling it again returns the
+     * first answer.
+     */
+    release() {
+        this.#released ??= this.#calls.release({ resource: this.resource, value: this.#value }).then((r) => r.released);
+        return this.#released;
+    }
+    /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */
+    async [Symbol.asyncDispose]() {
+        if (!(await this.release())) {
+            throw new errors_1.LockLostError(`the lock on ${JSON.stringify(this.resource)} was not held to the end: it had expired or been taken over`);
+        }
+    }
+    toJSON() {
+        return { resource: this.resource, fencingToken: this.fencingToken.toString(), validUntil: this.validUntil };
+    }
+    [node_util_1.inspect.custom]() {
+        return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n }`;
+    }
+}
+exports.Lease = Lease;

@@ -1,0 +1,15 @@
+import type { Duration } from './gen/google/protobuf/duration';
+/** Longest resource name, in bytes (as the daemon). */
+export declare const MAX_RESOURCE_BYTES = 256;
+/** Longest owner label, in bytes (as the daemon). */
+export declare const MAX_OWNER_BYTES = 256;
+/** A resource name: 1 to 256 bytes of printable UTF-8. */
+export declare function resource(value: unknown): string;
+/** An owner label: 0 to 256 bytes of printable UTF-8. */
+export declare function owner(value: unknown): string;
+/** A duration in milliseconds: a finite number >= 0. */
+export declare function millis(field: string, value: unknown): number;
+/** Milliseconds as a protobuf Duration. */
+export declare function toDuration(ms: number): Duration;
+/** A protobuf Duration as milliseconds (0 when unset). */
+export declare function fromDuration(d: Duration | undefined): number;

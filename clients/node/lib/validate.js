@@ -1,0 +1,65 @@
+"use strict";
+// Request checks made before anything is sent, worded as the daemon words
+// them (src/api/request.rs), so a message reads the same from either side.
+// Ranges the client cannot know (the daemon's min_ttl, max_ttl, max_wait,
+// max_hold) are left to the daemon, which names the field and the range.
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
+exports.resource = resource;
+exports.owner = owner;
+exports.millis = millis;
+exports.toDuration = toDuration;
+exports.fromDuration = fromDuration;
+const errors_1 = require("./errors");
+/** Longest resource name, in bytes (as the daemon). */
+exports.MAX_RESOURCE_BYTES = 256;
+/** Longest owner label, in bytes (as the daemon). */
+exports.MAX_OWNER_BYTES = 256;
+// Rust's char::is_control: the Unicode category Cc.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+/** A character as Rust's `{:?}` shows it: '\n', '\0', '\u{7f}'. */
+function rustDebug(c) {
+    const named = { '\0': '\\0', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+    const code = c.codePointAt(0) ?? 0;
+    return `'${named[c] ?? `\\u{${code.toString(16)}}`}'`;
+}
+function printable(field, value, least, most) {
+    if (typeof value !== 'string') {
+        throw new errors_1.InvalidArgumentError(`invalid ${field}: must be a string, not ${typeof value}`);
+    }
+    const size = Buffer.byteLength(value, 'utf8');
+    if (size < least || size > most) {
+        throw new errors_1.InvalidArgumentError(`invalid ${field}: is ${size} bytes long; it must be ${least} to ${most} bytes of printable UTF-8`);
+    }
+    const control = CONTROL.exec(value);
+    if (control) {
+        throw new errors_1.InvalidArgumentError(`invalid ${field}: contains the control character ${rustDebug(control[0])}; only printable UTF-8 is allowed`);
+    }
+    return value;
+}
+/** A resource name: 1 to 256 bytes of printable UTF-8. */
+function resource(value) {
+    return printable('resource', value, 1, exports.MAX_RESOURCE_BYTES);
+}
+/** An owner label: 0 to 256 bytes of printable UTF-8. */
+function owner(value) {
+    return printable('owner', value, 0, exports.MAX_OWNER_BYTES);
+}
+/** A duration in milliseconds: a finite number >= 0. */
+function millis(field, value) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+        const shown = typeof value === 'number' ? `${value}ms` : `a ${typeof value}`;
+        throw new errors_1.InvalidArgumentError(`invalid ${field}: ${shown} is not a valid non-negative duration (milliseconds, a finite number >= 0)`);
+    }
+    return value;
+}
+/** Milliseconds as a protobuf Duration. */
+function toDuration(ms) {
+    const nanos = BigInt(Math.round(ms * 1e6));
+    return { seconds: nanos / 1000000000n, nanos: Number(nanos % 1000000000n) };
+}
+/** A protobuf Duration as milliseconds (0 when unset). */
+function fromDuration(d) {
+    return d ? Number(d.seconds) * 1000 + d.nanos / 1e6 : 0;
+}

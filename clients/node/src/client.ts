@@ -1,0 +1,163 @@
+// The client: a connection to one redlockd. Durations are milliseconds (as
+// node-redlock); fencing tokens are bigints; validity is counted from the
+// moment a request was SENT (the proto's client rule).
+
+import { performance } from 'node:perf_hooks';
+import type { Metadata, ServiceError } from '@grpc/grpc-js';
+import { type ClientOptions, connection } from './connection';
+import { fromStatus } from './errors';
+import { LockClient, type InspectResponse, type AcquireResponse } from './gen/redlockd/v1/lock';
+import { type HeldLock, openSession } from './held-lock';
+import { Lease, type LeaseCalls } from './lease';
+import { untilDeadline } from './retry';
+import { millis, owner as checkOwner, resource as checkResource, toDuration } from './validate';
+
+/** Options of Client.acquire(). */
+export interface AcquireOptions {
+  /** Time to live on the masters, ms (default 10000; the daemon allows 250 to 60000 by default). */
+  ttl?: number;
+  /** How long to keep trying while someone else holds the lock, ms (default 0: one attempt). */
+  wait?: number;
+  /** A label for logs and Inspect (a pod name, a job id); never part of the lock's identity. */
+  owner?: string;
+  /** Aborting it gives up the wait; the promise rejects with its reason. */
+  signal?: AbortSignal;
+}
+
+/** Options of Client.hold() and Client.using(). */
+export interface HoldOptions extends AcquireOptions {
+  /** How long to wait for the lock, ms (default 5000). */
+  wait?: number;
+  /** The longest the daemon keeps the lock, ms from when it was granted (default: the daemon's max_hold, 1 h). */
+  maxHold?: number;
+  /** Aborting it gives up the wait, or releases the lock once it is held. */
+  signal?: AbortSignal;
+}
+
+/** Extra time a unary call may take beyond its wait before its gRPC deadline. */
+const CALL_SLACK_MS = 30_000;
+
+/** A connection to one redlockd (or a load balancer in front of several). */
+export class Client {
+  readonly #stub: InstanceType<typeof LockClient>;
+  readonly #metadata: Metadata;
+  readonly #calls: LeaseCalls;
+
+  /**
+   * Unset options come from REDLOCKD_ADDR (default 127.0.0.1:7420),
+   * REDLOCKD_TOKEN and REDLOCKD_CA / REDLOCKD_CERT / REDLOCKD_KEY, as
+   * redlockctl reads them. Connects lazily, on the first call.
+   */
+  constructor(options: ClientOptions = {}) {
+    const { address, credentials, metadata } = connection(options);
+    this.#stub = new LockClient(address, credentials);
+    this.#metadata = metadata;
+    this.#calls = {
+      extend: (request) => this.#unary('extend', request, 0),
+      release: (request) => this.#unary('release', request, 0),
+    };
+  }
+
+  /** Closes the connection; pending calls fail. */
+  close(): void {
+    this.#stub.close();
+  }
+
+  #unary<Q, R>(method: 'acquire' | 'extend' | 'release' | 'inspect', request: Q, waitMs: number, signal?: AbortSignal): Promise<R> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const deadline = new Date(Date.now() + waitMs + CALL_SLACK_MS);
+      const onAbort = () => {
+        call.cancel();
+        reject(signal?.reason);
+      };
+      const stub = this.#stub as unknown as Record<string, (...args: unknown[]) => { cancel(): void }>;
+      const call = stub[method].call(this.#stub, request, this.#metadata, { deadline }, (error: ServiceError | null, reply: R) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (error) reject(fromStatus(error));
+        else resolve(reply);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Takes the lock on `resource`, trying for up to `wait` ms. Resolves to
+   * null when someone else kept it all along: contention is a value, not an
+   * error. A wait cut short by UNAVAILABLE is retried (jittered) until it
+   * runs out, then rejects with UnavailableError.
+   */
+  async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease | null> {
+    const { ttl = 10_000, wait = 0, owner = '', signal } = options;
+    checkResource(resource);
+    checkOwner(owner);
+    millis('ttl', ttl);
+    const deadline = performance.now() + millis('wait', wait);
+    return untilDeadline(deadline, signal, async (waitLeft) => {
+      const sentAt = performance.now();
+      const reply = await this.#unary<unknown, AcquireResponse>(
+        'acquire',
+        { resource, owner, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
+        waitLeft,
+        signal,
+      );
+      return reply.acquired && reply.lease ? new Lease(this.#calls, reply.lease, sentAt, ttl) : null;
+    });
+  }
+
+  /**
+   * Opens a Hold session: resolves once the lock is held; the daemon then
+   * extends it for as long as the session lives. Rejects with
+   * NotAcquiredError when the wait (default 5000 ms) runs out. `lock.signal`
+   * aborts with a LockLostError the moment the lock is lost.
+   *
+   *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
+   */
+  async hold(resource: string, options: HoldOptions = {}): Promise<HeldLock> {
+    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, signal } = options;
+    checkResource(resource);
+    checkOwner(owner);
+    millis('ttl', ttl);
+    if (maxHold !== undefined) millis('max_hold', maxHold);
+    const deadline = performance.now() + millis('wait', wait);
+    return untilDeadline(deadline, signal, (waitLeft) =>
+      openSession(
+        this.#stub.hold(this.#metadata),
+        {
+          resource,
+          owner,
+          ttl: toDuration(ttl),
+          wait: waitLeft > 0 ? toDuration(waitLeft) : undefined,
+          maxHold: maxHold === undefined ? undefined : toDuration(maxHold),
+        },
+        signal,
+      ),
+    );
+  }
+
+  /**
+   * node-redlock's `using`: runs `routine(signal, lock)` while a Hold
+   * session holds the lock, then releases it. `signal` aborts the moment the
+   * lock is lost, and then this rejects with LockLostError even if the
+   * routine succeeded. If the routine throws, the lock is released and its
+   * error is rethrown.
+   */
+  async using<T>(resource: string, options: HoldOptions, routine: (signal: AbortSignal, lock: HeldLock) => Promise<T>): Promise<T> {
+    const lock = await this.hold(resource, options);
+    let result: T;
+    try {
+      result = await routine(lock.signal, lock);
+    } catch (error) {
+      await lock.release().catch(() => {});
+      throw error;
+    }
+    await lock[Symbol.asyncDispose]();
+    return result;
+  }
+
+  /** What the masters hold for `resource` (never lock values). */
+  async inspect(resource: string): Promise<InspectResponse> {
+    checkResource(resource);
+    return this.#unary('inspect', { resource }, 0);
+  }
+}

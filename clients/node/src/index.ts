@@ -1,0 +1,25 @@
+// @redlockd/client: distributed locks with fencing tokens, from redlockd.
+//
+//   const client = new Client();                       // REDLOCKD_ADDR, REDLOCKD_TOKEN, TLS files
+//   await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
+//   await store.write(row, { fencingToken: lock.fencingToken, signal: lock.signal });
+
+import './polyfill';
+
+export { Client, type AcquireOptions, type HoldOptions } from './client';
+export { DEFAULT_ADDRESS, type ClientOptions, type TlsOptions } from './connection';
+export {
+  DeadlineExceededError,
+  InvalidArgumentError,
+  LockLostError,
+  NotAcquiredError,
+  PermissionDeniedError,
+  RedlockdError,
+  ResourceExhaustedError,
+  UnauthenticatedError,
+  UnavailableError,
+} from './errors';
+export type { InspectResponse, NodeView } from './gen/redlockd/v1/lock';
+export { HeldLock } from './held-lock';
+export { Lease } from './lease';
+export { MAX_OWNER_BYTES, MAX_RESOURCE_BYTES } from './validate';

@@ -1,0 +1,74 @@
+// Request checks made before anything is sent, worded as the daemon words
+// them (src/api/request.rs), so a message reads the same from either side.
+// Ranges the client cannot know (the daemon's min_ttl, max_ttl, max_wait,
+// max_hold) are left to the daemon, which names the field and the range.
+
+import { InvalidArgumentError } from './errors';
+import type { Duration } from './gen/google/protobuf/duration';
+
+/** Longest resource name, in bytes (as the daemon). */
+export const MAX_RESOURCE_BYTES = 256;
+/** Longest owner label, in bytes (as the daemon). */
+export const MAX_OWNER_BYTES = 256;
+
+// Rust's char::is_control: the Unicode category Cc.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+
+/** A character as Rust's `{:?}` shows it: '\n', '\0', '\u{7f}'. */
+function rustDebug(c: string): string {
+  const named: Record<string, string> = { '\0': '\\0', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+  const code = c.codePointAt(0) ?? 0;
+  return `'${named[c] ?? `\\u{${code.toString(16)}}`}'`;
+}
+
+function printable(field: string, value: unknown, least: number, most: number): string {
+  if (typeof value !== 'string') {
+    throw new InvalidArgumentError(`invalid ${field}: must be a string, not ${typeof value}`);
+  }
+  const size = Buffer.byteLength(value, 'utf8');
+  if (size < least || size > most) {
+    throw new InvalidArgumentError(
+      `invalid ${field}: is ${size} bytes long; it must be ${least} to ${most} bytes of printable UTF-8`,
+    );
+  }
+  const control = CONTROL.exec(value);
+  if (control) {
+    throw new InvalidArgumentError(
+      `invalid ${field}: contains the control character ${rustDebug(control[0])}; only printable UTF-8 is allowed`,
+    );
+  }
+  return value;
+}
+
+/** A resource name: 1 to 256 bytes of printable UTF-8. */
+export function resource(value: unknown): string {
+  return printable('resource', value, 1, MAX_RESOURCE_BYTES);
+}
+
+/** An owner label: 0 to 256 bytes of printable UTF-8. */
+export function owner(value: unknown): string {
+  return printable('owner', value, 0, MAX_OWNER_BYTES);
+}
+
+/** A duration in milliseconds: a finite number >= 0. */
+export function millis(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    const shown = typeof value === 'number' ? `${value}ms` : `a ${typeof value}`;
+    throw new InvalidArgumentError(
+      `invalid ${field}: ${shown} is not a valid non-negative duration (milliseconds, a finite number >= 0)`,
+    );
+  }
+  return value;
+}
+
+/** Milliseconds as a protobuf Duration. */
+export function toDuration(ms: number): Duration {
+  const nanos = BigInt(Math.round(ms * 1e6));
+  return { seconds: nanos / 1_000_000_000n, nanos: Number(nanos % 1_000_000_000n) };
+}
+
+/** A protobuf Duration as milliseconds (0 when unset). */
+export function fromDuration(d: Duration | undefined): number {
+  return d ? Number(d.seconds) * 1000 + d.nanos / 1e6 : 0;
+}

@@ -1,0 +1,140 @@
+// acquire / extend / release against a real daemon and five real masters.
+
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { performance } from 'node:perf_hooks';
+import { inspect } from 'node:util';
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { Client, InvalidArgumentError, Lease, LockLostError } from '@redlockd/client';
+import { LockClient } from '@redlockd/client/proto';
+import { masterPorts, redis, resource, sleep } from './helpers';
+
+const client = new Client();
+
+describe('acquire, extend and release', () => {
+  test('a second holder is refused, and the next holder gets a larger token', async () => {
+    const name = resource();
+    const first = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(first instanceof Lease);
+    assert.equal(typeof first.fencingToken, 'bigint');
+    assert.ok(first.validUntil > performance.now() && first.validUntil <= performance.now() + 10_000);
+    assert.equal(await client.acquire(name, { ttl: 10_000 }), null, 'two holders at once');
+    assert.equal(await client.acquire(name, { ttl: 10_000, wait: 300 }), null, 'two holders after a wait');
+    const before = first.validUntil;
+    await sleep(20);
+    assert.equal(await first.extend(20_000), true);
+    assert.ok(first.validUntil > before + 5_000, 'extend did not move validUntil on');
+    assert.equal(await first.release(), true);
+    const second = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(second && second.fencingToken > first.fencingToken);
+    await second.release();
+  });
+
+  test('acquire with a wait gets the lock once the holder releases', async () => {
+    const name = resource();
+    const first = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(first);
+    const waiting = client.acquire(name, { ttl: 10_000, wait: 10_000 });
+    await sleep(300);
+    await first.release();
+    const second = await waiting;
+    assert.ok(second && second.fencingToken > first.fencingToken);
+    await second.release();
+  });
+
+  test('a lease never shows its value: not in JSON, not in inspect', async () => {
+    const lease = await client.acquire(resource(), { ttl: 10_000 });
+    assert.ok(lease);
+    const shown = JSON.stringify(lease) + inspect(lease, { showHidden: true }) + String(Object.keys(lease));
+    assert.doesNotMatch(shown, /[0-9a-f]{40}/, 'the lock value was shown');
+    assert.match(shown, new RegExp(`${lease.fencingToken}`));
+    await lease.release();
+  });
+
+  test('a release after the lock expired is reported: false, and LockLostError from await using', async () => {
+    const lease = await client.acquire(resource(), { ttl: 300 });
+    assert.ok(lease);
+    await sleep(600);
+    assert.equal(await lease.extend(), false);
+    assert.equal(await lease.release(), false);
+    await assert.rejects(lease[Symbol.asyncDispose](), LockLostError);
+  });
+
+  test('tokens above 2^53 stay exact: bigints, never numbers', async () => {
+    const ports = masterPorts();
+    assert.equal(ports.length, 5);
+    // Above every counter handed out, below 2^53 (where the masters' Lua stops).
+    const highest = ports.map((p) => BigInt(redis(p, 'GET', 'redlockd:fence') || '0')).reduce((a, b) => (a > b ? a : b));
+    const counter = highest + 1_000_003n;
+    for (const port of ports) assert.equal(redis(port, 'SET', 'redlockd:fence', String(counter)), 'OK');
+    const lease = await client.acquire(resource(), { ttl: 10_000 });
+    assert.ok(lease);
+    // (the counter + 1) * 16 + the index of the first master that answered.
+    assert.equal(lease.fencingToken / 16n, counter + 1n);
+    assert.ok(lease.fencingToken % 16n < 5n);
+    assert.ok(lease.fencingToken > 2n ** 53n);
+    assert.equal(JSON.parse(JSON.stringify(lease)).fencingToken, lease.fencingToken.toString());
+    await lease.release();
+  });
+
+  test('an aborted signal gives up an acquire that waits', async () => {
+    const name = resource();
+    const holder = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(holder);
+    const started = performance.now();
+    await assert.rejects(
+      client.acquire(name, { ttl: 10_000, wait: 20_000, signal: AbortSignal.timeout(300) }),
+      (e: Error) => e.name === 'TimeoutError',
+    );
+    assert.ok(performance.now() - started < 5_000, 'the wait went on after the abort');
+    await holder.release();
+  });
+});
+
+describe('bad arguments', () => {
+  // The last suite's hook: an open channel would keep the process alive.
+  after(() => client.close());
+
+  test('fail before anything is sent, naming the field and the range', async () => {
+    const nowhere = new Client({ address: '127.0.0.1:1' });
+    const cases: Array<[Promise<unknown>, RegExp]> = [
+      [nowhere.acquire(''), /^invalid resource: is 0 bytes long; it must be 1 to 256 bytes of printable UTF-8$/],
+      [nowhere.acquire('x'.repeat(257)), /^invalid resource: is 257 bytes long/],
+      [nowhere.acquire('r', { owner: 'o'.repeat(257) }), /^invalid owner: is 257 bytes long; it must be 0 to 256/],
+      [nowhere.acquire('r', { ttl: -1 }), /^invalid ttl: -1ms is not a valid non-negative duration/],
+      [nowhere.acquire('r', { wait: Number.NaN }), /^invalid wait: NaNms/],
+      [nowhere.hold('r', { maxHold: -5 }), /^invalid max_hold: /],
+      [nowhere.hold('tab\there'), /^invalid resource: contains the control character '\\t'/],
+    ];
+    for (const [call, message] of cases) {
+      await assert.rejects(call, (e: Error) => e instanceof InvalidArgumentError && message.test(e.message));
+    }
+    nowhere.close();
+  });
+
+  test('are worded as the daemon words them', async () => {
+    // The daemon's own answer to the same bad names, through the raw stub.
+    const raw = new LockClient(process.env.REDLOCKD_ADDR!, credentials.createInsecure());
+    const token = process.env.REDLOCKD_TOKEN;
+    const metadata = new Metadata();
+    if (token) metadata.set('authorization', `Bearer ${token}`);
+    for (const bad of ['', 'a\nb', 'nul\0', 'del\u007f', 'x'.repeat(300)]) {
+      const daemon = await new Promise<string>((resolve) =>
+        raw.acquire({ resource: bad, owner: '' }, metadata, (error) => resolve(error?.details ?? 'accepted')),
+      );
+      const ours = await client.acquire(bad).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+      assert.equal(ours, daemon, `for ${JSON.stringify(bad)}`);
+    }
+    raw.close();
+  });
+
+  test('a TTL outside the daemon range is refused by the daemon, naming ttl and the range', async () => {
+    await assert.rejects(
+      client.acquire(resource(), { ttl: 1 }),
+      (e: Error) => e instanceof InvalidArgumentError && /^invalid ttl: 1ms is outside the allowed range \[/.test(e.message),
+    );
+  });
+});
