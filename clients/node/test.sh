@@ -16,13 +16,18 @@ say() { echo "clients/node/test.sh: $*" >&2; }
 command -v redis-server >/dev/null && command -v redis-cli >/dev/null || "$root/scripts/ensure-deps"
 
 cd "$here"
-npm ci --no-audit --no-fund --loglevel=error
+# Quick when already installed: npm ci only when package-lock.json changed.
+if ! cmp -s package-lock.json node_modules/.installed-from-lock; then
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json node_modules/.installed-from-lock
+fi
 
 # What is committed must be what the sources give: users never run protoc or tsc.
 fresh="$(mktemp -d -t redlockd-node.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
 bash scripts/gen.sh "$fresh/gen" >/dev/null
-diff -r src/gen "$fresh/gen" >/dev/null ||
+# protoc's version line aside: another pip may bring another protoc.
+diff -r -I '^//   protoc ' src/gen "$fresh/gen" >/dev/null ||
   { say "src/gen/ is stale: run bash clients/node/scripts/gen.sh, then npm run build"; exit 1; }
 npx --no-install tsc -p tsconfig.build.json --outDir "$fresh/lib"
 diff -r lib "$fresh/lib" >/dev/null || { say "lib/ is stale: run npm run build in clients/node"; exit 1; }
@@ -39,13 +44,9 @@ npx --no-install tsc -p tsconfig.json
 linked="$fresh/linked" packed="$fresh/packed"
 mkdir -p "$linked" "$packed"
 (cd "$linked" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$here" >/dev/null)
-cat >"$linked/five-lines.js" <<'JS'
-const { Client } = require('@redlockd/client');
-const client = new Client(); // REDLOCKD_ADDR, else 127.0.0.1:7420
-client.using('examples/five-lines', { ttl: 10_000, wait: 5_000 }, async (signal, lock) => {
-  console.log(`fencing token ${lock.fencingToken}`);
-}).finally(() => client.close());
-JS
+# The README's first ```js block, as a user would paste it.
+awk '/^```js$/ { on = 1; next } on && /^```$/ { exit } on' README.md >"$linked/five-lines.js"
+[ "$(wc -l <"$linked/five-lines.js")" -le 5 ] || { say "the README's first lock is more than five lines"; exit 1; }
 tarball="$(npm pack --silent --pack-destination "$fresh" 2>/dev/null | tail -1)"
 (cd "$packed" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$fresh/$tarball" >/dev/null)
 cat >"$packed/five-lines.ts" <<'TS'

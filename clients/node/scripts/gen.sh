@@ -14,7 +14,7 @@ out="${1:-$here/src/gen}"
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/redlockd-node-gen-venv"
 if ! "$venv/bin/python" -c 'import grpc_tools' 2>/dev/null; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet 'grpcio-tools>=1.60'
+  "$venv/bin/pip" install --quiet 'grpcio-tools==1.85.1'
 fi
 [ -x "$here/node_modules/.bin/protoc-gen-ts_proto" ] ||
   (cd "$here" && npm install --no-audit --no-fund --loglevel=error)
