@@ -34,5 +34,8 @@ test('with three masters killed, lock.signal aborts before validUntil, and UNAVA
   });
   assert.ok(performance.now() - started >= 700, 'the wait was not retried after UNAVAILABLE');
   await assert.rejects(client.hold(`${name}-3`, { ttl: 5_000, wait: 0 }), UnavailableError);
+  const holdStarted = performance.now();
+  await assert.rejects(client.hold(`${name}-4`, { ttl: 5_000, wait: 1_000 }), UnavailableError);
+  assert.ok(performance.now() - holdStarted >= 700, 'the session was not retried after UNAVAILABLE');
   client.close();
 });
