@@ -23,7 +23,11 @@ export declare class HeldLock implements AsyncDisposable {
      * silent, `signal` aborts at this deadline all the same.
      */
     validUntil: number;
-    /** Aborted, with a LockLostError as its reason, the moment the lock is lost. */
+    /**
+     * Aborted, with a LockLostError as its reason, the moment the lock is
+     * lost; with the caller's reason when the `signal` given to hold() aborts
+     * (which releases the lock).
+     */
     readonly signal: AbortSignal;
     /** Whether the lock was lost. */
     get lost(): boolean;

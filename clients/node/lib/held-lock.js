@@ -32,7 +32,7 @@ function openSession(call, start, signal) {
             call.cancel();
             reject(error);
         };
-        const onAbort = () => (lock ? lock.release().catch(() => { }) : fail(signal?.reason));
+        const onAbort = () => (lock ? lock._abandon(signal?.reason) : fail(signal?.reason));
         if (signal?.aborted)
             return fail(signal.reason);
         signal?.addEventListener('abort', onAbort, { once: true });
@@ -72,7 +72,11 @@ class HeldLock {
      * silent, `signal` aborts at this deadline all the same.
      */
     validUntil;
-    /** Aborted, with a LockLostError as its reason, the moment the lock is lost. */
+    /**
+     * Aborted, with a LockLostError as its reason, the moment the lock is
+     * lost; with the caller's reason when the `signal` given to hold() aborts
+     * (which releases the lock).
+     */
     signal;
     #call;
     #lost = new AbortController();
@@ -151,6 +155,12 @@ class HeldLock {
             default:
                 break;
         }
+    }
+    /** @internal The caller's signal aborted: whatever works under the lock must stop, and it is released. */
+    _abandon(reason) {
+        if (!this.lost)
+            this.#lost.abort(reason);
+        this.release().catch(() => { });
     }
     /** @internal The stream ended (with or without an error). */
     _ended(reason) {

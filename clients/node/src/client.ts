@@ -30,7 +30,7 @@ export interface HoldOptions extends AcquireOptions {
   wait?: number;
   /** The longest the daemon keeps the lock, ms from when it was granted (default: the daemon's max_hold, 1 h). */
   maxHold?: number;
-  /** Aborting it gives up the wait, or releases the lock once it is held. */
+  /** Aborting it gives up the wait; once the lock is held, it aborts `lock.signal` with its reason and releases. */
   signal?: AbortSignal;
 }
 

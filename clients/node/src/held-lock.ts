@@ -35,7 +35,7 @@ export function openSession(call: HoldStream, start: HoldStart, signal?: AbortSi
       call.cancel();
       reject(error);
     };
-    const onAbort = () => (lock ? lock.release().catch(() => {}) : fail(signal?.reason));
+    const onAbort = () => (lock ? lock._abandon(signal?.reason) : fail(signal?.reason));
     if (signal?.aborted) return fail(signal.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     call.on('data', (reply: HoldResponse) => {
@@ -72,7 +72,11 @@ export class HeldLock implements AsyncDisposable {
    * silent, `signal` aborts at this deadline all the same.
    */
   validUntil: number;
-  /** Aborted, with a LockLostError as its reason, the moment the lock is lost. */
+  /**
+   * Aborted, with a LockLostError as its reason, the moment the lock is
+   * lost; with the caller's reason when the `signal` given to hold() aborts
+   * (which releases the lock).
+   */
   readonly signal: AbortSignal;
   readonly #call: HoldStream;
   readonly #lost = new AbortController();
@@ -155,6 +159,12 @@ export class HeldLock implements AsyncDisposable {
       default:
         break;
     }
+  }
+
+  /** @internal The caller's signal aborted: whatever works under the lock must stop, and it is released. */
+  _abandon(reason: unknown): void {
+    if (!this.lost) this.#lost.abort(reason);
+    this.release().catch(() => {});
   }
 
   /** @internal The stream ended (with or without an error). */

@@ -109,9 +109,11 @@ describe('hold', () => {
     await assert.rejects(waiting, /no longer needed/);
     await held.release();
     const mine = new AbortController();
-    await client.hold(name, { ttl: 30_000, signal: mine.signal });
-    mine.abort();
-    await sleep(300);
+    const lock = await client.hold(name, { ttl: 30_000, signal: mine.signal });
+    mine.abort(new Error('shutting down'));
+    assert.equal(lock.signal.aborted, true, 'the work under the lock was not told to stop');
+    assert.match(String(lock.signal.reason), /shutting down/);
+    assert.equal(await lock.release(), false, 'a lock given up midway was reported as held to the end');
     assert.equal(await free(name), true, 'the abort did not release the lock');
   });
 
