@@ -58,7 +58,7 @@ USER 65532:65532
 EXPOSE 7420 9420
 
 # `redlockd` with no subcommand serves. Configuration: --config FILE and
-# REDLOCKD__SECTION__KEY environment variables (see README.md).
+# REDLOCKD__SECTION__KEY environment variables (see docs/configuration.md).
 # It handles SIGTERM itself: health goes NOT_SERVING, sessions release, exit
 # within server.shutdown_grace.
 ENTRYPOINT ["/usr/local/bin/redlockd"]

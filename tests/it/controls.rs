@@ -292,7 +292,7 @@ impl Gate {
     }
 }
 
-/// Runs the adversarial schedule of docs/design.md#the-fencing-token of quorums on five real masters
+/// Runs the adversarial schedule of quorums (docs/design.md#the-fencing-token) on five real masters
 /// whose counters start at 0, recording each grant, and checks the history.
 async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
     use redlockd::redlock::{Acquired, Engine, EngineConfig};

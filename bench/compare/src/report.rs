@@ -1,5 +1,5 @@
 //! The report: Markdown tables (throughput and latency with ratios, CPU per
-//! operation, the sessions of (d), the targets), and the versions
+//! operation, the sessions of (d), the targets of docs/performance.md), and the versions
 //! and machine they were measured on.
 
 use std::fmt::Write as _;
