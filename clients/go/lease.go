@@ -1,9 +1,12 @@
 package redlockd
 
+// Lease: a held lock, its fencing token, its validity (counted from the
+// moment the request was sent) and a context that ends when it is lost.
+
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -12,7 +15,8 @@ import (
 )
 
 // Lease is a held lock: taken with Acquire (extended and released by
-// hand) or held by a Hold session (extended by the daemon).
+// hand) or held by a Hold session (extended by the daemon). Its lock value,
+// the secret that proves ownership, is never printed.
 type Lease struct {
 	client   *Client
 	resource string
@@ -21,39 +25,90 @@ type Lease struct {
 
 	mu         sync.Mutex
 	validUntil time.Time
+	watchdog   *time.Timer
 	released   bool
+	cause      error
 
-	ctx   context.Context
-	stop  context.CancelFunc
-	cause error
+	ctx  context.Context
+	stop context.CancelFunc
 
-	// Hold sessions only.
-	session *session
+	session *session // Hold sessions only
 }
 
-func newLease(c *Client, lease *pb.Lease, validUntil time.Time) *Lease {
-	// An acquired lease's context ends when its validity runs out.
+// newLease is a lease valid for lease.validity from `from`: the moment its
+// request was sent (Acquire) or its message received (Hold).
+func newLease(c *Client, lease *pb.Lease, from time.Time) *Lease {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken, validUntil: validUntil, ctx: ctx, stop: stop}
+	l := &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken, ctx: ctx, stop: stop}
+	l.setValidity(from, lease.GetValidity().AsDuration())
+	return l
+}
+
+// setValidity moves ValidUntil, and the watchdog that cancels Context when
+// it passes: a lease whose validity ran out is no longer a lock, whether
+// or not anyone said so.
+func (l *Lease) setValidity(from time.Time, validity time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cause != nil {
+		return // a context once cancelled stays cancelled
+	}
+	l.validUntil = from.Add(validity)
+	if l.watchdog == nil {
+		l.watchdog = time.AfterFunc(time.Until(l.validUntil), l.ranOut)
+	} else {
+		l.watchdog.Reset(time.Until(l.validUntil))
+	}
+}
+
+func (l *Lease) ranOut() {
+	l.cancel(&Error{Kind: ErrLockLost, Message: "the lease's validity ran out"})
+}
+
+// cancel ends Context with cause (the first cause stays).
+func (l *Lease) cancel(cause error) {
+	l.mu.Lock()
+	if l.cause == nil {
+		l.cause = cause
+	}
+	if l.watchdog != nil {
+		l.watchdog.Stop()
+	}
+	l.mu.Unlock()
+	l.stop()
 }
 
 // Resource is the locked resource.
 func (l *Lease) Resource() string { return l.resource }
 
-// FencingToken strictly increases per resource: send it with every write.
+// FencingToken strictly increases per resource: send it with every write
+// to the protected storage, and have the storage refuse a token lower than
+// one it has seen. Exact over the whole uint64 range.
 func (l *Lease) FencingToken() uint64 { return l.token }
 
-// ValidUntil is until when the lock is guaranteed, counted from the
-// moment the request was sent (a Hold session's moves on with every
-// extension). It carries Go's monotonic clock reading.
+// ValidUntil is until when the lock is guaranteed: the send time of the
+// request plus the daemon's validity (a Hold session's moves on with every
+// extension, counted from its message). It carries Go's monotonic clock
+// reading, so compare it with time.Now(), never with a wall clock.
 func (l *Lease) ValidUntil() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.validUntil
 }
 
-// Context is cancelled the moment a Hold session's lock is lost (Err then
-// wraps ErrLockLost), and when the lease is released.
+// Remaining is how long the lock is still guaranteed (0 once it is not).
+func (l *Lease) Remaining() time.Duration {
+	if left := time.Until(l.ValidUntil()); left > 0 && l.Err() == nil {
+		return left
+	}
+	return 0
+}
+
+// Context is cancelled the moment the lock is lost: a Hold session's LOST,
+// the daemon ending the session on its own, the stream breaking, or the
+// validity running out (Err then wraps ErrLockLost); and when the lease is
+// released (Err is context.Canceled). Hand it to the work done under the
+// lock.
 func (l *Lease) Context() context.Context { return l.ctx }
 
 // Err is why Context was cancelled: an error wrapping ErrLockLost when the
@@ -64,40 +119,56 @@ func (l *Lease) Err() error {
 	return l.cause
 }
 
-func (l *Lease) cancel(cause error) {
-	l.mu.Lock()
-	if l.cause == nil {
-		l.cause = cause
-	}
-	l.mu.Unlock()
-	l.stop()
-}
-
-// String never shows the lock's secret value.
+// String shows the resource and the token, never the lock's value.
 func (l *Lease) String() string {
 	return fmt.Sprintf("Lease{resource: %q, fencing_token: %d}", l.resource, l.token)
 }
 
-// Extend resets an acquired lock's TTL; false when it is lost.
+// GoString hides the value from %#v too.
+func (l *Lease) GoString() string { return l.String() }
+
+// Extend resets an acquired lock's TTL (counted from now) and its validity
+// (counted from the moment this request is sent).
+//
+// # Errors
+//
+// false with nil when the lock is lost (expired or taken over: stop
+// working under it; Context is then cancelled). ErrLockLost when the
+// validity had already run out, ErrInvalidArgument for a Hold session's
+// lock (the daemon extends it) or a bad ttl; the daemon's errors.
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 	if l.session != nil {
-		return false, invalid("extend", "a Hold session's lock is extended by the daemon")
+		return false, invalid("ttl", "a Hold session's lock is extended by the daemon; Extend is for Acquire's leases")
+	}
+	if ttl < 0 {
+		p := durationpb.New(ttl)
+		return false, invalid("ttl", "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)
+	}
+	if err := l.Err(); err != nil {
+		return false, err
 	}
 	sent := time.Now()
 	reply, err := l.client.stub.Extend(l.client.Outgoing(ctx), &pb.ExtendRequest{Resource: l.resource, Value: l.value, Ttl: durationpb.New(ttl)})
 	if err != nil {
 		return false, fromStatus(err)
 	}
-	if reply.Extended {
-		l.mu.Lock()
-		l.validUntil = sent.Add(reply.Validity.AsDuration())
-		l.mu.Unlock()
+	if !reply.Extended {
+		l.cancel(&Error{Kind: ErrLockLost, Message: "the lock expired or was taken over"})
+		return false, nil
 	}
-	return reply.Extended, nil
+	l.setValidity(sent, reply.Validity.AsDuration())
+	return true, nil
 }
 
-// Release gives the lock back: true when it was still held to the end.
-// For a Hold session, an error wrapping ErrLockLost when it was lost first.
+// Release gives the lock back and reports whether it was still held to
+// the end: false means the critical section was not protected all along.
+// Releasing twice is harmless.
+//
+// # Errors
+//
+// For a Hold session, an error wrapping ErrLockLost when the lock was lost
+// before (Context said so); the daemon's errors; ctx's error if it ends
+// before the daemon confirms (the daemon releases anyway).
 func (l *Lease) Release(ctx context.Context) (bool, error) {
 	if l.session != nil {
 		return l.session.release(ctx)
@@ -117,139 +188,10 @@ func (l *Lease) Release(ctx context.Context) (bool, error) {
 	return reply.Released, nil
 }
 
-// session is a Hold stream.
-type session struct {
-	lease   *Lease
-	stream  pb.Lock_HoldClient
-	cancel  context.CancelFunc
-	done    chan struct{}
-	mu      sync.Mutex
-	lost    string
-	held    *bool
-	closing sync.Once
-}
-
-// Hold opens a Hold session: it returns once the lock is held
-// (ErrNotAcquired when the wait runs out); the daemon then extends it
-// while the session lives. Release (or cancelling ctx) ends it.
-func (c *Client) Hold(ctx context.Context, resource string, opts ...LockOption) (*Lease, error) {
-	s, err := settingsOf(resource, 5*time.Second, opts)
-	if err != nil {
-		return nil, err
+// lostCause is the lease's cause when it says the lock was lost.
+func (l *Lease) lostCause() error {
+	if err := l.Err(); errors.Is(err, ErrLockLost) {
+		return err
 	}
-	deadline := time.Now().Add(s.wait)
-	for {
-		l, err := c.open(ctx, resource, s, time.Until(deadline))
-		if err != nil {
-			if err = retryAfter(ctx, err, deadline); err == nil {
-				continue
-			}
-			return nil, err
-		}
-		return l, nil
-	}
-}
-
-func (c *Client) open(ctx context.Context, resource string, s lockSettings, wait time.Duration) (*Lease, error) {
-	streamCtx, cancel := context.WithCancel(c.Outgoing(ctx))
-	stream, err := c.stub.Hold(streamCtx)
-	if err != nil {
-		cancel()
-		return nil, fromStatus(err)
-	}
-	start := &pb.HoldStart{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl)}
-	if wait > 0 {
-		start.Wait = durationpb.New(wait)
-	}
-	if s.maxHold > 0 {
-		start.MaxHold = durationpb.New(s.maxHold)
-	}
-	if err := stream.Send(&pb.HoldRequest{Request: &pb.HoldRequest_Start{Start: start}}); err != nil {
-		cancel()
-		return nil, fromStatus(err)
-	}
-	first, err := stream.Recv()
-	if err != nil {
-		cancel()
-		return nil, fromStatus(err)
-	}
-	received := time.Now()
-	switch first.Event {
-	case pb.HoldEvent_HOLD_EVENT_ACQUIRED:
-	case pb.HoldEvent_HOLD_EVENT_NOT_ACQUIRED:
-		cancel()
-		return nil, &Error{Kind: ErrNotAcquired, Message: first.Reason}
-	default:
-		cancel()
-		return nil, &Error{Kind: ErrLockLost, Message: "the session ended before the lock was held: " + first.Reason}
-	}
-	l := newLease(c, first.Lease, received.Add(first.Lease.Validity.AsDuration()))
-	l.session = &session{lease: l, stream: stream, cancel: cancel, done: make(chan struct{})}
-	go l.session.follow()
-	return l, nil
-}
-
-// follow reads the session's events until it ends.
-func (s *session) follow() {
-	defer close(s.done)
-	for {
-		event, err := s.stream.Recv()
-		if err != nil {
-			reason := "the daemon ended the session"
-			if err != io.EOF {
-				reason = "the session failed: " + fromStatus(err).Error()
-			}
-			s.lose(reason)
-			return
-		}
-		switch event.Event {
-		case pb.HoldEvent_HOLD_EVENT_EXTENDED:
-			s.lease.mu.Lock()
-			s.lease.validUntil = time.Now().Add(event.Lease.GetValidity().AsDuration())
-			s.lease.mu.Unlock()
-		case pb.HoldEvent_HOLD_EVENT_LOST:
-			s.lose(event.Reason)
-			return
-		case pb.HoldEvent_HOLD_EVENT_RELEASED:
-			held := event.HeldToEnd
-			s.mu.Lock()
-			s.held = &held
-			s.mu.Unlock()
-			s.lease.cancel(context.Canceled)
-			return
-		}
-	}
-}
-
-func (s *session) lose(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held != nil || s.lost != "" {
-		return
-	}
-	s.lost = reason
-	s.lease.cancel(&Error{Kind: ErrLockLost, Message: reason})
-}
-
-func (s *session) release(ctx context.Context) (bool, error) {
-	s.closing.Do(func() {
-		_ = s.stream.Send(&pb.HoldRequest{Request: &pb.HoldRequest_Release{Release: &pb.HoldRelease{}}})
-		_ = s.stream.CloseSend()
-	})
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		s.cancel()
-		return false, ctx.Err()
-	case <-time.After(10 * time.Second):
-		s.cancel()
-		return false, fmt.Errorf("redlockd: the daemon did not confirm the release within 10 s")
-	}
-	s.cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lost != "" {
-		return false, &Error{Kind: ErrLockLost, Message: s.lost}
-	}
-	return s.held != nil && *s.held, nil
+	return nil
 }

@@ -1,8 +1,11 @@
-// A fenced write with the redlockd Go client: two holders take turns on one
-// lock, and a store that remembers the largest fencing token it has seen
-// refuses a write from a holder whose lock has been superseded.
+// A fenced write with the redlockd Go client. A holder writes under its
+// lock, then stalls (a GC pause, a frozen VM) past its lock's validity; a
+// second worker takes the lock and writes; the stalled holder wakes and
+// writes again. The store remembers the largest fencing token it has seen
+// and refuses the stale one, and the stalled holder's release reports that
+// its lock was not held to the end.
 //
-//	bash examples/go/run.sh          # against a throwaway daemon
+//	bash examples/go/run.sh          # against a throwaway daemon, plain and --secure
 package main
 
 import (
@@ -11,65 +14,70 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"time"
 
 	redlockd "github.com/redlockd/redlockd/clients/go"
 )
 
-// fencedStore rejects writes carrying a token older than one it took.
+// fencedStore refuses a write whose token is older than one it has taken.
 type fencedStore struct {
 	mu      sync.Mutex
 	highest uint64
 	rows    []string
 }
 
-func (s *fencedStore) write(token uint64, row string) bool {
+var errStale = errors.New("stale fencing token")
+
+func (s *fencedStore) write(token uint64, row string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if token < s.highest {
-		return false // a stale holder: its lock was superseded
+		return fmt.Errorf("%w: %d < %d", errStale, token, s.highest)
 	}
 	s.highest, s.rows = token, append(s.rows, row)
-	return true
+	return nil
 }
 
 func main() {
 	ctx := context.Background()
-	store := &fencedStore{}
-	c, err := redlockd.Dial(ctx, "") // REDLOCKD_ADDR (+ REDLOCKD_TOKEN and TLS files, if set)
+	c, err := redlockd.Dial(ctx, "") // REDLOCKD_ADDR, REDLOCKD_TOKEN and the REDLOCKD_CA/CERT/KEY files
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	const resource = "examples/ledger"
+	store, resource := &fencedStore{}, "examples/go-ledger"
 
-	var first uint64
-	// A session: its context is cancelled if the lock is lost; released after.
+	// The first holder keeps its lock by hand, with a short TTL.
+	stalled, err := c.Acquire(ctx, resource, redlockd.TTL(500*time.Millisecond), redlockd.Wait(5*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.write(stalled.FencingToken(), "first"); err != nil {
+		log.Fatal(err)
+	}
+
+	// While it stalls, a second worker waits for the lock, holds it with a
+	// Hold session (the daemon extends it; ctx ends if it is lost) and writes.
+	var second uint64
 	err = c.Do(ctx, resource, func(ctx context.Context, l *redlockd.Lease) error {
-		first = l.FencingToken()
-		if !store.write(first, "first") {
-			return errors.New("the store refused a live holder")
-		}
-		return nil
-	})
+		second = l.FencingToken()
+		return store.write(second, "second")
+	}, redlockd.Wait(10*time.Second))
 	if err != nil {
 		log.Fatal(err)
 	}
 
-	l, err := c.Acquire(ctx, resource)
-	if err != nil || l.FencingToken() <= first {
-		log.Fatalf("second holder: %v %v", l, err)
+	// The first holder wakes up, its lock long gone, and writes: refused.
+	if stalled.Err() == nil {
+		log.Fatal("the stalled lease's context was not cancelled when its validity ran out")
 	}
-	if _, err := c.Acquire(ctx, resource); !errors.Is(err, redlockd.ErrNotAcquired) {
-		log.Fatalf("a second holder got the lock: %v", err)
+	if err := store.write(stalled.FencingToken(), "stale"); !errors.Is(err, errStale) {
+		log.Fatalf("the store took a stale write: %v", err)
 	}
-	if !store.write(l.FencingToken(), "second") {
-		log.Fatal("the store refused a live holder")
+	// A failed release is reported, never swallowed.
+	if held, err := stalled.Release(ctx); held || err != nil {
+		log.Fatalf("the stalled holder's release: held to the end %v, %v", held, err)
 	}
-	l.Release(ctx)
-
-	// The first holder, paused past its lock, comes back: the store says no.
-	if store.write(first, "stale") {
-		log.Fatal("the store took a stale token")
-	}
-	fmt.Printf("ok: tokens %d < %d; the stale write was refused\n", first, l.FencingToken())
+	fmt.Printf("ok: tokens %d < %d; the stale write was refused and its release said the lock was lost; rows %v\n",
+		stalled.FencingToken(), second, store.rows)
 }

@@ -1,0 +1,133 @@
+package redlockd_test
+
+// Killed masters (a daemon of their own: the masters stay dead) and the
+// --secure daemon (mutual TLS and a bearer token); see client_test.go.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	redlockd "github.com/redlockd/redlockd/clients/go"
+)
+
+func TestKillsMastersLostBeforeValidUntilAndUnavailableSaysWhatEachMasterSaid(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	l, err := c.Hold(ctx, name, redlockd.TTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The latest ValidUntil seen while the lock was said to be held.
+	var mu sync.Mutex
+	lastValid := l.ValidUntil()
+	stop, followed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(followed)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				v := l.ValidUntil()
+				mu.Lock()
+				if l.Err() == nil && v.After(lastValid) {
+					lastValid = v
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	for _, pid := range strings.Fields(os.Getenv("REDLOCKD_DEV_MASTER_PIDS"))[:3] {
+		n, _ := strconv.Atoi(pid)
+		if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-l.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("never told the lock was lost")
+	}
+	lostAt := time.Now()
+	close(stop)
+	<-followed
+	if lostAt.After(lastValid) {
+		t.Fatalf("told lost %v after the validity ran out", lostAt.Sub(lastValid))
+	}
+	// The daemon's LOST, not the client's own watchdog.
+	if !errors.Is(l.Err(), redlockd.ErrLockLost) || strings.Contains(l.Err().Error(), "validity ran out") {
+		t.Fatalf("cause: %v", l.Err())
+	}
+	if _, err := l.Release(ctx); !errors.Is(err, redlockd.ErrLockLost) {
+		t.Fatalf("release after the loss: %v", err)
+	}
+
+	// A wait cut short by UNAVAILABLE is tried again until it runs out.
+	for _, take := range []func() error{
+		func() error { _, err := c.Acquire(ctx, name+"-2", redlockd.Wait(time.Second)); return err },
+		func() error { _, err := c.Hold(ctx, name+"-3", redlockd.Wait(time.Second)); return err },
+	} {
+		started := time.Now()
+		err := take()
+		var failed *redlockd.Error
+		if !errors.As(err, &failed) || !errors.Is(err, redlockd.ErrUnavailable) || failed.Needed != 3 || len(failed.Nodes) != 5 {
+			t.Fatalf("without a quorum: %#v", err)
+		}
+		granted := 0
+		for _, said := range failed.Nodes {
+			if said == "granted" {
+				granted++
+			}
+		}
+		if granted != 2 {
+			t.Fatalf("three masters are dead, two alive: %v", failed.Nodes)
+		}
+		if waited := time.Since(started); waited < 800*time.Millisecond || waited > 3*time.Second {
+			t.Fatalf("a 1 s wait ended after %v", waited)
+		}
+	}
+}
+
+func TestSecureTLSAndABearerToken(t *testing.T) {
+	if os.Getenv("REDLOCKD_CA") == "" || os.Getenv("REDLOCKD_TOKEN") == "" {
+		t.Fatal("needs the --secure daemon")
+	}
+	c, ctx, name := dial(t), context.Background(), resource()
+	err := c.Do(ctx, name, func(context.Context, *redlockd.Lease) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Acquire(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRelease(t, l)
+	if _, err := c.Acquire(ctx, "outside/"+name); !errors.Is(err, redlockd.ErrPermissionDenied) {
+		t.Fatalf("outside the prefixes: %v", err)
+	}
+	stranger, err := redlockd.Dial(ctx, "", redlockd.WithToken("not-the-token-0123456789abcdefgh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	if _, err := stranger.Acquire(ctx, name); !errors.Is(err, redlockd.ErrUnauthenticated) {
+		t.Fatalf("a wrong token: %v", err)
+	}
+	if _, err := stranger.Hold(ctx, name); !errors.Is(err, redlockd.ErrUnauthenticated) {
+		t.Fatalf("a wrong token, Hold: %v", err)
+	}
+	plain, err := redlockd.Dial(ctx, "", redlockd.WithTLS(nil, nil, nil)) // the system's roots do not know the test CA
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Acquire(ctx, name); err == nil || errors.Is(err, redlockd.ErrNotAcquired) {
+		t.Fatalf("a server certificate from an unknown CA was trusted: %v", err)
+	}
+}

@@ -1,0 +1,110 @@
+package redlockd
+
+// The options of Acquire, Hold and Do, checked before anything is sent
+// with the daemon's own rules and words (src/api/request.rs). Ranges only
+// the daemon knows (ttl within its [min_ttl, max_ttl], wait up to
+// max_wait, max_hold up to its lock.max_hold) are checked by the daemon.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+const (
+	maxResourceBytes = 256
+	maxOwnerBytes    = 256
+)
+
+// LockOption configures Acquire, Hold and Do.
+type LockOption func(*lockSettings)
+
+type lockSettings struct {
+	ttl        time.Duration
+	wait       time.Duration
+	owner      string
+	maxHold    time.Duration
+	maxHoldSet bool
+}
+
+// TTL is how long the lock lives on the masters unless extended; within
+// the daemon's [min_ttl, max_ttl] (by default 250ms to 60s). Default 10 s.
+// A Hold session's TTL is what each extension renews; it must be at least
+// 8 x the daemon's node_timeout (400 ms by default).
+func TTL(d time.Duration) LockOption { return func(s *lockSettings) { s.ttl = d } }
+
+// Wait is how long to keep trying while someone else holds the lock, at
+// most the daemon's max_wait (60 s by default). Acquire: default 0, a
+// single attempt; Hold and Do: default 5 s.
+func Wait(d time.Duration) LockOption { return func(s *lockSettings) { s.wait = d } }
+
+// Owner is a label for the daemon's logs and Inspect (at most 256 bytes of
+// printable UTF-8); never part of the lock's identity.
+func Owner(owner string) LockOption { return func(s *lockSettings) { s.owner = owner } }
+
+// MaxHold is the longest the daemon keeps a Hold session's lock, counted
+// from when it was acquired; default (and at most) the daemon's
+// lock.max_hold, 1 h by default. Acquire ignores it.
+func MaxHold(d time.Duration) LockOption {
+	return func(s *lockSettings) { s.maxHold, s.maxHoldSet = d, true }
+}
+
+func settingsOf(resource string, wait time.Duration, opts []LockOption) (lockSettings, error) {
+	s := lockSettings{ttl: 10 * time.Second, wait: wait}
+	for _, opt := range opts {
+		opt(&s)
+	}
+	if err := printable("resource", resource, 1, maxResourceBytes); err != nil {
+		return s, err
+	}
+	if err := printable("owner", s.owner, 0, maxOwnerBytes); err != nil {
+		return s, err
+	}
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{{"ttl", s.ttl}, {"wait", s.wait}, {"max_hold", s.maxHold}} {
+		if d.value < 0 {
+			p := durationpb.New(d.value)
+			return s, invalid(d.field, "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)
+		}
+	}
+	return s, nil
+}
+
+// printable is the daemon's rule for text fields, in its words.
+func printable(field, value string, least, most int) error {
+	if len(value) < least || len(value) > most {
+		return invalid(field, "is %d bytes long; it must be %d to %d bytes of printable UTF-8", len(value), least, most)
+	}
+	if !utf8.ValidString(value) {
+		// gRPC would refuse to send it: a proto3 string is UTF-8.
+		return invalid(field, "is not valid UTF-8; it must be %d to %d bytes of printable UTF-8", least, most)
+	}
+	for _, r := range value {
+		if unicode.IsControl(r) {
+			return invalid(field, "contains the control character %s; only printable UTF-8 is allowed", rustDebug(r))
+		}
+	}
+	return nil
+}
+
+// rustDebug writes a control character as the daemon's message does (Rust's
+// `{:?}` of a char): '\n', '\t', '\r', '\0', else '\u{7f}'.
+func rustDebug(r rune) string {
+	switch r {
+	case '\n':
+		return `'\n'`
+	case '\t':
+		return `'\t'`
+	case '\r':
+		return `'\r'`
+	case 0:
+		return `'\0'`
+	}
+	return fmt.Sprintf(`'\u{%s}'`, strings.ToLower(fmt.Sprintf("%x", r)))
+}
