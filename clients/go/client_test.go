@@ -213,3 +213,21 @@ func TestClientRangesOnlyTheDaemonKnowsComeBackNamingTheFieldAndTheRange(t *test
 		}
 	}
 }
+
+func TestClientAContextDeadlineShorterThanTheWaitEndsItWithDeadlineExceeded(t *testing.T) {
+	c, name := dial(t), resource()
+	l, err := c.Acquire(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustRelease(t, l)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	started := time.Now()
+	if _, err := c.Acquire(ctx, name, redlockd.Wait(5*time.Second)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a 300 ms deadline on a 5 s wait: %v", err)
+	}
+	if took := time.Since(started); took > 2*time.Second {
+		t.Fatalf("the deadline ended the wait after %v", took)
+	}
+}

@@ -42,7 +42,10 @@ unformatted="$(gofmt -l "$here"/*.go "$root"/examples/go/*.go)"
 go vet . ./redlockdv1
 
 # 3. The tests, each group against a daemon of its own.
-go test -c -o "$scratch/redlockd.test" .
+# With the race detector when a C compiler is there for it (the client is
+# goroutines around a stream).
+race=""; command -v gcc >/dev/null && race="-race"
+go test $race -c -o "$scratch/redlockd.test" .
 run() { "$root/scripts/with-dev-daemon" "$@"; }
 run "$scratch/redlockd.test" -test.run '^TestClient' -test.v -test.count=1
 run "$scratch/redlockd.test" -test.run '^TestKillsMasters' -test.v -test.count=1
