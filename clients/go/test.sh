@@ -33,7 +33,7 @@ gopath="$scratch/gopath"
 module="github.com/redlockd/redlockd/clients/go"
 mkdir -p "$gopath/src/$(dirname "$module")"
 ln -s "$here" "$gopath/src/$module"
-export GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOFLAGS= GOCACHE="${GOCACHE:-$HOME/.cache/redlockd-go-build}"
+export GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOFLAGS= GOCACHE="${GOCACHE:-${HOME:-/tmp}/.cache/redlockd-go-build}"
 
 # 2. Formatting and vet.
 cd "$gopath/src/$module"

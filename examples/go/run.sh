@@ -13,6 +13,6 @@ mkdir -p "$gopath/src/$(dirname "$module")" "$gopath/src/example"
 ln -s "$root/clients/go" "$gopath/src/$module"
 cp "$here/main.go" "$gopath/src/example/"
 (cd "$gopath/src/example" && GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOFLAGS= \
-  GOCACHE="${GOCACHE:-$HOME/.cache/redlockd-go-build}" go build -o "$gopath/example" .)
+  GOCACHE="${GOCACHE:-${HOME:-/tmp}/.cache/redlockd-go-build}" go build -o "$gopath/example" .)
 "$root/scripts/with-dev-daemon" "$gopath/example"
 "$root/scripts/with-dev-daemon" --secure "$gopath/example"
