@@ -1,63 +1,155 @@
-"""The asyncio client against a real daemon."""
+"""The asyncio client (AsyncClient) against a real daemon."""
 
 import asyncio
+import os
+import signal
 import time
 
 import pytest
 
 import redlockd
+from conftest import delete_lock_everywhere, hold_in_a_child, raise_fence_counters
 
 
-def run(coroutine):
-    return asyncio.run(coroutine)
+def scenario(coroutine_function):
+    """Runs the test's coroutine with an AsyncClient, in a fresh event loop."""
+
+    def test(resource):
+        async def run():
+            async with redlockd.AsyncClient() as client:
+                await coroutine_function(client, resource)
+
+        asyncio.run(run())
+
+    test.__name__ = coroutine_function.__name__
+    return test
 
 
-def test_async_second_holder_refused_and_larger_token_after_release(resource):
-    async def scenario():
-        async with redlockd.AsyncClient() as client:
-            first = await client.acquire(resource, ttl=10)
-            assert first is not None
-            assert await client.acquire(resource, ttl=10) is None
-            assert await first.extend(ttl=10) is True
-            assert await first.release() is True
-            second = await client.acquire(resource, ttl=10)
-            assert second.fencing_token > first.fencing_token
-            await second.release()
-
-    run(scenario())
+@scenario
+async def test_a_second_holder_is_refused_and_the_next_one_gets_a_larger_token(client, resource):
+    first = await client.acquire(resource, ttl=10)
+    assert first is not None and repr(first).count(first._value) == 0
+    assert await client.acquire(resource, ttl=10) is None
+    assert await first.extend() is True and 9 < first.remaining <= 10
+    assert await first.release() is True
+    async with await client.acquire(resource, ttl=10) as second:
+        assert second.fencing_token > first.fencing_token
+    assert await client.acquire(resource) is not None, "async with did not release"
 
 
-def test_async_hold_hands_over_and_releases_on_exit_and_on_error(resource):
-    async def scenario():
-        async with redlockd.AsyncClient() as client:
-            order = []
+@scenario
+async def test_an_expired_lease_released_in_async_with_raises_lock_lost(client, resource):
+    with pytest.raises(redlockd.LockLost):
+        async with await client.acquire(resource, ttl=0.3) as lease:
+            await asyncio.sleep(lease.remaining + 0.3)
 
-            async def waiter(name):
-                async with client.hold(resource, ttl=5, wait=30) as lease:
-                    assert isinstance(lease.lost, asyncio.Event)
-                    order.append((name, lease.fencing_token))
 
-            async with client.hold(resource, ttl=5) as holding:
-                first_token = holding.fencing_token
-                second = asyncio.ensure_future(waiter("second"))
-                await asyncio.sleep(0.5)  # orders the waiters; no timing is asserted
-                third = asyncio.ensure_future(waiter("third"))
-                await asyncio.sleep(0.5)
-            await asyncio.wait_for(asyncio.gather(second, third), 30)
-            assert [name for name, _ in order] == ["second", "third"]
-            assert first_token < order[0][1] < order[1][1]
-            with pytest.raises(ValueError):
-                async with client.hold(resource, ttl=30):
-                    raise ValueError("the work failed")
-            lease = await client.acquire(resource, ttl=10, wait=5)
-            assert lease is not None, "a session whose body raised kept its lock"
-            await lease.release()
-            taken = await client.acquire(resource, ttl=10)
-            started = time.monotonic()
-            with pytest.raises(redlockd.NotAcquired):
-                async with client.hold(resource, ttl=5, wait=0.3):
-                    pytest.fail("entered while held")
-            assert time.monotonic() - started < 10
-            await taken.release()
+@scenario
+async def test_hold_hands_over_in_fifo_order_and_releases_on_exit_and_on_error(client, resource):
+    order = []
 
-    run(scenario())
+    async def waiter(name):
+        async with client.hold(resource, ttl=5, wait=30) as lease:
+            assert isinstance(lease.lost, asyncio.Event)
+            order.append((name, lease.fencing_token))
+
+    async with client.hold(resource, ttl=5) as holding:
+        second = asyncio.ensure_future(waiter("second"))
+        await asyncio.sleep(0.5)  # orders the waiters; no timing is asserted
+        third = asyncio.ensure_future(waiter("third"))
+        await asyncio.sleep(0.5)
+        assert order == []
+    await asyncio.wait_for(asyncio.gather(second, third), 30)
+    assert [name for name, _ in order] == ["second", "third"]
+    assert holding.fencing_token < order[0][1] < order[1][1]
+    with pytest.raises(ValueError):
+        async with client.hold(resource, ttl=30):
+            raise ValueError("the work failed")
+    lease = await client.acquire(resource, ttl=10)
+    assert lease is not None, "a session whose body raised kept its lock"
+    with pytest.raises(redlockd.NotAcquired):
+        async with client.hold(resource, ttl=5, wait=0.3):
+            pytest.fail("entered while held")
+    await lease.release()
+
+
+@scenario
+async def test_cancelling_a_waiting_hold_gives_up_the_wait(client, resource):
+    holder = await client.acquire(resource, ttl=10)
+
+    async def wait_for_it():
+        async with client.hold(resource, ttl=5, wait=30):
+            pytest.fail("a cancelled waiter got the lock")
+
+    waiting = asyncio.ensure_future(wait_for_it())
+    await asyncio.sleep(0.5)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    await asyncio.sleep(0.2)  # the daemon drops the cancelled waiter
+    assert await holder.release() is True
+    # Had the waiter stayed queued, the lock would have gone to it.
+    lease = await client.acquire(resource, ttl=5, wait=2)
+    assert lease is not None
+    await lease.release()
+
+
+@scenario
+async def test_a_release_by_the_daemon_while_the_block_runs_is_a_loss(client, resource):
+    with pytest.raises(redlockd.LockLost, match="max_hold"):
+        async with client.hold(resource, ttl=5, max_hold=0.5) as lease:
+            await asyncio.wait_for(lease.lost.wait(), 5)
+
+
+@scenario
+async def test_a_release_that_finds_the_lock_gone_is_reported(client, resource):
+    with pytest.raises(redlockd.LockLost, match="no longer held"):
+        async with client.hold(resource, ttl=30):
+            delete_lock_everywhere(resource)
+
+
+@scenario
+async def test_the_daemon_extends_a_session(client, resource):
+    async with client.hold(resource, ttl=1) as lease:
+        first = lease.valid_until
+        await asyncio.sleep(1.5)
+        assert not lease.lost.is_set(), lease.lost_reason
+        assert lease.valid_until > first + 0.4
+
+
+@scenario
+async def test_a_client_process_killed_with_kill_9_frees_its_lock_at_once(client, resource):
+    holder = hold_in_a_child(resource, use_async=True)
+    try:
+        line = await asyncio.get_running_loop().run_in_executor(None, holder.stdout.readline)
+        assert line.strip() == "held"
+        assert await client.acquire(resource, ttl=10) is None
+        os.kill(holder.pid, signal.SIGKILL)
+        started = time.monotonic()
+        lease = await client.acquire(resource, ttl=10, wait=10)
+        assert lease is not None and time.monotonic() - started < 5
+        await lease.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@scenario
+async def test_tokens_above_two_to_the_53_are_kept_exact(client, resource):
+    counter = raise_fence_counters()
+    async with client.hold(resource, ttl=5) as lease:
+        assert lease.fencing_token > 2**53 and lease.fencing_token // 16 == counter + 1
+
+
+@scenario
+async def test_bad_arguments_fail_before_anything_is_sent(client, resource):
+    async with redlockd.AsyncClient("127.0.0.1:1") as nowhere:
+        with pytest.raises(redlockd.InvalidArgument, match="^invalid resource: is 0 bytes long"):
+            await nowhere.acquire("")
+        with pytest.raises(redlockd.InvalidArgument, match="^invalid ttl: -1s 0ns"):
+            nowhere.hold(resource, ttl=-1)
+        started = time.monotonic()
+        with pytest.raises(redlockd.Unavailable):
+            async with nowhere.hold(resource, wait=0.6):
+                pass
+        assert time.monotonic() - started >= 0.6, "the wait was not retried"

@@ -3,7 +3,7 @@ Redlock against independent Redis masters.
 
     import redlockd
 
-    client = redlockd.Client()                      # REDLOCKD_ADDR, default 127.0.0.1:7420
+    client = redlockd.Client()                      # REDLOCKD_ADDR, else 127.0.0.1:7420
     with client.hold("jobs/nightly", ttl=10, wait=5) as lease:
         store.write(data, token=lease.fencing_token)  # the store rejects older tokens
         if lease.lost.is_set(): ...                   # stop: the lock is gone
@@ -16,8 +16,9 @@ the same for asyncio. Durations are seconds (a float) or a ``timedelta``;
 the request was sent.
 """
 
-from ._aio import AsyncClient, AsyncHeldLease, AsyncHold, AsyncLease
-from ._common import TLS
+from ._aio import AsyncClient, AsyncLease
+from ._aio_hold import AsyncHeldLease, AsyncHold
+from ._connect import TLS
 from ._errors import (
     DeadlineExceeded,
     InvalidArgument,
@@ -29,7 +30,10 @@ from ._errors import (
     Unauthenticated,
     Unavailable,
 )
-from ._sync import Client, HeldLease, Hold, Lease
+from ._hold import HeldLease, Hold
+from ._sync import Client, Lease
+
+__version__ = "0.2.0"
 
 __all__ = [
     "AsyncClient",

@@ -3,7 +3,7 @@ error: ``acquire`` returns ``None``."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Iterable, Optional
 
 import grpc
 
@@ -24,25 +24,34 @@ class InvalidArgument(RedlockdError, ValueError):
 
 
 class Unavailable(RedlockdError):
-    """Fewer than a quorum of the Redis masters could take part."""
+    """Fewer than a quorum of the Redis masters could take part (or the
+    daemon could not be reached: then ``nodes`` is empty)."""
 
     code = grpc.StatusCode.UNAVAILABLE
 
     def __init__(self, message: str, nodes: Optional[Dict[int, str]] = None, needed: Optional[int] = None):
         super().__init__(message)
-        #: What each master said ("granted", "timed out", ...), by index.
+        #: What each master said, by index: "granted", "held by another
+        #: owner", "timed out", "errored", "quarantined", "unusable".
         self.nodes: Dict[int, str] = nodes or {}
-        #: The quorum, when the daemon said it.
+        #: How many masters make a quorum, when the daemon said it.
         self.needed = needed
 
 
 class NotAcquired(RedlockdError):
     """``hold`` gave up: the wait ran out while someone else held the lock."""
 
+    def __init__(self, reason: str, nodes: Optional[Dict[int, str]] = None):
+        super().__init__(f"not acquired: {reason}" if reason else "not acquired")
+        #: The daemon's reason, e.g. "FAILURE_REASON_TAKEN".
+        self.reason = reason
+        #: What each master said in the last attempt, by index.
+        self.nodes: Dict[int, str] = nodes or {}
+
 
 class LockLost(RedlockdError):
-    """The lock was lost while it was held: the work under it was not
-    protected to the end."""
+    """The lock was lost while it was held, or was no longer held when it
+    was released: the work under it was not protected to the end."""
 
 
 class Unauthenticated(RedlockdError):
@@ -52,7 +61,7 @@ class Unauthenticated(RedlockdError):
 
 
 class PermissionDenied(RedlockdError):
-    """The tenant may not lock this resource."""
+    """The token's tenant may not lock this resource."""
 
     code = grpc.StatusCode.PERMISSION_DENIED
 
@@ -77,6 +86,34 @@ _BY_CODE = {
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
 }
 
+#: NodeOutcome values, in the words the daemon's ErrorInfo uses.
+OUTCOMES = {
+    1: "granted",
+    2: "held by another owner",
+    3: "timed out",
+    4: "errored",
+    5: "quarantined",
+    6: "unusable",
+    7: "not awaited",
+}
+
+
+def outcomes(nodes: Iterable[int]) -> Dict[int, str]:
+    """A repeated NodeOutcome, by master index."""
+    return {i: OUTCOMES.get(n, f"outcome {n}") for i, n in enumerate(nodes)}
+
+
+def from_rpc_error(rpc_error: grpc.RpcError) -> RedlockdError:
+    """The typed error of a failed call (sync or grpc.aio)."""
+    code = rpc_error.code() if hasattr(rpc_error, "code") else grpc.StatusCode.UNKNOWN
+    message = (rpc_error.details() if hasattr(rpc_error, "details") else str(rpc_error)) or ""
+    details = None
+    trailers = rpc_error.trailing_metadata() if hasattr(rpc_error, "trailing_metadata") else None
+    for key, value in trailers or ():
+        if key == "grpc-status-details-bin":
+            details = value
+    return from_status(code, message, details)
+
 
 def from_status(code: grpc.StatusCode, message: str, details: Optional[bytes]) -> RedlockdError:
     """The typed error for a status; ``details`` is the serialized
@@ -85,13 +122,16 @@ def from_status(code: grpc.StatusCode, message: str, details: Optional[bytes]) -
         nodes, needed = _error_info(details)
         return Unavailable(message, nodes, needed)
     kind = _BY_CODE.get(code)
-    error = kind(message) if kind else RedlockdError(f"{code.name}: {message}")
-    if kind is None:
-        error.code = code
+    if kind is not None:
+        return kind(message)
+    error = RedlockdError(f"{code.name}: {message}")
+    error.code = code
     return error
 
 
 def _error_info(details: Optional[bytes]):
+    """The ErrorInfo (reason NO_QUORUM) of an UNAVAILABLE: "node.<i>" -> what
+    master i said, and "needed"."""
     if not details:
         return {}, None
     from google.rpc import error_details_pb2, status_pb2
@@ -107,4 +147,4 @@ def _error_info(details: Optional[bytes]):
                     nodes[int(key[5:])] = value
                 elif key == "needed" and value.isdigit():
                     needed = int(value)
-    return nodes, needed
+    return dict(sorted(nodes.items())), needed

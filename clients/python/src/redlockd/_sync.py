@@ -1,32 +1,39 @@
-"""The blocking client (grpcio)."""
+"""The blocking client (grpcio): ``Client`` and the ``Lease`` that
+``acquire`` returns."""
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from typing import Iterator, Optional
+from typing import Optional
 
 import grpc
 
-from . import _common as c
-from ._errors import LockLost, NotAcquired, RedlockdError, Unavailable
+from . import _validate as v
+from ._connect import TLS, settings
+from ._errors import LockLost, Unavailable, from_rpc_error
+from ._hold import Hold
+from ._lease import LeaseInfo
+from ._retry import CALL_SLACK, Backoff
+from ._session import start_message
 from .v1 import lock_pb2 as pb
 from .v1 import lock_pb2_grpc
 
 
 class Client:
-    """A connection to one redlockd. Thread-safe; close it (or use it as a
-    context manager) when done. Unset arguments come from the environment
-    (``REDLOCKD_ADDR``, ``REDLOCKD_TOKEN``, ``REDLOCKD_CA``/``CERT``/``KEY``)."""
+    """A connection to one redlockd (or a load balancer in front of
+    several). Thread-safe; close it, or use it as a context manager, when
+    done. Unset arguments come from the environment as ``redlockctl``
+    reads it: ``REDLOCKD_ADDR`` (else ``127.0.0.1:7420``),
+    ``REDLOCKD_TOKEN``, ``REDLOCKD_CA``/``REDLOCKD_CERT``/``REDLOCKD_KEY``."""
 
-    def __init__(self, addr: Optional[str] = None, token: Optional[str] = None, tls: Optional[c.TLS] = None):
-        target, token, tls = c.settings(addr, token, tls)
-        self._metadata = c.metadata(token)
-        self._channel = grpc.secure_channel(target, c.credentials(tls)) if tls else grpc.insecure_channel(target)
+    def __init__(self, addr: Optional[str] = None, token: Optional[str] = None, tls: Optional[TLS] = None):
+        s = settings(addr, token, tls)
+        self._metadata = s.metadata()
+        self._channel = grpc.secure_channel(s.target, s.channel_credentials()) if s.tls else grpc.insecure_channel(s.target)
         self._stub = lock_pb2_grpc.LockStub(self._channel)
 
     def close(self) -> None:
+        """Closes the connection; open sessions end (and are released)."""
         self._channel.close()
 
     def __enter__(self) -> "Client":
@@ -35,200 +42,112 @@ class Client:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def acquire(self, resource: str, ttl: Optional[c.Seconds] = 10, wait: c.Seconds = 0, owner: str = "") -> Optional["Lease"]:
+    def _call(self, method: str, request, wait: float = 0.0):
+        try:
+            return getattr(self._stub, method)(request, metadata=self._metadata, timeout=wait + CALL_SLACK)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def acquire(
+        self, resource: str, ttl: Optional[v.Seconds] = 10, wait: v.Seconds = 0, owner: str = ""
+    ) -> Optional["Lease"]:
         """Takes the lock on ``resource``, trying for up to ``wait`` seconds.
-        ``None`` when someone else kept it all along (contention is a value).
-        A wait the daemon cuts short with UNAVAILABLE is retried with jitter
-        until it runs out."""
-        c.check(resource, owner)
-        ttl_s = None if ttl is None else c.seconds(ttl, "ttl")
-        deadline = time.monotonic() + c.seconds(wait, "wait")
+        Returns ``None`` when someone else kept it all along: contention is a
+        value, not an error. ``ttl=None`` means the daemon's default. A wait
+        the daemon cuts short with UNAVAILABLE is retried with jitter until
+        it runs out; then ``Unavailable`` is raised."""
+        v.resource(resource)
+        v.owner(owner)
+        ttl_s = v.optional_seconds(ttl, "ttl")
+        backoff = Backoff(v.seconds(wait, "wait"))
         while True:
-            sent = time.monotonic()
-            left = max(0.0, deadline - sent)
+            left = backoff.left()
             request = pb.AcquireRequest(resource=resource, owner=owner)
             if ttl_s is not None:
-                request.ttl.CopyFrom(c.wire(ttl_s))
+                request.ttl.CopyFrom(v.to_wire(ttl_s))
             if left > 0:
-                request.wait.CopyFrom(c.wire(left))
+                request.wait.CopyFrom(v.to_wire(left))
+            sent = time.monotonic()  # the client rule: validity counts from here
             try:
-                reply = self._stub.Acquire(request, metadata=self._metadata)
-            except grpc.RpcError as e:
-                failure = c.error(e)
-                pause = c.retry_pause(deadline) if isinstance(failure, Unavailable) else None
+                reply = self._call("Acquire", request, left)
+            except Unavailable:
+                pause = backoff.pause()
                 if pause is None:
-                    raise failure from None
+                    raise
                 time.sleep(pause)
                 continue
             if not reply.acquired:
                 return None
             lease = reply.lease
-            return Lease(self, lease.resource, lease.value, lease.fencing_token, sent + c.from_wire(lease.validity))
+            valid_until = sent + v.from_wire(lease.validity)
+            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s)
 
     def hold(
         self,
         resource: str,
-        ttl: Optional[c.Seconds] = 10,
-        wait: c.Seconds = 5,
+        ttl: Optional[v.Seconds] = 10,
+        wait: v.Seconds = 5,
         owner: str = "",
-        max_hold: Optional[c.Seconds] = None,
-    ) -> "Hold":
-        """A ``Hold`` session, as a context manager: ``with client.hold(r) as
-        lease:`` enters once the lock is held (``NotAcquired`` when the wait
-        runs out) and releases on exit; the daemon extends the lock
-        meanwhile. ``lease.lost`` is set the moment the lock is lost, and
-        leaving the block after a loss raises ``LockLost``."""
-        c.check(resource, owner)
-        return Hold(self, resource, ttl, wait, owner, max_hold)
+        max_hold: Optional[v.Seconds] = None,
+    ) -> Hold:
+        """A Hold session, as a context manager::
+
+            with client.hold("jobs/nightly", ttl=10, wait=5) as lease:
+                ...
+
+        enters once the lock is held (``NotAcquired`` when the wait runs
+        out), the daemon extends it at about a third of the TTL while the
+        block runs, and leaving the block releases it — also when the body
+        raises, and when the process dies. ``lease.lost`` (a
+        ``threading.Event``) is set the moment the lock is lost; leaving the
+        block after a loss, or a release that finds the lock gone, raises
+        ``LockLost``. ``max_hold``: the longest the daemon keeps the lock."""
+        start, wait_s = start_message(resource, ttl, wait, owner, max_hold)
+        return Hold(self._stub, self._metadata, start, wait_s)
 
     def inspect(self, resource: str) -> pb.InspectResponse:
-        """What the masters hold for ``resource`` (never lock values)."""
-        c.check(resource)
-        try:
-            return self._stub.Inspect(pb.InspectRequest(resource=resource), metadata=self._metadata)
-        except grpc.RpcError as e:
-            raise c.error(e) from None
+        """What each master holds for ``resource`` (never lock values)."""
+        v.resource(resource)
+        return self._call("Inspect", pb.InspectRequest(resource=resource))
 
 
-class Lease(c.LeaseInfo):
-    """A lock taken with ``acquire``: extend it, release it."""
+class Lease(LeaseInfo):
+    """A lock taken with ``Client.acquire``, which the caller keeps alive
+    (``extend``) and gives back (``release``). As a context manager it
+    releases on exit and raises ``LockLost`` when the lock was no longer
+    held to the end."""
 
-    __slots__ = ("_client",)
+    __slots__ = ("_client", "_ttl")
 
-    def __init__(self, client: Client, resource: str, value: str, fencing_token: int, valid_until: float):
+    def __init__(self, client: Client, resource: str, value: str, fencing_token: int, valid_until: float, ttl):
         super().__init__(resource, value, fencing_token, valid_until)
         self._client = client
+        self._ttl = ttl
 
-    def extend(self, ttl: Optional[c.Seconds] = None) -> bool:
-        """Resets the lock's time to live (``None``: the daemon's default).
-        ``False`` when the lock is lost: stop working under it."""
+    def extend(self, ttl: Optional[v.Seconds] = None) -> bool:
+        """Resets the lock's time to live to ``ttl`` (default: the TTL it
+        was taken with) and moves ``valid_until`` on. ``False`` when the lock
+        is lost (expired or taken over): stop working under it."""
+        ttl_s = self._ttl if ttl is None else v.seconds(ttl, "ttl")
         request = pb.ExtendRequest(resource=self.resource, value=self._value)
-        if ttl is not None:
-            request.ttl.CopyFrom(c.wire(c.seconds(ttl, "ttl")))
+        if ttl_s is not None:
+            request.ttl.CopyFrom(v.to_wire(ttl_s))
         sent = time.monotonic()
-        try:
-            reply = self._client._stub.Extend(request, metadata=self._client._metadata)
-        except grpc.RpcError as e:
-            raise c.error(e) from None
+        reply = self._client._call("Extend", request)
         if reply.extended:
-            self.valid_until = sent + c.from_wire(reply.validity)
+            self.valid_until = sent + v.from_wire(reply.validity)
         return reply.extended
 
     def release(self) -> bool:
-        """Gives the lock back. ``True`` when it was still held to the end."""
+        """Gives the lock back. ``True`` when it was still held to the end;
+        ``False`` when it had expired or been taken over meanwhile."""
         request = pb.ReleaseRequest(resource=self.resource, value=self._value)
-        try:
-            return self._client._stub.Release(request, metadata=self._client._metadata).released
-        except grpc.RpcError as e:
-            raise c.error(e) from None
+        return self._client._call("Release", request).released
 
-
-class HeldLease(c.LeaseInfo):
-    """The lock of a ``Hold`` session. ``valid_until`` moves on with every
-    extension the daemon makes; ``lost`` is set when the lock is lost."""
-
-    __slots__ = ("lost", "lost_reason")
-
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float):
-        super().__init__(resource, value, fencing_token, valid_until)
-        #: Set the moment the lock can no longer be guaranteed: stop working.
-        self.lost = threading.Event()
-        #: The daemon's reason, once lost.
-        self.lost_reason = ""
-
-
-class Hold:
-    """A ``Hold`` session (see ``Client.hold``)."""
-
-    def __init__(self, client: Client, resource: str, ttl, wait, owner: str, max_hold):
-        self._client = client
-        self._start = pb.HoldStart(resource=resource, owner=owner)
-        if ttl is not None:
-            self._start.ttl.CopyFrom(c.wire(c.seconds(ttl, "ttl")))
-        if max_hold is not None:
-            self._start.max_hold.CopyFrom(c.wire(c.seconds(max_hold, "max_hold")))
-        self._wait = c.seconds(wait, "wait")
-        self._requests: "queue.Queue[Optional[pb.HoldRequest]]" = queue.Queue()
-        self._done = threading.Event()
-        self._released: Optional[bool] = None
-        self.lease: Optional[HeldLease] = None
-
-    def __enter__(self) -> HeldLease:
-        deadline = time.monotonic() + self._wait
-        while True:
-            try:
-                return self._open(max(0.0, deadline - time.monotonic()))
-            except Unavailable:
-                pause = c.retry_pause(deadline)
-                if pause is None:
-                    raise
-                time.sleep(pause)
-
-    def _open(self, wait: float) -> HeldLease:
-        self._requests = queue.Queue()
-        start = pb.HoldStart()
-        start.CopyFrom(self._start)
-        if wait > 0:
-            start.wait.CopyFrom(c.wire(wait))
-        self._requests.put(pb.HoldRequest(start=start))
-        call = self._client._stub.Hold(self._outgoing(), metadata=self._client._metadata)
-        try:
-            first = next(call)
-        except grpc.RpcError as e:
-            raise c.error(e) from None
-        except StopIteration:
-            raise RedlockdError("the daemon ended the session before answering") from None
-        received = time.monotonic()
-        if first.event != pb.HOLD_EVENT_ACQUIRED:
-            self._requests.put(None)
-            call.cancel()
-            if first.event == pb.HOLD_EVENT_NOT_ACQUIRED:
-                raise NotAcquired(first.reason)
-            raise RedlockdError(f"the session ended before the lock was held: {first.reason}")
-        lease = first.lease
-        self.lease = HeldLease(lease.resource, lease.value, lease.fencing_token, received + c.from_wire(lease.validity))
-        threading.Thread(target=self._follow, args=(call,), daemon=True).start()
-        return self.lease
-
-    def _outgoing(self) -> Iterator[pb.HoldRequest]:
-        while True:
-            request = self._requests.get()
-            if request is None:
-                return  # half-close: the daemon releases at once
-            yield request
-
-    def _follow(self, call) -> None:
-        lease = self.lease
-        try:
-            for event in call:
-                if event.event == pb.HOLD_EVENT_EXTENDED:
-                    lease.valid_until = time.monotonic() + c.from_wire(event.lease.validity)
-                elif event.event == pb.HOLD_EVENT_LOST:
-                    self._lose(event.reason)
-                    return
-                elif event.event == pb.HOLD_EVENT_RELEASED:
-                    self._released = event.held_to_end
-                    return
-            if self._released is None:
-                self._lose("the daemon ended the session")
-        except grpc.RpcError as e:
-            if self._released is None:
-                self._lose(f"the session failed: {e.details() if hasattr(e, 'details') else e}")
-        finally:
-            self._done.set()
-
-    def _lose(self, reason: str) -> None:
-        self.lease.lost_reason = reason
-        self.lease.lost.set()
+    def __enter__(self) -> "Lease":
+        return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        self._requests.put(pb.HoldRequest(release=pb.HoldRelease()))
-        self._requests.put(None)
-        answered = self._done.wait(timeout=10)
-        if self.lease.lost.is_set():
-            raise LockLost(self.lease.lost_reason) from exc
-        if not answered:
-            raise RedlockdError("the daemon did not confirm the release within 10 s") from exc
-        if self._released is False:
-            raise LockLost("released, but a majority of the masters no longer held the lock") from exc
+        if not self.release():
+            raise LockLost("released, but the lock had expired or been taken over") from exc
         return False

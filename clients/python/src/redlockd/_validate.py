@@ -1,0 +1,96 @@
+"""The daemon's checks that the client can make before anything is sent,
+worded as the daemon words them (src/api/request.rs), and durations:
+seconds (an ``int`` or ``float``) or a ``datetime.timedelta``.
+
+Ranges only the daemon knows (``ttl`` within its ``[min_ttl, max_ttl]``,
+``wait`` up to ``max_wait``, a session's TTL floor) come back from it as
+``InvalidArgument`` with the same kind of message."""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from datetime import timedelta
+from typing import Optional, Union
+
+from google.protobuf.duration_pb2 import Duration
+
+from ._errors import InvalidArgument
+
+#: The daemon's limits on text fields, in bytes.
+MAX_RESOURCE_BYTES = 256
+MAX_OWNER_BYTES = 256
+#: The longest a protobuf Duration can say (10,000 years).
+MAX_DURATION_SECONDS = 315_576_000_000
+
+Seconds = Union[float, int, timedelta]
+
+
+def seconds(value: Seconds, field: str) -> float:
+    """``value`` in seconds; ``InvalidArgument`` naming ``field`` when it is
+    not a finite, non-negative duration."""
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgument(
+            f"invalid {field}: must be seconds (an int or a float) or a datetime.timedelta, not {type(value).__name__}"
+        )
+    if not math.isfinite(value) or abs(value) > MAX_DURATION_SECONDS:
+        raise InvalidArgument(f"invalid {field}: {value} is not a duration a request can carry (seconds, finite)")
+    if value < 0:
+        d = to_wire(value)
+        # The daemon's words for a negative protobuf Duration.
+        raise InvalidArgument(
+            f"invalid {field}: {d.seconds}s {d.nanos}ns is not a valid non-negative duration "
+            "(seconds >= 0, 0 <= nanos < 1e9)"
+        )
+    return float(value)
+
+
+def optional_seconds(value: Optional[Seconds], field: str) -> Optional[float]:
+    return None if value is None else seconds(value, field)
+
+
+def to_wire(value: float) -> Duration:
+    d = Duration()
+    d.FromNanoseconds(int(round(value * 1e9)))
+    return d
+
+
+def from_wire(d: Duration) -> float:
+    return d.ToNanoseconds() / 1e9
+
+
+def resource(value: str) -> None:
+    """1 to 256 bytes of printable UTF-8."""
+    _printable("resource", value, 1, MAX_RESOURCE_BYTES)
+
+
+def owner(value: str) -> None:
+    """0 to 256 bytes of printable UTF-8."""
+    _printable("owner", value, 0, MAX_OWNER_BYTES)
+
+
+def _printable(field: str, value: str, least: int, most: int) -> None:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"invalid {field}: must be a str, not {type(value).__name__}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"invalid {field}: is not valid UTF-8 (it has a lone surrogate)") from None
+    if size < least or size > most:
+        raise InvalidArgument(
+            f"invalid {field}: is {size} bytes long; it must be {least} to {most} bytes of printable UTF-8"
+        )
+    for c in value:
+        # The daemon refuses what Rust's char::is_control refuses: category Cc.
+        if unicodedata.category(c) == "Cc":
+            raise InvalidArgument(
+                f"invalid {field}: contains the control character {_rust_debug(c)}; only printable UTF-8 is allowed"
+            )
+
+
+def _rust_debug(c: str) -> str:
+    """A control character as Rust's ``{:?}`` shows it, as the daemon does."""
+    named = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n"}
+    return "'" + named.get(c, f"\\u{{{ord(c):x}}}") + "'"

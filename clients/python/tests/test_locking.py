@@ -1,0 +1,153 @@
+"""Client.acquire, Lease.extend and Lease.release against a real daemon, and
+the checks made before anything is sent."""
+
+import math
+import time
+from datetime import timedelta
+
+import grpc
+import pytest
+
+import redlockd
+from conftest import raise_fence_counters
+from redlockd.v1 import lock_pb2 as pb
+from redlockd.v1 import lock_pb2_grpc
+
+
+def test_a_second_holder_is_refused_and_the_next_one_gets_a_larger_token(client, resource):
+    first = client.acquire(resource, ttl=10)
+    assert first is not None and first.resource == resource
+    assert client.acquire(resource, ttl=10) is None, "two holders"
+    assert 9 < first.remaining <= 10
+    assert first.release() is True
+    second = client.acquire(resource, ttl=10)
+    assert second is not None and second.fencing_token > first.fencing_token
+    assert second.release() is True
+
+
+def test_a_lease_never_shows_its_value(client, resource):
+    lease = client.acquire(resource, ttl=10)
+    shown = repr(lease) + str(lease) + f"{lease}"
+    assert len(lease._value) == 40 and lease._value not in shown
+    assert str(lease.fencing_token) in shown and resource in shown
+    lease.release()
+
+
+def test_extend_moves_valid_until_on_with_the_ttl_the_lease_was_taken_with(client, resource):
+    lease = client.acquire(resource, ttl=1)
+    time.sleep(0.3)
+    before = lease.valid_until
+    assert lease.extend() is True
+    assert before < lease.valid_until <= time.monotonic() + 1, "not the TTL it was taken with"
+    assert lease.extend(timedelta(seconds=20)) is True
+    assert 19 < lease.remaining <= 20
+    assert lease.release() is True
+    assert lease.extend(5) is False, "a released lease was extended"
+
+
+def test_a_release_after_the_lock_expired_says_false_and_a_with_block_raises_lock_lost(client, resource):
+    lease = client.acquire(resource, ttl=0.3)
+    time.sleep(lease.remaining + 0.3)
+    assert lease.release() is False
+    with pytest.raises(redlockd.LockLost):
+        with client.acquire(resource, ttl=0.3) as lease:
+            time.sleep(lease.remaining + 0.3)
+    with client.acquire(resource, ttl=10) as lease:
+        assert client.acquire(resource) is None
+    assert client.acquire(resource, ttl=10) is not None, "the with block did not release"
+
+
+def test_tokens_above_two_to_the_53_are_kept_exact(client, resource):
+    counter = raise_fence_counters()
+    lease = client.acquire(resource, ttl=10)
+    # (counter + 1) * 16 + the index of the first master that answered.
+    assert lease.fencing_token > 2**53
+    assert lease.fencing_token // 16 == counter + 1 and lease.fencing_token % 16 < 5
+    lease.release()
+
+
+def test_a_wait_that_finds_no_daemon_is_retried_until_it_runs_out(resource):
+    # Nothing listens on port 1: every try is UNAVAILABLE.
+    with redlockd.Client("127.0.0.1:1") as nowhere:
+        started = time.monotonic()
+        with pytest.raises(redlockd.Unavailable) as failed:
+            nowhere.acquire(resource, wait=0.8)
+        assert 0.8 <= time.monotonic() - started < 3, "the wait was not retried until it ran out"
+        assert failed.value.nodes == {}
+        started = time.monotonic()
+        with pytest.raises(redlockd.Unavailable):
+            nowhere.acquire(resource)
+        assert time.monotonic() - started < 0.5, "wait=0 was retried"
+
+
+BAD = [
+    # (keyword arguments, the message the client and the daemon both give)
+    (dict(resource=""), "invalid resource: is 0 bytes long; it must be 1 to 256 bytes of printable UTF-8"),
+    (dict(resource="é" * 129), "invalid resource: is 258 bytes long; it must be 1 to 256 bytes of printable UTF-8"),
+    (dict(resource="a\nb"), "invalid resource: contains the control character '\\n'; only printable UTF-8 is allowed"),
+    (dict(resource="a\x1bb"), "invalid resource: contains the control character '\\u{1b}'; only printable UTF-8 is allowed"),
+    (dict(owner="o" * 257), "invalid owner: is 257 bytes long; it must be 0 to 256 bytes of printable UTF-8"),
+    (dict(ttl=-1.5), "invalid ttl: -1s -500000000ns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)"),
+    (dict(wait=-2), "invalid wait: -2s 0ns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)"),
+]
+
+
+@pytest.mark.parametrize("bad,message", BAD)
+def test_bad_arguments_fail_before_sending_in_the_daemons_words(bad, message):
+    args = dict(resource="examples/ok", ttl=10, wait=0, owner="")
+    args.update(bad)
+    # What the daemon says to the same request, sent around the client.
+    request = pb.AcquireRequest(resource=args["resource"], owner=args["owner"])
+    request.ttl.FromNanoseconds(int(args["ttl"] * 1e9))
+    request.wait.FromNanoseconds(int(args["wait"] * 1e9))
+    with redlockd.Client() as client, pytest.raises(grpc.RpcError) as daemon:
+        lock_pb2_grpc.LockStub(client._channel).Acquire(request, metadata=client._metadata)
+    assert daemon.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert daemon.value.details() == message
+    # The client says it without sending: nothing listens on port 1.
+    with redlockd.Client("127.0.0.1:1") as nowhere:
+        with pytest.raises(redlockd.InvalidArgument) as client_said:
+            nowhere.acquire(**args)
+        assert str(client_said.value) == message
+        with pytest.raises(redlockd.InvalidArgument) as session_said:
+            nowhere.hold(**args)
+        assert str(session_said.value) == message
+
+
+def test_durations_that_are_not_durations_are_refused_naming_the_field():
+    with redlockd.Client("127.0.0.1:1") as nowhere:
+        for ttl in (math.nan, math.inf, "10", True):
+            with pytest.raises(redlockd.InvalidArgument, match="^invalid ttl: "):
+                nowhere.acquire("examples/x", ttl=ttl)
+        with pytest.raises(redlockd.InvalidArgument, match="^invalid max_hold: "):
+            nowhere.hold("examples/x", max_hold=-1)
+        with pytest.raises(redlockd.InvalidArgument, match="^invalid token: "):
+            redlockd.Client("127.0.0.1:1", token="bad\ntoken")
+
+
+def test_a_ttl_outside_the_daemons_range_is_its_invalid_argument(client, resource):
+    for ttl, shown in ((0.001, "1ms"), (0, "0s"), (61, "1m 1s")):
+        with pytest.raises(redlockd.InvalidArgument) as failed:
+            client.acquire(resource, ttl=ttl)
+        assert str(failed.value) == f"invalid ttl: {shown} is outside the allowed range [250ms, 1m]"
+    with pytest.raises(redlockd.InvalidArgument, match="^invalid wait: 1m 1s is above the allowed maximum of 1m$"):
+        client.acquire(resource, wait=61)
+
+
+def test_inspect_shows_the_quorum_and_never_the_value(client, resource):
+    lease = client.acquire(resource, ttl=10)
+    view = client.inspect(resource)
+    assert view.held and view.agreeing == 5 and view.quorum == 3
+    assert lease._value not in str(view)
+    lease.release()
+    assert not client.inspect(resource).held
+
+
+def test_the_client_refuses_no_resource_the_daemon_takes(client, resource):
+    # Printable to the daemon (not a control character), though Python's
+    # str.isprintable() says otherwise for some of them.
+    for odd in ("zero\u200bwidth", "no\u00a0break", "emoji \U0001f512", "x" * 200):
+        name = f"{resource}/{odd}"[:256]
+        lease = client.acquire(name, ttl=5)
+        assert lease is not None and lease.resource == name
+        assert lease.release() is True
