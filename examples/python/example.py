@@ -1,55 +1,54 @@
-"""A fenced write with the redlockd Python client: two workers take turns on
-one lock, and a store that remembers the largest fencing token it has seen
-refuses a write from a holder whose lock has been superseded.
+"""A fenced write with the redlockd Python client. Holder A takes the lock,
+then stalls (a GC pause, a slow disk) past its validity; holder B takes the
+lock over and writes; A wakes up and writes under its expired lock. The
+store remembers the largest fencing token it has seen and refuses A.
 
-    bash examples/python/run.sh          # against a throwaway daemon
+    bash examples/python/run.sh          # against a throwaway daemon, plain and --secure
 """
 
-import threading
+import time
 
 import redlockd
 
 
 class FencedStore:
-    """A store that rejects writes carrying a token older than one it took."""
+    """A store that refuses writes carrying a token below one it has seen."""
 
     def __init__(self):
-        self._lock = threading.Lock()
         self.highest = -1
-        self.rows = []
+        self.rows = {}
 
-    def write(self, token: int, row: str) -> bool:
-        with self._lock:
-            if token < self.highest:
-                return False  # a stale holder: its lock was superseded
-            self.highest = token
-            self.rows.append(row)
-            return True
+    def write(self, fencing_token: int, key: str, value) -> bool:
+        if fencing_token < self.highest:
+            return False  # a stale holder: its lock was superseded
+        self.highest = fencing_token
+        self.rows[key] = value
+        return True
 
 
 def main() -> None:
+    client = redlockd.Client()  # REDLOCKD_ADDR, REDLOCKD_TOKEN, REDLOCKD_CA/CERT/KEY
     store = FencedStore()
-    client = redlockd.Client()  # REDLOCKD_ADDR (+ REDLOCKD_TOKEN and TLS files, if set)
     resource = "examples/ledger"
 
-    # A session: held while the block runs, released on exit; leaving it
-    # after a loss would raise redlockd.LockLost.
-    with client.hold(resource, ttl=5, wait=10) as lease:
-        assert store.write(lease.fencing_token, "first")
-        first = lease.fencing_token
+    # A: a lease it must keep alive itself; contention would be None, not an error.
+    a = client.acquire(resource, ttl=0.5, wait=10)
+    assert a is not None, "A did not get the lock"
+    time.sleep(a.remaining + 0.3)  # A stalls; its lock expires on the masters
 
-    # acquire/release by hand; contention is a value (None), not an error.
-    lease = client.acquire(resource, ttl=5, wait=10)
-    assert lease is not None and lease.fencing_token > first
-    assert client.acquire(resource, ttl=5) is None, "a second holder got the lock"
-    assert store.write(lease.fencing_token, "second")
-    assert lease.release()
+    # B: a Hold session, kept alive by the daemon; leaving the block releases
+    # it, and raises redlockd.LockLost had the lock been lost meanwhile.
+    with client.hold(resource, ttl=5, wait=10) as b:
+        assert not b.lost.is_set()
+        assert store.write(b.fencing_token, "balance", 100), "B was refused"
 
-    # The first holder, paused past its lock, comes back: the store says no.
-    assert not store.write(first, "stale"), "the store took a stale token"
-    assert store.rows == ["first", "second"]
+    # A wakes up and writes as if it still held the lock: refused.
+    assert not store.write(a.fencing_token, "balance", 0), "the store took a stale token"
+    # And A learns it: a release of an expired lock says False.
+    assert a.release() is False
+    assert store.rows == {"balance": 100}
     client.close()
-    print(f"ok: tokens {first} < {lease.fencing_token}; the stale write was refused")
+    print(f"ok: B's token {b.fencing_token} > A's {a.fencing_token}; A's stale write was refused")
 
 
 if __name__ == "__main__":
