@@ -154,3 +154,33 @@ def test_async_a_silent_daemon_loses_the_session(resource):
         asyncio.run(run())
     finally:
         proxy.close()
+
+
+def test_a_daemon_that_never_answers_does_not_hang_the_caller(monkeypatch, resource):
+    import redlockd._aio_hold
+    import redlockd._hold
+    import redlockd._sync
+
+    for module in (redlockd._sync, redlockd._hold, redlockd._aio_hold):
+        monkeypatch.setattr(module, "CALL_SLACK", 0.5)  # 30 s in real life
+    proxy = DelayingProxy(os.environ["REDLOCKD_ADDR"], 0.0)
+    proxy.freeze()  # not a byte from the daemon, not even its handshake
+    try:
+        with redlockd.Client(proxy.addr) as unheard:
+            started = time.monotonic()
+            with pytest.raises(redlockd.DeadlineExceeded):
+                unheard.acquire(resource, wait=0.5)
+            with pytest.raises(redlockd.DeadlineExceeded):
+                with unheard.hold(resource, wait=0.5):
+                    pytest.fail("entered without an answer")
+            assert time.monotonic() - started < 5
+
+        async def run():
+            async with redlockd.AsyncClient(proxy.addr) as unheard:
+                with pytest.raises(redlockd.DeadlineExceeded):
+                    async with unheard.hold(resource, wait=0.5):
+                        pytest.fail("entered without an answer")
+
+        asyncio.run(run())
+    finally:
+        proxy.close()

@@ -10,8 +10,8 @@ from typing import AsyncIterator, Optional
 import grpc
 import grpc.aio
 
-from ._errors import Unavailable, from_rpc_error
-from ._retry import Backoff
+from ._errors import DeadlineExceeded, Unavailable, from_rpc_error
+from ._retry import CALL_SLACK, Backoff
 from ._session import RELEASE_TIMEOUT, HeldLeaseBase, SessionState, first_request, opened
 from .v1 import lock_pb2 as pb
 
@@ -62,9 +62,12 @@ class AsyncHold:
         call = self._stub.Hold(_drain(requests), metadata=self._metadata)
         try:
             try:
-                first = await call.read()
+                # A daemon that never answers must not hang the caller.
+                first = await asyncio.wait_for(call.read(), wait + CALL_SLACK)
             except grpc.RpcError as e:
                 raise from_rpc_error(e) from None
+            except asyncio.TimeoutError:
+                raise DeadlineExceeded(f"no answer from the daemon within {wait + CALL_SLACK:g} s") from None
             lease = opened(None if first is grpc.aio.EOF else first, time.monotonic(), AsyncHeldLease)
         except BaseException:  # also a cancelled wait: the daemon gives it up
             requests.put_nowait(_END)

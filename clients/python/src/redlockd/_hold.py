@@ -10,8 +10,8 @@ from typing import Iterator, Optional
 
 import grpc
 
-from ._errors import Unavailable, from_rpc_error
-from ._retry import Backoff
+from ._errors import DeadlineExceeded, Unavailable, from_rpc_error
+from ._retry import CALL_SLACK, Backoff
 from ._session import RELEASE_TIMEOUT, HeldLeaseBase, SessionState, first_request, opened
 from .v1 import lock_pb2 as pb
 
@@ -59,11 +59,25 @@ class Hold:
         requests: "queue.Queue[Optional[pb.HoldRequest]]" = queue.Queue()
         requests.put(first_request(self._start, wait))
         call = self._stub.Hold(_drain(requests), metadata=self._metadata)
+        # A daemon that never answers must not hang the caller.
+        timed_out = threading.Event()
+
+        def give_up() -> None:
+            timed_out.set()
+            call.cancel()
+
+        timer = threading.Timer(wait + CALL_SLACK, give_up)
+        timer.daemon = True
+        timer.start()
         try:
             try:
                 first = next(call, None)
             except grpc.RpcError as e:
+                if timed_out.is_set():
+                    raise DeadlineExceeded(f"no answer from the daemon within {wait + CALL_SLACK:g} s") from None
                 raise from_rpc_error(e) from None
+            finally:
+                timer.cancel()
             lease = opened(first, time.monotonic(), HeldLease)
         except BaseException:
             # Ends the request iterator, which grpc's own thread is reading.
