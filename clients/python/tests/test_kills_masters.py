@@ -8,9 +8,9 @@ import signal
 import time
 
 import pytest
+from conftest import master_pids
 
 import redlockd
-from conftest import master_pids
 
 pytestmark = pytest.mark.kills_masters
 

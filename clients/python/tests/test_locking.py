@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import grpc
 import pytest
+from conftest import raise_fence_counters
 
 import redlockd
-from conftest import raise_fence_counters
 from redlockd.v1 import lock_pb2 as pb
 from redlockd.v1 import lock_pb2_grpc
 
@@ -85,9 +85,15 @@ BAD = [
     (dict(resource=""), "invalid resource: is 0 bytes long; it must be 1 to 256 bytes of printable UTF-8"),
     (dict(resource="é" * 129), "invalid resource: is 258 bytes long; it must be 1 to 256 bytes of printable UTF-8"),
     (dict(resource="a\nb"), "invalid resource: contains the control character '\\n'; only printable UTF-8 is allowed"),
-    (dict(resource="a\x1bb"), "invalid resource: contains the control character '\\u{1b}'; only printable UTF-8 is allowed"),
+    (
+        dict(resource="a\x1bb"),
+        "invalid resource: contains the control character '\\u{1b}'; only printable UTF-8 is allowed",
+    ),
     (dict(owner="o" * 257), "invalid owner: is 257 bytes long; it must be 0 to 256 bytes of printable UTF-8"),
-    (dict(ttl=-1.5), "invalid ttl: -1s -500000000ns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)"),
+    (
+        dict(ttl=-1.5),
+        "invalid ttl: -1s -500000000ns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)",
+    ),
     (dict(wait=-2), "invalid wait: -2s 0ns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)"),
 ]
 

@@ -31,6 +31,7 @@ def test_blocking_tls_and_a_bearer_token_from_the_environment(client, resource):
     with pytest.raises(redlockd.InvalidArgument, match="need an https:// address"):
         redlockd.Client("http://" + os.environ["REDLOCKD_ADDR"])
 
+
 def test_async_tls_and_a_bearer_token(resource):
     async def run():
         async with redlockd.AsyncClient("https://" + os.environ["REDLOCKD_ADDR"]) as client:

@@ -127,6 +127,7 @@ class AsyncHold:
             raise failure from exc
         return False
 
+
 async def _drain(requests: "asyncio.Queue[Optional[pb.HoldRequest]]") -> AsyncIterator[pb.HoldRequest]:
     while True:
         request = await requests.get()

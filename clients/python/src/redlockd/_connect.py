@@ -31,7 +31,8 @@ class TLS:
             raise InvalidArgument("invalid tls: cert and key must be given together")
 
     def __repr__(self) -> str:  # the key is a secret
-        return f"TLS(ca={'set' if self.ca else None}, cert={'set' if self.cert else None}, key={'set' if self.key else None})"
+        shown = ", ".join(f"{name}={'set' if getattr(self, name) else None}" for name in ("ca", "cert", "key"))
+        return f"TLS({shown})"
 
     @staticmethod
     def from_files(ca: Optional[str] = None, cert: Optional[str] = None, key: Optional[str] = None) -> "TLS":
@@ -79,11 +80,11 @@ def settings(addr: Optional[str], token: Optional[str], tls: Optional[TLS]) -> S
             raise InvalidArgument("REDLOCKD_CERT and REDLOCKD_KEY must be set together")
         tls = TLS.from_files(env("REDLOCKD_CA"), env("REDLOCKD_CERT"), env("REDLOCKD_KEY"))
     if addr.startswith("https://"):
-        addr, tls = addr[len("https://"):], tls or TLS()
+        addr, tls = addr[len("https://") :], tls or TLS()
     elif addr.startswith("http://"):
         if tls is not None:
             raise InvalidArgument(f"TLS settings need an https:// address (or host:port), not {addr}")
-        addr = addr[len("http://"):]
+        addr = addr[len("http://") :]
     if token is not None and not (token.isascii() and token.isprintable() and token):
         raise InvalidArgument("invalid token: must be non-empty printable ASCII (it is sent as a header)")
     return Settings(addr.rstrip("/"), token, tls)

@@ -127,6 +127,7 @@ class Hold:
             raise failure from exc
         return False
 
+
 def _drain(requests: "queue.Queue[Optional[pb.HoldRequest]]") -> Iterator[pb.HoldRequest]:
     while True:
         request = requests.get()

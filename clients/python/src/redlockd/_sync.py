@@ -29,7 +29,9 @@ class Client:
     def __init__(self, addr: Optional[str] = None, token: Optional[str] = None, tls: Optional[TLS] = None):
         s = settings(addr, token, tls)
         self._metadata = s.metadata()
-        self._channel = grpc.secure_channel(s.target, s.channel_credentials()) if s.tls else grpc.insecure_channel(s.target)
+        self._channel = (
+            grpc.secure_channel(s.target, s.channel_credentials()) if s.tls else grpc.insecure_channel(s.target)
+        )
         self._stub = lock_pb2_grpc.LockStub(self._channel)
 
     def close(self) -> None:
