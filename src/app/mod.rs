@@ -132,6 +132,7 @@ pub async fn run(
     if auth.is_on() {
         tracing::info!(tenants = auth.tenants(), "bearer tokens required on redlockd.v1.Lock");
     }
+    metrics.nodes(config.redis.nodes.len());
     let mut nodes = Vec::with_capacity(config.redis.nodes.len());
     for (index, url) in config.redis.nodes.iter().enumerate() {
         let node = RedisNode::connect(&settings::node(&config, url, redis_tls.clone()))

@@ -12,6 +12,18 @@ use prometheus::{
 /// The node states, as label values.
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
 
+/// Why an acquisition ended without a lock (`redlock_acquire_failures_total`).
+const FAILURE_REASONS: [&str; 8] = [
+    "taken",
+    "wait_timed_out",
+    "validity_used_up",
+    "no_quorum",
+    "cancelled",
+    "deadline",
+    "limit",
+    "other",
+];
+
 /// Latency buckets, in seconds: sub-millisecond to the longest waits.
 const LATENCY: &[f64] = &[
     0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
@@ -151,7 +163,7 @@ impl Metrics {
         )
         .expect("metric definition");
         registry.register(Box::new(node_seconds.clone())).expect("register");
-        Metrics {
+        let metrics = Metrics {
             acquire_total: counter("redlock_acquire_total", "Acquire requests by outcome", "status"),
             acquire_failures: counter(
                 "redlock_acquire_failures_total",
@@ -207,7 +219,21 @@ impl Metrics {
             registry,
             node_state,
             node_preflight_failed,
+        };
+        // Every outcome's series exists from the start, at 0: a rate() sees
+        // the first errors, and an alert does not wait for a second burst.
+        for status in [Status::Success, Status::Fail, Status::Error] {
+            for counter in [&metrics.acquire_total, &metrics.extend_total, &metrics.release_total] {
+                counter.with_label_values(&[status.as_str()]);
+            }
         }
+        for reason in FAILURE_REASONS {
+            metrics.acquire_failures.with_label_values(&[reason]);
+        }
+        for outcome in ["handed", "failed", "unavailable"] {
+            metrics.handoffs.with_label_values(&[outcome]);
+        }
+        metrics
     }
 
     /// An Acquire ended: `failure` names the reason when it has no lock.
@@ -254,6 +280,16 @@ impl Metrics {
     /// A round stopped waiting for master `node`'s answer.
     pub fn node_not_awaited(&self, node: usize) {
         self.node_not_awaited.with_label_values(&[&node.to_string()]).inc();
+    }
+
+    /// Every per-master series of masters `0..n` at 0 from the start.
+    pub fn nodes(&self, n: usize) {
+        for node in 0..n {
+            let node = node.to_string();
+            for counter in [&self.node_errors, &self.node_not_awaited, &self.probe_timeouts] {
+                counter.with_label_values(&[&node]);
+            }
+        }
     }
 
     /// A health probe of master `node` timed out.

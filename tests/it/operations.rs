@@ -240,6 +240,16 @@ async fn the_scrape_has_the_process_series_and_the_build_version() {
     }
     let version = format!("redlockd_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"));
     assert_eq!(series(&scrape, &version), 1.0);
+    // Before any traffic, every outcome's and every master's series is there, at 0.
+    for present in [
+        "redlock_acquire_total{status=\"error\"}",
+        "redlock_release_total{status=\"success\"}",
+        "redlock_acquire_failures_total{reason=\"no_quorum\"}",
+        "redlock_node_errors_total{node=\"4\"}",
+        "redlock_node_probe_timeouts_total{node=\"0\"}",
+    ] {
+        assert_eq!(series(&scrape, present), 0.0, "{present}");
+    }
     daemon.stop().await;
 }
 
