@@ -22,7 +22,7 @@ use crate::api::service::LockService;
 use crate::config::{Config, ConfigError};
 use crate::locks::Locks;
 use crate::locks::queue::Waiters;
-use crate::redis::connect::check_url;
+use crate::redis::connect::check_urls;
 use crate::redis::node::RedisNode;
 use crate::redis::subscriber::{self, Heard};
 use crate::redis::tls::{self, Tls};
@@ -78,9 +78,7 @@ impl Prepared {
 /// # Errors
 /// A setting that cannot be used, named.
 pub fn prepare(config: Config) -> Result<Prepared, ConfigError> {
-    for (i, url) in config.redis.nodes.iter().enumerate() {
-        check_url(url).map_err(|e| ConfigError(format!("redis.nodes[{i}] is not a valid Redis URL: {e}")))?;
-    }
+    check_urls(&config.redis.nodes).map_err(ConfigError)?;
     let redis_tls = match &config.files.redis_tls {
         None => None,
         Some(files) => {

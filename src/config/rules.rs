@@ -28,21 +28,12 @@ impl Config {
                 MAX_NODES - 1
             ));
         }
-        let mut seen = Vec::new();
+        // The URLs themselves, and a master listed twice, are checked with
+        // fred's own parser before any port is bound (redis::connect::check_urls).
         for (i, url) in redis.nodes.iter().enumerate() {
             if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
                 return fail(format!("redis.nodes[{i}] must start with redis:// or rediss://"));
             }
-            let Some(address) = host_port(url) else {
-                return fail(format!("redis.nodes[{i}] is not a valid Redis URL: it names no host"));
-            };
-            // One master listed twice would vote twice.
-            if let Some(j) = seen.iter().position(|a| *a == address) {
-                return fail(format!(
-                    "redis.nodes[{i}] is the same master as redis.nodes[{j}]: list independent masters"
-                ));
-            }
-            seen.push(address);
         }
         if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return fail("redis.key_prefix must be non-empty, without spaces or control characters".into());
@@ -206,44 +197,5 @@ impl Config {
             ));
         }
         Ok(())
-    }
-}
-
-/// The `host:port` a Redis URL names (port 6379 when it names none), for
-/// telling masters apart; `None` when it names no host.
-fn host_port(url: &str) -> Option<(String, u16)> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?']).next()?;
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host, port) = match host_port.strip_prefix('[') {
-        // [v6]:port
-        Some(v6) => {
-            let (host, after) = v6.split_once(']')?;
-            (host, after.strip_prefix(':'))
-        }
-        None => match host_port.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (host_port, None),
-        },
-    };
-    let port = match port {
-        Some(port) => port.parse().ok()?,
-        None => 6379,
-    };
-    (!host.is_empty()).then(|| (host.to_ascii_lowercase(), port))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::host_port;
-
-    #[test]
-    fn a_master_is_told_apart_by_host_and_port_whatever_its_credentials() {
-        assert_eq!(host_port("redis://a:1"), Some(("a".into(), 1)));
-        assert_eq!(host_port("rediss://user:pw@A:2/0"), Some(("a".into(), 2)));
-        assert_eq!(host_port("redis://h"), Some(("h".into(), 6379)));
-        assert_eq!(host_port("redis://[::1]:7000"), Some(("::1".into(), 7000)));
-        assert_eq!(host_port("redis://:pw@/0"), None);
-        assert_eq!(host_port("redis://h:port"), None);
     }
 }

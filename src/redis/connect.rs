@@ -66,11 +66,46 @@ pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
     Ok((builder, name))
 }
 
-/// Checks that fred can use `url` (before anything connects), saying why
-/// not.
+/// Checks, before anything connects, that fred can use every URL of
+/// `redis.nodes` and that no master is listed twice (it would vote twice).
 ///
 /// # Errors
-/// fred's reason the URL is not valid.
-pub fn check_url(url: &str) -> Result<(), String> {
-    FredConfig::from_url(url).map(drop).map_err(|e| e.details().to_string())
+/// What is wrong, naming the entry.
+pub fn check_urls(urls: &[String]) -> Result<(), String> {
+    let mut seen: Vec<(String, u16)> = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let parsed = FredConfig::from_url(url)
+            .map_err(|e| format!("redis.nodes[{i}] is not a valid Redis URL: {}", e.details()))?;
+        for server in parsed.server.hosts() {
+            let address = (server.host.to_string(), server.port);
+            if let Some(j) = seen.iter().position(|a| *a == address) {
+                return Err(format!(
+                    "redis.nodes[{i}] is the same master as redis.nodes[{j}]: list independent masters"
+                ));
+            }
+            seen.push(address);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_urls;
+
+    #[test]
+    fn a_master_listed_twice_or_an_unusable_url_is_named() {
+        let urls = |list: &[&str]| list.iter().map(|u| (*u).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            check_urls(&urls(&["redis://a:1", "redis://b:1", "redis://a:2"])),
+            Ok(())
+        );
+        let twice = check_urls(&urls(&["redis://a:1", "redis://b:2", "rediss://user:pw@a:1/0"])).unwrap_err();
+        assert!(
+            twice.contains("redis.nodes[2] is the same master as redis.nodes[0]"),
+            "{twice}"
+        );
+        let bad = check_urls(&urls(&["redis://a:1", "redis://b:port"])).unwrap_err();
+        assert!(bad.starts_with("redis.nodes[1] is not a valid Redis URL"), "{bad}");
+    }
 }
