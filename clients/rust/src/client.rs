@@ -7,7 +7,7 @@ use tokio::time::Instant;
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
-use crate::connect::{self, DEFAULT_ADDR, Options, Stub};
+use crate::connect::{self, Bearer, DEFAULT_ADDR, Options, Stub};
 use crate::error::Error;
 use crate::hold::{self, HeldLock, HoldOptions};
 use crate::lease::Lease;
@@ -29,7 +29,7 @@ pub struct Client {
     pub(crate) stub: Stub,
     /// The plain channel and the token, for `Pipeline` streams.
     channel: Channel,
-    token: Option<String>,
+    bearer: Bearer,
 }
 
 /// How `acquire` takes a lock.
@@ -77,12 +77,8 @@ impl Client {
     /// `Transport` when it cannot be reached; `InvalidArgument` for a bad
     /// address or token.
     pub async fn connect(addr: &str, options: Options) -> Result<Client, Error> {
-        let (stub, channel) = connect::connect(addr, &options).await?;
-        Ok(Client {
-            stub,
-            channel,
-            token: options.token,
-        })
+        let (stub, channel, bearer) = connect::connect(addr, &options).await?;
+        Ok(Client { stub, channel, bearer })
     }
 
     /// Connects as the environment says: `REDLOCKD_ADDR` (default
@@ -164,12 +160,7 @@ impl Client {
     /// The daemon's status when it refuses the stream.
     pub async fn pipeline(&self) -> Result<Pipeline, Error> {
         let mut metadata = MetadataMap::new();
-        if let Some(token) = &self.token {
-            let value = format!("Bearer {token}")
-                .parse()
-                .map_err(|_| Error::InvalidArgument("the token must be printable ASCII".into()))?;
-            metadata.insert("authorization", value);
-        }
+        self.bearer.add_to(&mut metadata);
         Ok(Pipeline::open_with(LockClient::new(self.channel.clone()), metadata).await?)
     }
 

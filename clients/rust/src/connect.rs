@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use tonic::metadata::{Ascii, MetadataValue};
+use tonic::metadata::{Ascii, MetadataMap, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
@@ -99,17 +99,24 @@ impl Options {
 #[derive(Clone)]
 pub struct Bearer(Option<MetadataValue<Ascii>>);
 
+impl Bearer {
+    /// Adds the token, if any, to `metadata`.
+    pub(crate) fn add_to(&self, metadata: &mut MetadataMap) {
+        if let Some(value) = &self.0 {
+            metadata.insert("authorization", value.clone());
+        }
+    }
+}
+
 impl Interceptor for Bearer {
     fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        if let Some(value) = &self.0 {
-            request.metadata_mut().insert("authorization", value.clone());
-        }
+        self.add_to(request.metadata_mut());
         Ok(request)
     }
 }
 
 /// Connects to `addr` (`host:port`, `http://…` or `https://…`).
-pub(crate) async fn connect(addr: &str, options: &Options) -> Result<(Stub, Channel), Error> {
+pub(crate) async fn connect(addr: &str, options: &Options) -> Result<(Stub, Channel, Bearer), Error> {
     let url = if addr.contains("://") {
         addr.to_owned()
     } else if options.tls.is_some() {
@@ -147,7 +154,12 @@ pub(crate) async fn connect(addr: &str, options: &Options) -> Result<(Stub, Chan
         .connect()
         .await
         .map_err(|e| Error::Transport(format!("connecting to {addr}: {}", chain(&e))))?;
-    Ok((LockClient::with_interceptor(channel.clone(), Bearer(token)), channel))
+    let bearer = Bearer(token);
+    Ok((
+        LockClient::with_interceptor(channel.clone(), bearer.clone()),
+        channel,
+        bearer,
+    ))
 }
 
 /// An error with its causes, `a: b: c`.
