@@ -1,4 +1,4 @@
-//! Generates the gRPC code for `proto/redlockd/v1/lock.proto` with a vendored
+//! Generates the gRPC code for `proto/redlockd/v1/{lock,admin}.proto` with a vendored
 //! `protoc`, so a fresh machine needs no system protobuf compiler.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -16,7 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .file_descriptor_set_path(out_dir.join("redlockd_descriptor.bin"))
         .compile_with_config(
             prost,
-            &[std::path::PathBuf::from("proto/redlockd/v1/lock.proto")],
+            &[
+                std::path::PathBuf::from("proto/redlockd/v1/lock.proto"),
+                std::path::PathBuf::from("proto/redlockd/v1/admin.proto"),
+            ],
             &[std::path::PathBuf::from("proto"), well_known],
         )?;
     println!("cargo:rerun-if-changed=proto");

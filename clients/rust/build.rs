@@ -10,7 +10,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     prost.protoc_executable(protoc);
     tonic_prost_build::configure().build_server(false).compile_with_config(
         prost,
-        &[proto_root.join("redlockd/v1/lock.proto")],
+        &[
+            proto_root.join("redlockd/v1/lock.proto"),
+            proto_root.join("redlockd/v1/admin.proto"),
+        ],
         &[proto_root, well_known],
     )?;
     println!("cargo:rerun-if-changed=../../proto");

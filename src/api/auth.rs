@@ -17,10 +17,13 @@ use tonic::metadata::MetadataMap;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
+use crate::api::peer::Peer;
 #[cfg(test)]
 use crate::config::tenants::{self, valid_tenant_name};
 use crate::config::tenants::{TenantSpec, token_digest};
 use crate::locks::error::Error;
+use crate::locks::quota::{self, Quota};
+use crate::locks::who::Who;
 
 /// The Redis key part of a lock, after `<key_prefix>:`.
 ///
@@ -35,10 +38,15 @@ pub(crate) fn scoped(tenant: Option<&str>, resource: &str) -> String {
     }
 }
 
-/// One tenant: a name and the resource prefixes it may lock.
+/// One tenant: a name, the resource prefixes it may lock, whether it may
+/// call the admin service, and its quota.
 pub(crate) struct Tenant {
     name: String,
+    /// The name again, shared by every `Who` of the tenant.
+    shared_name: Arc<str>,
     prefixes: Vec<String>,
+    admin: bool,
+    quota: Option<Arc<Quota>>,
 }
 
 impl fmt::Debug for Tenant {
@@ -61,19 +69,40 @@ impl Tenant {
     }
 }
 
-/// The caller of one request, as authenticated.
+/// The caller of one request, as authenticated, and where it came from.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Caller(Option<Arc<Tenant>>);
+pub(crate) struct Caller(Option<Arc<Tenant>>, Option<Arc<Peer>>);
 
 impl Caller {
     /// The caller when authentication is off.
     pub(crate) fn anonymous() -> Caller {
-        Caller(None)
+        Caller(None, None)
+    }
+
+    /// The same caller, from `peer`.
+    #[must_use]
+    pub(crate) fn with_peer(self, peer: Peer) -> Caller {
+        Caller(self.0, Some(Arc::new(peer)))
     }
 
     /// The tenant, when authentication is on.
     pub(crate) fn tenant(&self) -> Option<&str> {
         self.0.as_deref().map(Tenant::name)
+    }
+
+    /// Whether the tenants file gives the caller the `admin` scope.
+    pub(crate) fn is_admin(&self) -> bool {
+        self.0.as_ref().is_some_and(|t| t.admin)
+    }
+
+    /// The caller as the locks see it, naming `owner`.
+    pub(crate) fn who(&self, owner: &str) -> Who {
+        Who {
+            tenant: self.0.as_ref().map_or_else(|| Arc::from(""), |t| t.shared_name.clone()),
+            owner: owner.to_owned(),
+            peer: self.1.clone().map(|p| p as Arc<dyn fmt::Display + Send + Sync>),
+            quota: self.0.as_ref().and_then(|t| t.quota.clone()),
+        }
     }
 
     /// The lock name (the key after `<key_prefix>:`) of `resource` for this
@@ -131,9 +160,19 @@ impl Auth {
         let tenants = specs
             .into_iter()
             .map(|spec| {
+                let limits = quota::Limits {
+                    locks_held: spec.quota.max_locks_held,
+                    waiters: spec.quota.max_waiters,
+                    sessions: spec.quota.max_sessions,
+                    acquires_per_second: spec.quota.max_acquires_per_second,
+                };
+                let quota = (limits != quota::Limits::default()).then(|| Arc::new(Quota::new(&spec.name, limits)));
                 let tenant = Tenant {
+                    shared_name: Arc::from(spec.name.as_str()),
                     name: spec.name,
                     prefixes: spec.prefixes,
+                    admin: spec.admin,
+                    quota,
                 };
                 (spec.token_sha256, Arc::new(tenant))
             })
@@ -169,7 +208,7 @@ impl Auth {
             .ok_or_else(|| Error::Unauthenticated("the authorization metadata must be `Bearer <token>`".into()))?;
         tenants
             .get(&token_digest(token))
-            .map(|tenant| Caller(Some(tenant.clone())))
+            .map(|tenant| Caller(Some(tenant.clone()), None))
             .ok_or_else(|| Error::Unauthenticated("the bearer token is not valid".into()))
     }
 }
@@ -182,7 +221,7 @@ pub(crate) struct Authenticate(pub(crate) Arc<Auth>);
 
 impl Interceptor for Authenticate {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        let caller = self.0.caller(request.metadata())?;
+        let caller = self.0.caller(request.metadata())?.with_peer(Peer::of(&request));
         request.extensions_mut().insert(caller);
         Ok(request)
     }

@@ -18,6 +18,7 @@ use crate::api::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart};
 use crate::api::request::{self, Limits};
 use crate::api::wire::{wire_lease, wire_outcomes, wire_reason};
 use crate::locks::error::Error;
+use crate::locks::who::{Who, audit};
 use crate::locks::{Locks, SessionGuard};
 use crate::redlock::{Acquired, Lease, Node};
 
@@ -90,6 +91,8 @@ struct Holding {
     ttl: Duration,
     max_hold: Duration,
     lease: Lease,
+    /// Who holds it (for audit events).
+    who: Box<Who>,
 }
 
 /// Runs one session until it ends; `guard` counts it as open.
@@ -144,6 +147,7 @@ async fn open<N: Node>(
         }
         Ok(Ok(None) | Err(_)) => return None,
     };
+    let who = opening.caller.who(&start.owner);
     let plan = match plan(&opening.caller, start, &opening.limits, locks.engine.node_timeout()) {
         Ok(plan) => plan,
         Err(error) => {
@@ -168,12 +172,13 @@ async fn open<N: Node>(
         wait,
         max_hold,
     } = plan;
-    match locks.acquire(name, ttl, wait, give_up).await {
+    match locks.acquire(name, ttl, wait, give_up, &who).await {
         Ok(Acquired::Granted(lease)) => Some(Holding {
             resource,
             ttl,
             max_hold,
             lease,
+            who: Box::new(who),
         }),
         Ok(Acquired::NotGranted { reason, votes, .. }) => {
             let message = HoldResponse {
@@ -196,12 +201,15 @@ async fn open<N: Node>(
 
 /// Tells the client how its session ends, and releases the lock.
 async fn close<N: Node>(locks: &Locks<N>, held: &Holding, ending: Option<(HoldEvent, &'static str)>, out: &Outbox) {
-    let Holding { resource, lease, .. } = held;
+    let Holding {
+        resource, lease, who, ..
+    } = held;
     if let Some((HoldEvent::Lost, reason)) = ending {
         // LOST first: the client must stop now, not after our cleanup.
         out.end(Ok(event(HoldEvent::Lost, reason)));
+        audit("lost", who, None, &lease.resource, Some(lease.fencing_token));
     }
-    let held_to_end = locks.release(&lease.resource, &lease.value).await.unwrap_or(false);
+    let held_to_end = locks.release(&lease.resource, &lease.value, who).await.unwrap_or(false);
     if let Some((HoldEvent::Released, reason)) = ending {
         out.end(Ok(HoldResponse {
             held_to_end,
@@ -255,6 +263,8 @@ async fn hold<N: Node>(
     // an idle session is mostly this loop's state, kept small (docs/performance.md, workload (d)).
     let timer = sleep_until(next_extend);
     tokio::pin!(timer);
+    // Told when an operator takes a lock away (`Admin/ForceRelease`).
+    let mut revoked = locks.revocations();
     loop {
         timer
             .as_mut()
@@ -267,6 +277,14 @@ async fn hold<N: Node>(
                 () = &mut closing => Some((HoldEvent::Released, "the daemon is shutting down")),
                 () = out.closed() => return None,
                 () = &mut timer => None,
+                name = revoked.recv() => match name {
+                    Ok(name) if name == held.lease.resource => {
+                        return Some((HoldEvent::Lost, "the lock was taken away by an operator (ForceRelease)"));
+                    }
+                    // Missed some: an extension now finds out.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
+                    Ok(_) | Err(_) => continue,
+                },
                 message = inbound.message() => match message {
                     Ok(Some(HoldRequest { request: Some(Ask::Release(_)) })) | Ok(None) => {
                         Some((HoldEvent::Released, "released by the client"))
@@ -290,7 +308,7 @@ async fn hold<N: Node>(
                 return Some((HoldEvent::Released, "max_hold used up"));
             }
         }
-        match Box::pin(locks.extend(&held.lease.resource, &held.lease.value, held.ttl)).await {
+        match Box::pin(locks.extend(&held.lease.resource, &held.lease.value, held.ttl, &held.who)).await {
             Ok(Some(validity)) => {
                 deadline = Instant::now() + validity;
                 next_extend = next_extension(deadline, held.ttl, node_timeout);

@@ -3,11 +3,14 @@
 //! streams, request validation, domain → wire, every error → `Status`,
 //! bearer-token auth and gRPC health.
 
+pub(crate) mod admin;
 pub(crate) mod auth;
 pub(crate) mod codec;
 pub mod health;
 pub(crate) mod hold;
 pub(crate) mod outbox;
+pub(crate) mod page_token;
+pub(crate) mod peer;
 pub(crate) mod pipeline;
 pub mod proto;
 pub mod request;

@@ -147,6 +147,42 @@ pub fn resource(s: &str) -> Result<(), Error> {
     printable("resource", s, 1, MAX_RESOURCE_BYTES)
 }
 
+/// A listing's resource prefix: 1–256 bytes of printable UTF-8.
+///
+/// # Errors
+/// `InvalidArgument` naming `prefix`.
+pub fn prefix(s: &str) -> Result<(), Error> {
+    printable("prefix", s, 1, MAX_RESOURCE_BYTES)
+}
+
+/// Longest force-release reason, in bytes.
+pub const MAX_REASON_BYTES: usize = 256;
+
+/// A force-release reason: 1–256 bytes of printable UTF-8.
+///
+/// # Errors
+/// `InvalidArgument` naming `reason`.
+pub fn reason(s: &str) -> Result<(), Error> {
+    printable("reason", s, 1, MAX_REASON_BYTES)
+}
+
+/// Largest listing page.
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+/// A listing's page size: 1 to 1,000.
+///
+/// # Errors
+/// `InvalidArgument` naming `page_size`.
+pub fn page_size(n: u32) -> Result<usize, Error> {
+    if n == 0 || n > MAX_PAGE_SIZE {
+        return Err(Error::invalid(
+            "page_size",
+            format!("is {n}; it must lie within [1, {MAX_PAGE_SIZE}]"),
+        ));
+    }
+    Ok(n as usize)
+}
+
 /// An owner label: 0–256 bytes of printable UTF-8.
 ///
 /// # Errors

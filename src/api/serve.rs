@@ -10,6 +10,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 
+use super::admin::AdminService;
 use super::auth::{Auth, Authenticate};
 use super::health::Health;
 use super::proto;
@@ -50,7 +51,7 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
-/// Serves `service` (behind `auth`), `health` and reflection on `listener` until `stop`
+/// Serves `service` and `admin` (behind `auth`), `health` and reflection on `listener` until `stop`
 /// resolves; then the server stops taking streams, and this resolves once
 /// the open ones have ended (the caller bounds that wait).
 ///
@@ -59,6 +60,7 @@ pub enum ServeError {
 pub(crate) async fn serve<N: Node>(
     listener: TcpListener,
     service: LockService<N>,
+    admin: AdminService<N>,
     auth: Arc<Auth>,
     health: &Health,
     settings: Settings,
@@ -82,7 +84,8 @@ pub(crate) async fn serve<N: Node>(
         .max_decoding_message_size(max_message)
         .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
     // Every call is authenticated once, before the service sees it.
-    let lock_server = InterceptedService::new(lock_server, Authenticate(auth));
+    let lock_server = InterceptedService::new(lock_server, Authenticate(auth.clone()));
+    let admin_server = InterceptedService::new(proto::admin_server::AdminServer::new(admin), Authenticate(auth));
     tracing::info!(
         listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()),
         tls = settings.tls.is_some(),
@@ -108,6 +111,7 @@ pub(crate) async fn serve<N: Node>(
         // Metadata (a bearer token included) fits in far less.
         .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
         .add_service(lock_server)
+        .add_service(admin_server)
         .add_service(health.service())
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -20,7 +20,7 @@ use crate::api::proto::{
     NodeView, PipelineRequest, PipelineResponse, ReleaseRequest, ReleaseResponse,
 };
 use crate::api::request::{self, Limits};
-use crate::api::wire::{wire_duration, wire_lease, wire_outcomes, wire_reason};
+use crate::api::wire::{wire_duration, wire_holder, wire_lease, wire_outcomes, wire_reason};
 use crate::api::{hold as session, pipeline};
 use crate::locks::Locks;
 use crate::locks::error::Error;
@@ -91,7 +91,11 @@ impl<N: Node> LockService<N> {
         let wait = budget.map_or(wait, |b| b.min(wait));
         // If this handler is dropped (the client left), the acquisition
         // stops and a lock granted meanwhile is released.
-        let outcome = self.locks.acquire(name, ttl, wait, std::future::pending()).await?;
+        let who = caller.who(&req.owner);
+        let outcome = self
+            .locks
+            .acquire(name, ttl, wait, std::future::pending(), &who)
+            .await?;
         Ok(match outcome {
             Acquired::Granted(lease) => {
                 tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");
@@ -125,7 +129,7 @@ impl<N: Node> LockService<N> {
         let name = caller.lock_name(&req.resource)?;
         let value = request::value(&req.value)?;
         let ttl = self.limits.ttl("ttl", req.ttl)?;
-        let validity = self.locks.extend(&name, &value, ttl).await?;
+        let validity = self.locks.extend(&name, &value, ttl, &caller.who("")).await?;
         Ok(ExtendResponse {
             extended: validity.is_some(),
             validity: validity.map(wire_duration),
@@ -136,7 +140,7 @@ impl<N: Node> LockService<N> {
         request::resource(&req.resource)?;
         let name = caller.lock_name(&req.resource)?;
         let value = request::value(&req.value)?;
-        let released = self.locks.release(&name, &value).await?;
+        let released = self.locks.release(&name, &value, &caller.who("")).await?;
         Ok(ReleaseResponse { released })
     }
 
@@ -159,11 +163,15 @@ impl<N: Node> LockService<N> {
                 fence_counter: node.fence.unwrap_or(0),
             })
             .collect();
+        let waiter_owners = self.locks.waiters.owners(&name);
         Ok(InspectResponse {
             held: view.held,
             agreeing: view.agreeing as u32,
             quorum: view.quorum as u32,
             nodes,
+            holder: view.holder.as_ref().map(wire_holder),
+            waiting: waiter_owners.len() as u32,
+            waiter_owners,
         })
     }
 }
@@ -215,7 +223,7 @@ impl<N: Node> Lock for LockService<N> {
 
     async fn hold(&self, request: Request<Streaming<HoldRequest>>) -> Result<Response<Self::HoldStream>, Status> {
         let caller = caller_of(&request)?;
-        let guard = self.locks.open_session()?;
+        let guard = self.locks.open_session(&caller.who(""))?;
         let (out, replies) = outbox();
         let opening = Box::new(session::Opening {
             caller,
@@ -249,7 +257,7 @@ impl<N: Node> Lock for LockService<N> {
 
 /// The caller the auth interceptor (`auth::Authenticate`) put in the
 /// request's extensions.
-fn caller_of<T>(request: &Request<T>) -> Result<Caller, Status> {
+pub(crate) fn caller_of<T>(request: &Request<T>) -> Result<Caller, Status> {
     request
         .extensions()
         .get::<Caller>()

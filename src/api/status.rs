@@ -1,11 +1,12 @@
 //! Every error a request can end with, as a gRPC status: the only place
 //! the mapping is written. UNAVAILABLE carries a `google.rpc.ErrorInfo`
-//! with what each master said.
+//! with what each master said; RESOURCE_EXHAUSTED for a tenant's quota a
+//! `google.rpc.QuotaFailure` naming it.
 
 use std::collections::HashMap;
 
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic_types::{ErrorDetails, QuotaViolation, StatusExt};
 
 use crate::locks::error::Error;
 
@@ -17,7 +18,7 @@ pub(crate) fn code(error: &Error) -> Code {
         Error::DeadlineExceeded => Code::DeadlineExceeded,
         Error::Cancelled => Code::Cancelled,
         Error::Internal(_) => Code::Internal,
-        Error::ResourceExhausted(_) => Code::ResourceExhausted,
+        Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => Code::ResourceExhausted,
         Error::Unauthenticated(_) => Code::Unauthenticated,
         Error::PermissionDenied(_) => Code::PermissionDenied,
     }
@@ -35,6 +36,14 @@ impl From<Error> for Status {
                     .collect();
                 metadata.insert("needed".into(), needed.to_string());
                 let details = ErrorDetails::with_error_info("NO_QUORUM", "redlockd", metadata);
+                Status::with_error_details(code(&error), error.to_string(), details)
+            }
+            // google.rpc.QuotaFailure: which tenant, and which quota.
+            Error::QuotaExceeded { tenant, quota, message } => {
+                let mut violation = QuotaViolation::new(format!("tenant:{tenant}"), message.clone());
+                violation.quota_id = (*quota).to_owned();
+                violation.quota_metric = format!("redlockd/{quota}");
+                let details = ErrorDetails::with_quota_failure(vec![violation]);
                 Status::with_error_details(code(&error), error.to_string(), details)
             }
             _ => Status::new(code(&error), error.to_string()),

@@ -1,10 +1,10 @@
 //! The daemon's values on the wire: leases, what each master said, why an
-//! acquisition failed, durations.
+//! acquisition failed, who holds a lock, durations.
 
 use std::time::Duration;
 
-use crate::api::proto::{FailureReason as WireReason, Lease as WireLease, NodeOutcome};
-use crate::redlock::{FailureReason, Lease, NodeVote};
+use crate::api::proto::{FailureReason as WireReason, Holder as WireHolder, Lease as WireLease, NodeOutcome};
+use crate::redlock::{FailureReason, Holder, Lease, NodeVote};
 
 /// What each master said, on the wire.
 pub(crate) fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
@@ -48,4 +48,19 @@ pub(crate) fn wire_duration(d: Duration) -> prost_types::Duration {
         seconds: i64::MAX,
         nanos: 0,
     })
+}
+
+/// Who holds a lock, on the wire.
+pub(crate) fn wire_holder(holder: &Holder) -> WireHolder {
+    WireHolder {
+        owner: holder.owner.clone(),
+        tenant: holder.tenant.clone(),
+        daemon: holder.daemon.clone(),
+        since: Some(prost_types::Timestamp {
+            seconds: (holder.since_ms / 1000) as i64,
+            nanos: ((holder.since_ms % 1000) * 1_000_000) as i32,
+        }),
+        fencing_token: holder.fencing_token,
+        ttl: Some(wire_duration(holder.ttl)),
+    }
 }

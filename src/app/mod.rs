@@ -14,6 +14,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use self::shutdown::Shutdown;
+use crate::api::admin::AdminService;
 use crate::api::auth::Auth;
 use crate::api::health::Health;
 use crate::api::request::Limits;
@@ -139,6 +140,7 @@ pub async fn run(
         nodes.push(node);
     }
     let engine = Arc::new(Engine::new(nodes, settings::engine(&config)));
+    tracing::info!(daemon = engine.daemon_id(), "this daemon's name in holder records");
     // Serve once the masters are connected, or connect_timeout has passed
     // (those still down are retried in the background).
     wait_for_connections(&engine, config.redis.connect_timeout).await;
@@ -203,9 +205,11 @@ pub async fn run(
     let limits = Limits::from(&config.lock);
     let service = LockService::new(locks.clone(), limits, config.redis.node_timeout)
         .with_pipeline_limit(config.server.max_requests_per_connection);
+    let admin = AdminService::new(locks.clone(), auth.is_on(), config.admin.allow_unauthenticated);
     let server = serve::serve(
         listeners.grpc,
         service,
+        admin,
         auth,
         &health,
         settings::server(&config),

@@ -24,8 +24,27 @@ pub fn engine(config: &Config) -> EngineConfig {
         min_validity: config.lock.min_validity,
         retry_delay_min: config.lock.retry_delay_min,
         retry_delay_max: config.lock.retry_delay_max,
+        daemon_id: daemon_id(),
         publish_round: true,
     }
+}
+
+/// This daemon's name in holder records (docs/design.md#who-holds-it): the
+/// host name (a pod's name under Kubernetes), `/`, and 6 random hex digits
+/// that tell a restarted daemon from the one before.
+fn daemon_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let host: String = host
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        .take(64)
+        .collect();
+    let host = if host.is_empty() { "redlockd".to_owned() } else { host };
+    format!("{host}/{:06x}", fastrand::u32(..0x100_0000))
 }
 
 /// The quarantine rules.

@@ -38,6 +38,9 @@ pub struct Config {
     /// Bearer tokens and tenants.
     #[serde(default)]
     pub auth: AuthConfig,
+    /// The admin service.
+    #[serde(default)]
+    pub admin: AdminConfig,
     /// What the files named above hold, read once by `load`.
     #[serde(skip)]
     pub files: Files,
@@ -50,6 +53,15 @@ pub struct AuthConfig {
     /// The tenants file; unset = no authentication.
     #[serde(default)]
     pub tokens_file: Option<PathBuf>,
+}
+
+/// `[admin]`
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    /// Admin calls without authentication (loopback only).
+    #[serde(default)]
+    pub allow_unauthenticated: bool,
 }
 
 /// `[metrics]`

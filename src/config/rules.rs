@@ -157,6 +157,12 @@ impl Config {
     fn validate_server(&self) -> Result<(), ConfigError> {
         let fail = |msg: String| Err(ConfigError(msg));
         let server = &self.server;
+        if self.admin.allow_unauthenticated && !server.listen.ip().is_loopback() {
+            return fail(format!(
+                "admin.allow_unauthenticated is allowed only while server.listen is a loopback address (it is {})",
+                server.listen
+            ));
+        }
         if server.tls_cert_file.is_some() != server.tls_key_file.is_some() {
             return fail("server.tls_cert_file and server.tls_key_file must be set together".into());
         }

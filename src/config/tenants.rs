@@ -22,7 +22,29 @@ pub struct TenantSpec {
     pub token_sha256: [u8; 32],
     /// The resource prefixes it may lock (`""` allows every resource).
     pub prefixes: Vec<String>,
+    /// It has the `admin` scope: it may list its locks and take them away
+    /// (`redlockd.v1.Admin`).
+    pub admin: bool,
+    /// Its quota in each daemon (docs/operations.md#quotas).
+    pub quota: QuotaSpec,
 }
+
+/// A tenant's quota in each daemon; unset is unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaSpec {
+    /// Locks held through the daemon at once.
+    pub max_locks_held: Option<u64>,
+    /// Requests waiting in the daemon's queues at once.
+    pub max_waiters: Option<u64>,
+    /// Open `Hold` sessions.
+    pub max_sessions: Option<u64>,
+    /// Acquisitions per second (a bucket of one second's worth).
+    pub max_acquires_per_second: Option<f64>,
+}
+
+/// The scopes a tenant may be given.
+const SCOPES: [&str; 1] = ["admin"];
 
 /// Whether `name` can name a tenant: 1–64 bytes of `[A-Za-z0-9_.-]`.
 pub(crate) fn valid_tenant_name(name: &str) -> bool {
@@ -53,6 +75,10 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         #[serde(default)]
         token_env: Option<String>,
         prefixes: Vec<String>,
+        #[serde(default)]
+        scopes: Vec<String>,
+        #[serde(default)]
+        quota: QuotaSpec,
     }
     // The parser's own message quotes the line, and with it maybe a
     // token: say only where the error is.
@@ -60,7 +86,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         let before = e.span().map_or(&[][..], |span| &text.as_bytes()[..span.start.min(text.len())]);
         let line = 1 + before.iter().filter(|b| **b == b'\n').count();
         format!(
-            "is not a valid tenants file (line {line}): expected [[tenant]] tables with name, token or token_env, and prefixes"
+            "is not a valid tenants file (line {line}): expected [[tenant]] tables with name, token or token_env, prefixes, and optionally scopes and a quota table"
         )
     })?;
     if file.tenant.is_empty() {
@@ -112,6 +138,33 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
                 ));
             }
         }
+        for (j, scope) in entry.scopes.iter().enumerate() {
+            if !SCOPES.contains(&scope.as_str()) {
+                return Err(format!(
+                    "{at}.scopes[{j}] {scope:?} is not a scope: the scopes are {}",
+                    SCOPES.join(", ")
+                ));
+            }
+        }
+        let q = entry.quota;
+        for (field, value) in [
+            ("max_locks_held", q.max_locks_held),
+            ("max_waiters", q.max_waiters),
+            ("max_sessions", q.max_sessions),
+        ] {
+            if value == Some(0) {
+                return Err(format!(
+                    "{at}.quota.{field} must be at least 1 (leave it out for no limit)"
+                ));
+            }
+        }
+        if let Some(rate) = q.max_acquires_per_second
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(format!(
+                "{at}.quota.max_acquires_per_second must be a number above 0 (leave it out for no limit)"
+            ));
+        }
         let token_sha256 = token_digest(&token);
         if tenants.iter().any(|t: &TenantSpec| t.token_sha256 == token_sha256) {
             return Err(format!("{at} ({}) has the same token as another tenant", entry.name));
@@ -121,6 +174,8 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             name: entry.name,
             token_sha256,
             prefixes: entry.prefixes,
+            admin: entry.scopes.iter().any(|s| s == "admin"),
+            quota: q,
         });
     }
     Ok(tenants)

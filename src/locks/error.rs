@@ -38,6 +38,16 @@ pub enum Error {
     /// A waiter or session limit was hit.
     #[error("{0}")]
     ResourceExhausted(String),
+    /// A tenant's quota (docs/operations.md#quotas) is used up.
+    #[error("{message}")]
+    QuotaExceeded {
+        /// The tenant.
+        tenant: String,
+        /// The quota's name in the tenants file (`max_locks_held`, ...).
+        quota: &'static str,
+        /// What was exceeded.
+        message: String,
+    },
     /// The client's gRPC deadline passed first.
     #[error("the request's deadline passed before the lock could be taken")]
     DeadlineExceeded,

@@ -4,20 +4,25 @@
 //! lock, and sessions are counted so shutdown can release their locks.
 
 pub mod error;
+mod held;
 pub(crate) mod queue;
+pub(crate) mod quota;
+pub(crate) mod who;
 
-use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::futures::Notified;
-use tokio::sync::{Notify, oneshot, watch};
+use tokio::sync::{Notify, broadcast, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::locks::error::Error;
+use crate::locks::held::HeldLocks;
 use crate::locks::queue::{Offer, Place, Waiters};
+use crate::locks::quota::{Kind, Taken};
+use crate::locks::who::{Who, audit};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
 use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
@@ -35,24 +40,18 @@ pub(crate) struct Locks<N> {
     /// Wakes the open sessions when `closing` turns true.
     shutdown: Notify,
     metrics: Arc<Metrics>,
-    /// Locks granted through this daemon: value -> (granted, expires,
-    /// hand-offs in a row that led to it), for hold times, the held-locks
-    /// gauge and the hand-off bound. Expired entries are swept.
-    held: Mutex<HashMap<String, Held>>,
-}
-
-/// A lock granted through this daemon.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    granted: Instant,
-    expires: Instant,
-    /// How many hand-offs in a row led to it (0: a plain acquisition).
-    streak: u32,
+    /// Locks granted through this daemon.
+    held: HeldLocks,
+    /// The lock names taken away by `force_release`, for the sessions
+    /// holding them here.
+    revoked: broadcast::Sender<String>,
 }
 
 /// A counted open session; dropping it ends the count.
 pub(crate) struct SessionGuard<N: Node> {
     locks: Arc<Locks<N>>,
+    /// The tenant's `max_sessions` unit.
+    _quota: Option<Taken>,
 }
 
 impl<N: Node> Drop for SessionGuard<N> {
@@ -78,53 +77,17 @@ impl<N: Node> Locks<N> {
             max_sessions,
             closing: watch::channel(false).0,
             shutdown: Notify::new(),
+            held: HeldLocks::new(metrics.clone()),
             metrics,
-            held: Mutex::new(HashMap::new()),
+            revoked: broadcast::channel(64).0,
         }
-    }
-
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
-        self.held.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Remembers a grant (or an extension) until `expires`; `streak` is
-    /// for a new lock (an existing one keeps its own).
-    fn remember(&self, value: &LockValue, expires: Instant, streak: u32) {
-        let now = Instant::now();
-        let mut held = self.held();
-        let entry = held.get(value.expose()).map_or(
-            Held {
-                granted: now,
-                expires,
-                streak,
-            },
-            |before| Held { expires, ..*before },
-        );
-        held.insert(value.expose().to_owned(), entry);
-        // Sweep locks that expired unreleased, now and then.
-        if held.len() > 1024 && held.len().is_power_of_two() {
-            held.retain(|_, h| h.expires > now);
-        }
-        self.metrics.locks_held.set(held.len() as i64);
-    }
-
-    /// Forgets a lock; returns how long it was held and its hand-off
-    /// streak, if it was ours.
-    fn forget(&self, value: &LockValue) -> Option<(Duration, u32)> {
-        let mut held = self.held();
-        let entry = held.remove(value.expose()).map(|h| (h.granted.elapsed(), h.streak));
-        self.metrics.locks_held.set(held.len() as i64);
-        entry
     }
 
     /// Sets the gauges of live state (read at scrape time).
     pub(crate) fn refresh_gauges(&self) {
         self.metrics.waiters.set(self.waiters.waiting() as i64);
         self.metrics.sessions.set(self.sessions() as i64);
-        let now = Instant::now();
-        let mut held = self.held();
-        held.retain(|_, h| h.expires > now);
-        self.metrics.locks_held.set(held.len() as i64);
+        self.held.sweep();
     }
 
     /// Extends a held lock (docs/design.md#extend), recording the outcome.
@@ -136,16 +99,24 @@ impl<N: Node> Locks<N> {
         resource: &str,
         value: &LockValue,
         ttl: Duration,
+        who: &Who,
     ) -> Result<Option<Duration>, Error> {
         let started = Instant::now();
         let outcome = self.engine.extend(resource, value, ttl).await;
         let status = match &outcome {
             Ok(Some(validity)) => {
-                self.remember(value, Instant::now() + *validity, 0);
+                self.held.extended(value, Instant::now() + *validity);
                 Status::Success
             }
             Ok(None) => {
-                self.forget(value);
+                let gone = self.held.forget(value);
+                audit(
+                    "extension_failed",
+                    who,
+                    gone.as_ref().map(|g| g.owner.as_str()),
+                    resource,
+                    gone.as_ref().map(|g| g.token),
+                );
                 Status::Fail
             }
             Err(_) => Status::Error,
@@ -158,10 +129,10 @@ impl<N: Node> Locks<N> {
     ///
     /// # Errors
     /// `Unavailable` without a quorum (the deletes still went to all).
-    pub(crate) async fn release(&self, resource: &str, value: &LockValue) -> Result<bool, Error> {
+    pub(crate) async fn release(&self, resource: &str, value: &LockValue, who: &Who) -> Result<bool, Error> {
         let started = Instant::now();
-        let forgotten = self.forget(value);
-        let streak = forgotten.map_or(0, |(_, streak)| streak);
+        let forgotten = self.held.forget(value);
+        let streak = forgotten.as_ref().map_or(0, |gone| gone.streak);
         let outcome = match self.waiters.take_offer(resource, streak) {
             // The next waiter here gets the lock in one round.
             Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
@@ -177,7 +148,11 @@ impl<N: Node> Locks<N> {
             }
             None => self.engine.release(resource, value).await.map_err(Error::from),
         };
-        let held_for = forgotten.map(|(held_for, _)| held_for);
+        let held_for = forgotten.as_ref().map(|gone| gone.held_for);
+        if outcome.is_ok() {
+            let owner = forgotten.as_ref().map(|g| g.owner.as_str());
+            audit("release", who, owner, resource, forgotten.as_ref().map(|g| g.token));
+        }
         let status = match &outcome {
             Ok(true) => Status::Success,
             Ok(false) => Status::Fail,
@@ -190,7 +165,7 @@ impl<N: Node> Locks<N> {
     /// Releases `value` by handing the lock to the waiter that made
     /// `offer`; returns whether `value` was held to the end.
     async fn hand_off(&self, resource: &str, value: &LockValue, offer: Offer, streak: u32) -> Result<bool, Error> {
-        let handed = self.engine.hand_off(resource, value, offer.ttl).await;
+        let handed = self.engine.hand_off(resource, value, offer.ttl, &offer.holder).await;
         let outcome = match &handed {
             Ok(HandOff { lease: Some(_), .. }) => "handed",
             Ok(HandOff { lease: None, .. }) => "failed",
@@ -207,10 +182,10 @@ impl<N: Node> Locks<N> {
             // waiter elsewhere was refused (the lock's waiting mark); with
             // nobody else waiting, the queue here keeps the lock.
             let streak = if waited { streak } else { 0 };
-            self.remember(&lease.value, Instant::now() + lease.validity, streak);
+            self.held.granted(&lease, "", streak, None);
             if let Err(lease) = offer.to.send(lease) {
                 // The waiter left meanwhile: nobody wants the lock.
-                self.forget(&lease.value);
+                self.held.forget(&lease.value);
                 let _ = self.engine.release(resource, &lease.value).await;
             }
         }
@@ -222,22 +197,32 @@ impl<N: Node> Locks<N> {
     /// after the caller left is released at once.
     ///
     /// # Errors
-    /// `ResourceExhausted` when the queue is full, `Unavailable` without a
-    /// quorum, `Cancelled` when the caller gave up.
+    /// `ResourceExhausted` when the queue is full, `QuotaExceeded` past a
+    /// quota of `who`'s tenant, `Unavailable` without a quorum, `Cancelled`
+    /// when the caller gave up.
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         resource: String,
         ttl: Duration,
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
+        who: &Who,
     ) -> Result<Acquired, Error> {
         let started = Instant::now();
-        let outcome = self.acquire_unrecorded(resource, ttl, wait, give_up).await;
-        let (status, failure) = match &outcome {
-            Ok(Acquired::Granted(lease)) => {
-                self.remember(&lease.value, Instant::now() + lease.validity, 0);
-                (Status::Success, None)
+        let outcome = match self.check_quota(who) {
+            Ok(()) => {
+                let outcome = self.acquire_unrecorded(resource, ttl, wait, give_up, who).await;
+                if let Ok(Acquired::Granted(lease)) = &outcome {
+                    let unit = who.quota.as_ref().map(|q| q.count_one(Kind::LocksHeld));
+                    self.held.granted(lease, &who.owner, 0, unit);
+                    audit("grant", who, None, &lease.resource, Some(lease.fencing_token));
+                }
+                outcome
             }
+            Err(e) => Err(e),
+        };
+        let (status, failure) = match &outcome {
+            Ok(Acquired::Granted(_)) => (Status::Success, None),
             Ok(Acquired::NotGranted { reason, .. }) => (
                 Status::Fail,
                 Some(match reason {
@@ -251,7 +236,7 @@ impl<N: Node> Locks<N> {
                 Some(match error {
                     Error::Unavailable { .. } => "no_quorum",
                     Error::Cancelled => "cancelled",
-                    Error::ResourceExhausted(_) => "limit",
+                    Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => "limit",
                     Error::DeadlineExceeded => "deadline",
                     _ => "other",
                 }),
@@ -261,20 +246,38 @@ impl<N: Node> Locks<N> {
         outcome
     }
 
+    /// Counts an acquisition against `who`'s tenant's rate, and checks its
+    /// `max_locks_held` (locks that expired unreleased are swept before a
+    /// refusal); the unit is counted when the lock is granted.
+    fn check_quota(&self, who: &Who) -> Result<(), Error> {
+        let Some(quota) = &who.quota else {
+            return Ok(());
+        };
+        quota.acquisition()?;
+        if quota.check(Kind::LocksHeld).is_err() {
+            self.held.sweep();
+            quota.check(Kind::LocksHeld)?;
+        }
+        Ok(())
+    }
+
     async fn acquire_unrecorded(
         self: &Arc<Self>,
         resource: String,
         ttl: Duration,
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
+        who: &Who,
     ) -> Result<Acquired, Error> {
+        let holder = self.engine.holder_tag(&who.tenant, &who.owner);
         let slot = if wait.is_zero() {
             None
         } else {
-            Some(self.waiters.join(&resource)?)
+            Some(self.waiters.join(&resource, who)?)
         };
         let (mut tx, rx) = oneshot::channel();
         let locks = self.clone();
+        let who = who.clone();
         tokio::spawn(async move {
             let deadline = Instant::now() + wait;
             let mut give_up = std::pin::pin!(give_up);
@@ -293,7 +296,7 @@ impl<N: Node> Locks<N> {
                         () = tx.closed() => return Err(Error::Cancelled),
                         () = &mut give_up => return Err(Error::Cancelled),
                     }
-                    let (from, held) = slot.offer(ttl);
+                    let (from, held) = slot.offer(ttl, holder.clone());
                     offer = Some(from);
                     held_here = held;
                 }
@@ -322,7 +325,7 @@ impl<N: Node> Locks<N> {
                 };
                 locks
                     .engine
-                    .acquire(&resource, ttl, left, stop, head)
+                    .acquire(&resource, ttl, left, stop, head, &holder)
                     .await
                     .map_err(Error::from)
             }
@@ -339,7 +342,7 @@ impl<N: Node> Locks<N> {
             }
             if let Err(Ok(Acquired::Granted(lease))) = tx.send(outcome) {
                 tracing::info!(resource = %lease.resource, "the caller left before its lock was granted; releasing it");
-                let _ = locks.release(&lease.resource, &lease.value).await;
+                let _ = locks.release(&lease.resource, &lease.value, &who).await;
             }
         });
         rx.await
@@ -349,12 +352,16 @@ impl<N: Node> Locks<N> {
     /// Counts a new session.
     ///
     /// # Errors
-    /// `ResourceExhausted` at `max_sessions`; `Unavailable` while shutting down.
-    pub(crate) fn open_session(self: &Arc<Self>) -> Result<SessionGuard<N>, Error> {
+    /// `ResourceExhausted` at `max_sessions`, `QuotaExceeded` past the
+    /// tenant's; `Unavailable` while shutting down.
+    pub(crate) fn open_session(self: &Arc<Self>, who: &Who) -> Result<SessionGuard<N>, Error> {
         // Counted before the check: a shutdown that starts in between sees
         // this session and waits for it.
         let open = self.sessions.fetch_add(1, Ordering::SeqCst);
-        let guard = SessionGuard { locks: self.clone() };
+        let mut guard = SessionGuard {
+            locks: self.clone(),
+            _quota: None,
+        };
         if *self.closing.borrow() {
             return Err(Error::ShuttingDown);
         }
@@ -363,7 +370,41 @@ impl<N: Node> Locks<N> {
                 "{open} sessions are already open in this daemon, the most lock.max_sessions allows"
             )));
         }
+        if let Some(quota) = &who.quota {
+            guard._quota = Some(quota.take(Kind::Sessions)?);
+        }
         Ok(guard)
+    }
+
+    /// Takes the lock on `resource` away whatever value holds it, never
+    /// lowering a fence counter (docs/design.md#listing-and-force-release);
+    /// a session holding it here is told at once (`revocations`). Returns
+    /// how many masters held it.
+    ///
+    /// # Errors
+    /// `Unavailable` when fewer than a quorum of masters answered.
+    pub(crate) async fn force_release(&self, resource: &str, who: &Who, reason: &str) -> Result<usize, Error> {
+        let held = self.engine.force_release(resource).await?;
+        self.held.forget_name(resource);
+        let _ = self.revoked.send(resource.to_owned());
+        if tracing::enabled!(target: who::AUDIT, tracing::Level::INFO) {
+            tracing::info!(
+                target: who::AUDIT,
+                event = "force_release",
+                tenant = &*who.tenant,
+                peer = %who.peer.as_ref().map_or_else(|| "-".to_owned(), ToString::to_string),
+                resource = who::resource_of(resource),
+                masters_held = held,
+                reason,
+                "audit"
+            );
+        }
+        Ok(held)
+    }
+
+    /// The lock names `force_release` takes away from now on.
+    pub(crate) fn revocations(&self) -> broadcast::Receiver<String> {
+        self.revoked.subscribe()
     }
 
     /// Whether the daemon is shutting down (new acquisitions are refused).

@@ -12,6 +12,8 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use crate::locks::error::Error;
+use crate::locks::quota::{Kind, Taken};
+use crate::locks::who::Who;
 use crate::redlock::Lease;
 
 /// The queues of one daemon, with limits.
@@ -35,6 +37,8 @@ struct State {
 
 struct Queue {
     tickets: VecDeque<u64>,
+    /// The `owner` each ticket's request named (for `Inspect`).
+    owners: HashMap<u64, String>,
     /// Notified whenever the head leaves: the next one checks if it is head.
     head_left: Arc<Notify>,
     /// Notified when a release of this resource was published.
@@ -55,6 +59,8 @@ pub(crate) struct Offer {
     ticket: u64,
     /// The TTL the head asked for.
     pub ttl: Duration,
+    /// The head's holder tag (`Engine::holder_tag`).
+    pub holder: String,
     /// Where the lock goes; closed when the head has left.
     pub to: oneshot::Sender<Lease>,
 }
@@ -66,6 +72,8 @@ pub(crate) struct Place {
     ticket: u64,
     head_left: Arc<Notify>,
     released: Arc<Notify>,
+    /// The tenant's `max_waiters` unit.
+    _quota: Option<Taken>,
 }
 
 impl Waiters {
@@ -99,8 +107,10 @@ impl Waiters {
     /// Joins the back of `resource`'s queue.
     ///
     /// # Errors
-    /// `ResourceExhausted` when the resource's queue or all queues are full.
-    pub(crate) fn join(self: &Arc<Self>, resource: &str) -> Result<Place, Error> {
+    /// `ResourceExhausted` when the resource's queue or all queues are
+    /// full, `QuotaExceeded` past the tenant's `max_waiters`.
+    pub(crate) fn join(self: &Arc<Self>, resource: &str, who: &Who) -> Result<Place, Error> {
+        let quota = who.quota.as_ref().map(|q| q.take(Kind::Waiters)).transpose()?;
         let mut state = self.state();
         if state.waiting >= self.total {
             return Err(Error::ResourceExhausted(format!(
@@ -112,6 +122,7 @@ impl Waiters {
         state.next_ticket += 1;
         let queue = state.queues.entry(resource.to_owned()).or_insert_with(|| Queue {
             tickets: VecDeque::new(),
+            owners: HashMap::new(),
             head_left: Arc::new(Notify::new()),
             released: Arc::new(Notify::new()),
             offer: None,
@@ -125,12 +136,14 @@ impl Waiters {
             )));
         }
         queue.tickets.push_back(ticket);
+        queue.owners.insert(ticket, who.owner.clone());
         let slot = Place {
             waiters: self.clone(),
             resource: resource.to_owned(),
             ticket,
             head_left: queue.head_left.clone(),
             released: queue.released.clone(),
+            _quota: quota,
         };
         state.waiting += 1;
         Ok(slot)
@@ -191,6 +204,20 @@ impl Waiters {
         self.state().waiting
     }
 
+    /// The `owner`s of the requests waiting for `resource`, first in line
+    /// first.
+    pub(crate) fn owners(&self, resource: &str) -> Vec<String> {
+        let state = self.state();
+        let Some(queue) = state.queues.get(resource) else {
+            return Vec::new();
+        };
+        queue
+            .tickets
+            .iter()
+            .map(|t| queue.owners.get(t).cloned().unwrap_or_default())
+            .collect()
+    }
+
     /// Whether anyone waits for `resource`.
     pub(crate) fn has_waiters(&self, resource: &str) -> bool {
         self.state().queues.contains_key(resource)
@@ -223,7 +250,7 @@ impl Place {
     /// Offers (as head) to be handed the lock with `ttl` by a release in
     /// this daemon; the lease arrives on the receiver. Also says whether
     /// the head before left holding the lock (see `leave_holding`).
-    pub(crate) fn offer(&self, ttl: Duration) -> (oneshot::Receiver<Lease>, bool) {
+    pub(crate) fn offer(&self, ttl: Duration, holder: String) -> (oneshot::Receiver<Lease>, bool) {
         let (to, from) = oneshot::channel();
         let mut state = self.waiters.state();
         let mut held_here = false;
@@ -231,6 +258,7 @@ impl Place {
             queue.offer = Some(Offer {
                 ticket: self.ticket,
                 ttl,
+                holder,
                 to,
             });
             held_here = std::mem::take(&mut queue.held_here);
@@ -259,6 +287,7 @@ impl Drop for Place {
         let mut state = self.waiters.state();
         if let Some(queue) = state.queues.get_mut(&self.resource) {
             queue.tickets.retain(|t| *t != self.ticket);
+            queue.owners.remove(&self.ticket);
             if queue.offer.as_ref().is_some_and(|o| o.ticket == self.ticket) {
                 queue.offer = None;
             }
@@ -280,9 +309,9 @@ mod tests {
     #[tokio::test]
     async fn waiters_are_served_first_in_first_out() {
         let waiters = Arc::new(Waiters::new(10, 100));
-        let first = waiters.join("r").unwrap();
-        let second = waiters.join("r").unwrap();
-        let third = waiters.join("r").unwrap();
+        let first = waiters.join("r", &Who::default()).unwrap();
+        let second = waiters.join("r", &Who::default()).unwrap();
+        let third = waiters.join("r", &Who::default()).unwrap();
         first.until_head().await;
         assert!(!second.is_head() && !third.is_head());
         let order = Arc::new(Mutex::new(Vec::new()));
@@ -308,12 +337,12 @@ mod tests {
     #[tokio::test]
     async fn limits_per_resource_and_in_total_are_resource_exhausted() {
         let waiters = Arc::new(Waiters::new(2, 3));
-        let _a = waiters.join("r").unwrap();
-        let _b = waiters.join("r").unwrap();
-        let full = waiters.join("r").err().unwrap();
+        let _a = waiters.join("r", &Who::default()).unwrap();
+        let _b = waiters.join("r", &Who::default()).unwrap();
+        let full = waiters.join("r", &Who::default()).err().unwrap();
         assert!(full.to_string().contains("max_waiters_per_resource"), "{full}");
-        let _c = waiters.join("s").unwrap();
-        let all = waiters.join("t").err().unwrap();
+        let _c = waiters.join("s", &Who::default()).unwrap();
+        let all = waiters.join("t", &Who::default()).err().unwrap();
         assert!(all.to_string().contains("max_waiters"), "{all}");
         assert!(matches!(all, Error::ResourceExhausted(_)), "{all:?}");
     }
@@ -321,30 +350,33 @@ mod tests {
     #[tokio::test]
     async fn the_next_head_learns_whether_the_one_before_left_holding_the_lock() {
         let waiters = Arc::new(Waiters::new(10, 100));
-        let first = waiters.join("r").unwrap();
-        let second = waiters.join("r").unwrap();
-        let third = waiters.join("r").unwrap();
-        assert!(!first.offer(TTL).1, "nobody held it before the first head");
+        let first = waiters.join("r", &Who::default()).unwrap();
+        let second = waiters.join("r", &Who::default()).unwrap();
+        let third = waiters.join("r", &Who::default()).unwrap();
+        assert!(
+            !first.offer(TTL, String::new()).1,
+            "nobody held it before the first head"
+        );
         first.leave_holding();
         second.until_head().await;
-        assert!(second.offer(TTL).1);
+        assert!(second.offer(TTL, String::new()).1);
         // The hint is read once, and a head that left empty-handed gives none.
-        assert!(!second.offer(TTL).1);
+        assert!(!second.offer(TTL, String::new()).1);
         drop(second);
         third.until_head().await;
-        assert!(!third.offer(TTL).1);
+        assert!(!third.offer(TTL, String::new()).1);
     }
 
     #[tokio::test(start_paused = true)]
     async fn the_release_that_ends_a_streak_makes_the_queue_step_aside_for_the_window() {
         let window = Duration::from_millis(50);
         let waiters = Arc::new(Waiters::new(10, 100).with_handoffs(4, window));
-        let head = waiters.join("r").unwrap();
-        let (_lease, _) = head.offer(TTL);
+        let head = waiters.join("r", &Who::default()).unwrap();
+        let (_lease, _) = head.offer(TTL, String::new());
         // Within the streak the head is handed the lock; nobody steps aside.
         assert!(waiters.take_offer("r", 3).is_some());
         assert_eq!(head.yielding(), None);
-        let (_lease, _) = head.offer(TTL);
+        let (_lease, _) = head.offer(TTL, String::new());
         let ended = Instant::now();
         assert!(waiters.take_offer("r", 4).is_none(), "the fifth release is published");
         assert_eq!(head.yielding(), Some(ended + window));
@@ -359,8 +391,8 @@ mod tests {
         assert_eq!(head.yielding(), None, "the window is over");
         // With hand-offs off every release is published, and none yields.
         let off = Arc::new(Waiters::new(10, 100).with_handoffs(0, window));
-        let head = off.join("r").unwrap();
-        let (_lease, _) = head.offer(TTL);
+        let head = off.join("r", &Who::default()).unwrap();
+        let (_lease, _) = head.offer(TTL, String::new());
         assert!(off.take_offer("r", 0).is_none());
         off.step_aside("r", 0);
         assert_eq!(head.yielding(), None);
@@ -369,7 +401,7 @@ mod tests {
     #[tokio::test]
     async fn a_published_release_wakes_the_head_even_if_it_came_between_waits() {
         let waiters = Arc::new(Waiters::new(10, 100));
-        let slot = waiters.join("r").unwrap();
+        let slot = waiters.join("r", &Who::default()).unwrap();
         waiters.released("r");
         // The permit was stored: the next wait returns at once.
         tokio::time::timeout(std::time::Duration::from_secs(1), slot.released().notified())

@@ -10,12 +10,14 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use fred::prelude::{Client, ClientLike, EventInterface, LuaInterface, Value};
+use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, LuaInterface, Value};
 
 use super::batch::{Batches, Timing};
 use super::connect::{RedisNodeConfig, builder};
 use super::replies::{self, Locked};
-use super::scripts::{EXTEND, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, released_channel};
+use super::scripts::{
+    EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, released_channel,
+};
 use crate::redlock::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
@@ -39,6 +41,8 @@ pub struct RedisNode {
     pub(super) extend: Script,
     pub(super) repair: Script,
     pub(super) inspect: Script,
+    pub(super) views: Script,
+    pub(super) force_release: Script,
     pub(super) health: Arc<NodeHealth>,
     pub(super) probe_wanted: Arc<Notify>,
     /// The connection generation the scripts were last loaded on.
@@ -106,6 +110,8 @@ impl RedisNode {
             extend: Script::new(EXTEND),
             repair: Script::new(REPAIR),
             inspect: Script::new(INSPECT),
+            views: Script::new(VIEWS),
+            force_release: Script::new(FORCE_RELEASE),
             health,
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
@@ -145,27 +151,34 @@ impl RedisNode {
         &self.client
     }
 
-    /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
-    /// `<prefix>:waiting:<name>`, apart from every lock key (those go on
-    /// with `lock:` or `tenant:`).
-    fn waiting_key(&self, key: &str) -> String {
+    /// The key beside lock `key` (`<prefix>:<name>`) that `kind` names:
+    /// `<prefix>:waiting:<name>` marks it as waited for,
+    /// `<prefix>:holder:<name>` records who holds it; both apart from every
+    /// lock key (those go on with `lock:` or `tenant:`).
+    fn beside(&self, kind: &str, key: &str) -> String {
         let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
-        // One allocation of the right size (not `format!`): five per lock
+        // One allocation of the right size (not `format!`): ten per lock
         // request (docs/performance.md, workload (b)).
-        let mut waiting = String::with_capacity(self.key_start.len() + "waiting:".len() + name.len());
-        waiting.push_str(&self.key_start);
-        waiting.push_str("waiting:");
-        waiting.push_str(name);
-        waiting
+        let mut beside = String::with_capacity(self.key_start.len() + kind.len() + name.len());
+        beside.push_str(&self.key_start);
+        beside.push_str(kind);
+        beside.push_str(name);
+        beside
+    }
+
+    /// The waiting mark and the holder record of lock `key`.
+    fn marks(&self, key: &str) -> [String; 2] {
+        [self.beside("waiting:", key), self.beside("holder:", key)]
     }
 
     /// Runs a lock script by SHA with the lock key, fence key, marker key
-    /// and, for the scripts that use it, the lock's waiting mark.
+    /// and, for the scripts that use them, the lock's waiting mark and
+    /// holder record.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
-        let waiting = script.uses_waiting_mark.then(|| self.waiting_key(key));
-        let mut keys = Vec::with_capacity(4);
+        let marks = script.per_lock_keys.then(|| self.marks(key));
+        let mut keys = Vec::with_capacity(5);
         keys.extend([key, self.fence_key.as_str(), self.marker_key.as_str()]);
-        keys.extend(waiting.as_deref());
+        keys.extend(marks.iter().flatten().map(String::as_str));
         self.eval_observed(script, keys, args).await
     }
 
@@ -236,6 +249,19 @@ pub(super) async fn eval_script<'a>(
     result.map_err(node_error)
 }
 
+/// `text` with the glob characters of a `SCAN MATCH` pattern escaped, so
+/// it matches itself only.
+pub(super) fn glob_escaped(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '^' | '-') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
 pub(super) fn node_error(e: fred::error::Error) -> NodeError {
     NodeError(e.to_string())
 }
@@ -257,10 +283,15 @@ impl Node for RedisNode {
         self.health.standing()
     }
 
-    async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
-        let args = [Value::from_static_str("L"), Value::from(value), ttl_arg(ttl)];
+    async fn try_lock(&self, key: &str, value: &str, ttl: Duration, holder: &str) -> Result<Option<u64>, NodeError> {
+        let args = [
+            Value::from_static_str("L"),
+            Value::from(value),
+            ttl_arg(ttl),
+            Value::from(holder),
+        ];
         let timing = self.timing();
-        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let answer = self.batches.request(key, self.marks(key), args).await;
         let locked = answer.and_then(replies::locked);
         timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
         let unverified = match locked? {
@@ -279,8 +310,14 @@ impl Node for RedisNode {
         Err(NodeError(unverified.into()))
     }
 
-    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<Swap, NodeError> {
-        let args = vec![old.into(), new.into(), ttl_arg(ttl), self.waiter_tag.clone()];
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration, holder: &str) -> Result<Swap, NodeError> {
+        let args = vec![
+            old.into(),
+            new.into(),
+            ttl_arg(ttl),
+            self.waiter_tag.clone(),
+            holder.into(),
+        ];
         replies::hand_off(self.eval(&self.hand_off, key, args).await?)
     }
 
@@ -290,7 +327,11 @@ impl Node for RedisNode {
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        let keys = locks.iter().map(|lock| lock.key).collect();
+        let records: Vec<String> = locks.iter().map(|lock| self.beside("holder:", lock.key)).collect();
+        let mut keys = Vec::with_capacity(locks.len() * 2);
+        for (lock, record) in locks.iter().zip(&records) {
+            keys.extend([lock.key, record.as_str()]);
+        }
         let mut args = Vec::with_capacity(locks.len() * 2);
         for lock in locks {
             args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
@@ -311,13 +352,40 @@ impl Node for RedisNode {
             Value::from_static_str("U"),
             Value::from(value),
             Value::from_static_str(when),
+            Value::from_static_str(""),
         ];
         // Timed by the batches, to its answer (`Batches::release_answered`).
-        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let answer = self.batches.request(key, self.marks(key), args).await;
         answer.and_then(replies::released)
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
         replies::inspect(self.eval(&self.inspect, key, Vec::new()).await?)
+    }
+
+    async fn views(&self, keys: &[String]) -> Result<Vec<KeyView>, NodeError> {
+        let records: Vec<String> = keys.iter().map(|key| self.beside("holder:", key)).collect();
+        let mut all = Vec::with_capacity(keys.len() * 2);
+        for (key, record) in keys.iter().zip(&records) {
+            all.extend([key.as_str(), record.as_str()]);
+        }
+        replies::views(self.eval_observed(&self.views, all, Vec::new()).await?, keys.len())
+    }
+
+    async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
+        let pattern = format!("{}*", glob_escaped(start));
+        let reply = Box::pin(
+            self.client
+                .scan_page::<Value, _, _>(cursor.to_string(), pattern, Some(count), None),
+        )
+        .await
+        .map_err(node_error)?;
+        replies::scan(reply)
+    }
+
+    async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {
+        // The release channel, as the batches announce on it.
+        let channel = self.batches.head_args[1].clone();
+        replies::flag(self.eval(&self.force_release, key, vec![channel]).await?)
     }
 }

@@ -94,24 +94,31 @@ fn flags_are_0_or_1() {
 }
 
 #[test]
-fn inspect_reads_value_ttl_and_fence() {
-    let held = array(vec![s("abc"), Value::Integer(1500), s("1700000000000042")]);
+fn inspect_reads_value_ttl_fence_and_record() {
+    let held = array(vec![
+        s("abc"),
+        Value::Integer(1500),
+        s("1700000000000042"),
+        s("7\n9\nd\nt\no"),
+    ]);
     assert_eq!(
         inspect(held),
         Ok(KeyView {
             value: Some("abc".into()),
             ttl: Some(Duration::from_millis(1500)),
             fence: Some(1_700_000_000_000_042),
+            holder: Some("7\n9\nd\nt\no".into()),
         })
     );
     // Missing key (-2) on a node with no counter yet; Lua false is nil.
-    let free = array(vec![Value::Null, Value::Integer(-2), Value::Null]);
+    let free = array(vec![Value::Null, Value::Integer(-2), Value::Null, Value::Null]);
     assert_eq!(inspect(free), Ok(KeyView::default()));
     // A key without expiry (-1) has no time left to report.
     let forever = array(vec![
         Value::Bytes(Bytes::from_static(b"v")),
         Value::Integer(-1),
         Value::Integer(7),
+        Value::Null,
     ]);
     assert_eq!(
         inspect(forever),
@@ -119,8 +126,34 @@ fn inspect_reads_value_ttl_and_fence() {
             value: Some("v".into()),
             ttl: None,
             fence: Some(7),
+            holder: None,
         })
     );
+}
+
+#[test]
+fn views_read_three_replies_per_lock_and_refuse_a_short_reply() {
+    let reply = array(vec![
+        s("a"),
+        Value::Integer(10),
+        s("r"),
+        Value::Null,
+        Value::Integer(-2),
+        Value::Null,
+    ]);
+    let views = views(reply, 2).unwrap();
+    assert_eq!(views[0].value.as_deref(), Some("a"));
+    assert_eq!(views[0].holder.as_deref(), Some("r"));
+    assert_eq!(views[1], KeyView::default());
+    assert!(err(super::views(array(vec![s("a")]), 1)).contains("expected 3 elements"));
+}
+
+#[test]
+fn scan_reads_the_cursor_and_the_keys() {
+    let reply = array(vec![s("17"), array(vec![s("k1"), s("k2")])]);
+    assert_eq!(scan(reply), Ok((17, vec!["k1".to_owned(), "k2".to_owned()])));
+    assert!(err(scan(array(vec![s("x"), array(vec![])]))).contains("cursor"));
+    assert!(err(scan(s("0"))).contains("not an array"));
 }
 
 #[test]
@@ -131,12 +164,18 @@ fn inspect_refuses_other_shapes_without_showing_the_value() {
         (Value::Null, "nil"),
         (array(vec![s(secret), Value::Integer(5)]), "2 elements"),
         (
-            array(vec![s(secret), Value::Integer(5), Value::Null, Value::Null]),
-            "4 elements",
+            array(vec![
+                s(secret),
+                Value::Integer(5),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]),
+            "5 elements",
         ),
-        (array(vec![s(secret), s("5"), Value::Null]), "PTTL"),
+        (array(vec![s(secret), s("5"), Value::Null, Value::Null]), "PTTL"),
         (
-            array(vec![Value::Integer(3), Value::Integer(5), Value::Null]),
+            array(vec![Value::Integer(3), Value::Integer(5), Value::Null, Value::Null]),
             "lock value",
         ),
         (
@@ -144,12 +183,22 @@ fn inspect_refuses_other_shapes_without_showing_the_value() {
                 Value::Bytes(Bytes::from_static(&[0xff])),
                 Value::Integer(5),
                 Value::Null,
+                Value::Null,
             ]),
             "not UTF-8",
         ),
-        (array(vec![s(secret), Value::Integer(5), s("-3")]), "fence counter"),
-        (array(vec![s(secret), Value::Integer(5), Value::Integer(-3)]), "-3"),
-        (array(vec![s(secret), Value::Integer(5), s("1e5")]), "fence counter"),
+        (
+            array(vec![s(secret), Value::Integer(5), s("-3"), Value::Null]),
+            "fence counter",
+        ),
+        (
+            array(vec![s(secret), Value::Integer(5), Value::Integer(-3), Value::Null]),
+            "-3",
+        ),
+        (
+            array(vec![s(secret), Value::Integer(5), s("1e5"), Value::Null]),
+            "fence counter",
+        ),
     ];
     for (reply, expected) in cases {
         let e = err(inspect(reply));

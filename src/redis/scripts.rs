@@ -22,11 +22,13 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 /// per request, and a release queued after a lock can never overtake it.
 ///
 /// KEYS[1] is the fence counter, KEYS[2] the marker; request i has
-/// KEYS[2i+1] (its lock key) and KEYS[2i+2] (the lock's waiting mark).
-/// ARGV[1] is this daemon's tag, ARGV[2] the release channel; request i has
-/// ARGV[3i] (`L` lock or `U` release), ARGV[3i+1] (the value) and
-/// ARGV[3i+2] (a lock's TTL in ms; a release's announcement: empty (never),
-/// `waited` or `always`). Replies one integer per request, in order.
+/// KEYS[3i] (its lock key), KEYS[3i+1] (the lock's waiting mark) and
+/// KEYS[3i+2] (its holder record). ARGV[1] is this daemon's tag, ARGV[2]
+/// the release channel; request i has ARGV[4i-1] (`L` lock or `U`
+/// release), ARGV[4i] (the value), ARGV[4i+1] (a lock's TTL in ms; a
+/// release's announcement: empty (never), `waited` or `always`) and
+/// ARGV[4i+2] (a lock's holder tag, `daemon\ntenant\nowner`; empty for a
+/// release). Replies one integer per request, in order.
 ///
 /// **Lock:** the counter granted; 0 when another owner holds the key; -1
 /// when the node was not verified since its data was lost or it started;
@@ -43,7 +45,9 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 ///   next counter value, seeding the counter from the node's clock (µs)
 ///   when missing; the counter is written once, at the end, with
 ///   `string.format('%d')`, which keeps all digits (`tostring` would print
-///   1.7e+15).
+///   1.7e+15). Beside the key, with the same TTL, the holder record
+///   `counter\ngranted_ms\n` + the tag (docs/design.md#who-holds-it), the
+///   time read once per batch from the node's clock.
 /// - Anything else (the key is held, the node is not verified, the counter
 ///   is full) is looked at before anything is written: a lock held by
 ///   another owner is refused (whatever the node's state: a refusal never
@@ -57,12 +61,15 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 /// **Release:** 1 when the key held the value and is now gone, else 0. The
 /// key is published on the release channel when the announcement is
 /// `always`, or `waited` and a refused attempt marked the lock (the mark is
-/// cleared: one `DEL` of both keys deletes two when it was marked).
+/// cleared: one `DEL` of the key, its record and the mark deletes three
+/// when it was marked; a lock granted before holder records existed has
+/// none, and its mark goes unannounced: its waiters retry on their timer).
 ///
 /// Each `redis.call` costs the master about a microsecond, so the common
-/// cases take as few as they can: a lock of a free key is one `SET NX` (plus,
-/// once per batch, an `MGET` of the marker and the counter, `INFO`, and the
-/// counter's `SET`), a release a `GET` and a `DEL`.
+/// cases take as few as they can: a lock of a free key is one `SET NX` and
+/// the record's `SET` (plus, once per batch, an `MGET` of the marker and
+/// the counter, `INFO`, `TIME` and the counter's `SET`), a release a `GET`
+/// and a `DEL`.
 pub const ROUND: &str = concat!(
     r"
 local tag, channel = ARGV[1], ARGV[2]
@@ -70,16 +77,17 @@ local replies = {}
 local verified = nil
 local marker, stored = nil, nil
 local counter = nil
-for i = 1, (#KEYS - 2) / 2 do
-  local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
-  local kind, value, extra = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+local clock = nil
+for i = 1, (#KEYS - 2) / 3 do
+  local key, waiting, record = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
+  local kind, value, extra = ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
   if kind == 'U' then
     if redis.call('GET', key) ~= value then
       replies[i] = 0
     else
       if extra == '' then
-        redis.call('DEL', key)
-      elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
+        redis.call('DEL', key, record)
+      elseif redis.call('DEL', key, record, waiting) == 3 or extra == 'always' then
         redis.call('PUBLISH', channel, key)
       end
       replies[i] = 1
@@ -102,19 +110,21 @@ for i = 1, (#KEYS - 2) / 2 do
     end
     local following = nil
     if verified > 0 then
+      if clock == nil then
+        clock = redis.call('TIME')
+      end
       if counter ~= nil then
         following = counter + 1
       elseif stored ~= false then
         following = tonumber(stored) + 1
       else
-        local t = redis.call('TIME')
-        following = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
       end
     end
+    local granted = false
     if following ~= nil and following < 9007199254740992
         and redis.call('SET', key, value, 'NX', 'PX', extra) then
-      counter = following
-      replies[i] = counter
+      granted = true
     else
       local found = redis.call('MGET', key, waiting)
       local held = found[1]
@@ -133,9 +143,14 @@ for i = 1, (#KEYS - 2) / 2 do
         if held == false then
           redis.call('SET', key, value, 'PX', extra)
         end
-        counter = following
-        replies[i] = counter
+        granted = true
       end
+    end
+    if granted then
+      counter = following
+      replies[i] = counter
+      redis.call('SET', record, string.format('%d\n%d\n', counter,
+        tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)) .. ARGV[4 * i + 2], 'PX', extra)
     end
   end
 end
@@ -149,12 +164,13 @@ return replies
 /// Hand-off (docs/design.md#hand-off): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
 /// ROUND's locks it grants only on a free key (or one it already holds: a
-/// re-send), on a verified node, and advances the fence counter. Replies
-/// `{was_held, counter, waited}`: whether ARGV[1] held the key, the new
-/// counter (0 = not granted; an unverified node only releases), and whether
-/// a daemon other than ARGV[4] (this one's tag) was refused since the last
-/// announced release: the mark (KEYS[4], left for the ROUND release that
-/// announces) names another daemon or several.
+/// re-send), on a verified node, and advances the fence counter; the grant
+/// writes the holder record (KEYS[5]) from ARGV[5], the new holder's tag.
+/// Replies `{was_held, counter, waited}`: whether ARGV[1] held the key, the
+/// new counter (0 = not granted; an unverified node only releases), and
+/// whether a daemon other than ARGV[4] (this one's tag) was refused since
+/// the last announced release: the mark (KEYS[4], left for the ROUND
+/// release that announces) names another daemon or several.
 pub const HAND_OFF: &str = concat!(
     r"
 local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2], KEYS[4])
@@ -173,18 +189,22 @@ end
     run_id_from_info!(),
     r"if marker == false or not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
   if was == 1 then
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1], KEYS[5])
   end
   return {was, 0, waited}
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-if found[3] ~= false then
-  return {was, redis.call('INCR', KEYS[2]), waited}
-end
 local t = redis.call('TIME')
-local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
-redis.call('SET', KEYS[2], string.format('%d', seed))
-return {was, seed, waited}
+local counter
+if found[3] ~= false then
+  counter = redis.call('INCR', KEYS[2])
+else
+  counter = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  redis.call('SET', KEYS[2], string.format('%d', counter))
+end
+redis.call('SET', KEYS[5], string.format('%d\n%d\n', counter,
+  tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) .. ARGV[5], 'PX', ARGV[3])
+return {was, counter, waited}
 "
 );
 
@@ -215,20 +235,51 @@ redis.call('SET', KEYS[2], ARGV[2])
 return 1
 ";
 
-/// Introspection: the lock value, its time left (ms) and the fence counter.
+/// Introspection: the lock value, its time left (ms), the fence counter
+/// and the holder record (KEYS[5]; KEYS[4], the waiting mark, is unused).
 pub const INSPECT: &str = r"
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
+  redis.call('GET', KEYS[5])}
 ";
 
-/// Compare-and-`PEXPIRE` for a batch of locks: KEYS[i] is extended to
-/// ARGV[2i] ms when it holds ARGV[2i-1]. Replies one 0 or 1 per key, in
-/// order. One call carries every extension that was due at once (docs/performance.md,
-/// workload (d)): each master runs one script per batch, not one per lock.
+/// Listing (docs/design.md#listing-and-force-release): for each lock key
+/// KEYS[2i-1] and its holder record KEYS[2i], the value, the time left (ms)
+/// and the record; three replies per lock, in order.
+pub const VIEWS: &str = r"
+local views = {}
+for i = 1, #KEYS / 2 do
+  local key = KEYS[2 * i - 1]
+  views[3 * i - 2] = redis.call('GET', key)
+  views[3 * i - 1] = redis.call('PTTL', key)
+  views[3 * i] = redis.call('GET', KEYS[2 * i])
+end
+return views
+";
+
+/// Force release (docs/design.md#listing-and-force-release): delete the
+/// lock key KEYS[1] whatever it holds, with its record (KEYS[5]) and its
+/// waiting mark (KEYS[4]), and announce it on ARGV[1] so waiters try at
+/// once. The fence counter (KEYS[2]) is left as it is. Replies 1 when the
+/// key was held.
+pub const FORCE_RELEASE: &str = r"
+local held = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('PUBLISH', ARGV[1], KEYS[1])
+return held
+";
+
+/// Compare-and-`PEXPIRE` for a batch of locks: KEYS[2i-1] (and its holder
+/// record, KEYS[2i]) is extended to ARGV[2i] ms when it holds ARGV[2i-1].
+/// Replies one 0 or 1 per lock, in order. One call carries every extension
+/// that was due at once (docs/performance.md, workload (d)): each master
+/// runs one script per batch, not one per lock.
 pub const EXTEND: &str = r"
 local extended = {}
-for i, key in ipairs(KEYS) do
+for i = 1, #KEYS / 2 do
+  local key = KEYS[2 * i - 1]
   if redis.call('GET', key) == ARGV[2 * i - 1] then
     extended[i] = redis.call('PEXPIRE', key, ARGV[2 * i])
+    redis.call('PEXPIRE', KEYS[2 * i], ARGV[2 * i])
   else
     extended[i] = 0
   end
@@ -247,10 +298,11 @@ pub struct Script {
     pub lua: &'static str,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
-    /// It reads KEYS[4], the lock's waiting mark (HAND_OFF); the other
-    /// one-lock scripts are called without it. (ROUND lays out its own
-    /// keys, two per request.)
-    pub uses_waiting_mark: bool,
+    /// It reads KEYS[4] and KEYS[5], the lock's waiting mark and holder
+    /// record (HAND_OFF, INSPECT, FORCE_RELEASE); the other one-lock
+    /// scripts are called without them. (ROUND, EXTEND and VIEWS lay out
+    /// their own keys.)
+    pub per_lock_keys: bool,
 }
 
 impl Script {
@@ -259,7 +311,7 @@ impl Script {
         Script {
             lua,
             sha: fred::util::sha1_hash(lua),
-            uses_waiting_mark: lua.contains("KEYS[4]"),
+            per_lock_keys: lua.contains("KEYS[5]"),
         }
     }
 }
@@ -269,10 +321,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exactly_the_scripts_that_read_the_waiting_mark_are_given_it() {
-        assert!(Script::new(HAND_OFF).uses_waiting_mark);
-        for lua in [PUBLISH_FENCE, REPAIR, INSPECT, EXTEND] {
-            assert!(!Script::new(lua).uses_waiting_mark, "{lua}");
+    fn exactly_the_scripts_that_read_the_mark_and_the_record_are_given_them() {
+        for lua in [HAND_OFF, INSPECT, FORCE_RELEASE] {
+            assert!(Script::new(lua).per_lock_keys, "{lua}");
+        }
+        for lua in [PUBLISH_FENCE, REPAIR] {
+            assert!(!Script::new(lua).per_lock_keys, "{lua}");
+            assert!(!lua.contains("KEYS[4]"), "{lua}");
         }
     }
 }

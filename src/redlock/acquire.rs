@@ -43,7 +43,8 @@ impl<N: Node> Engine<N> {
     /// Takes the lock on `resource`, retrying with jitter until `wait` has
     /// passed or `give_up` resolves (checked between attempts only, so an
     /// attempt is never abandoned half-way with keys left behind). `head`
-    /// is given when the caller heads a local queue (see `Head`).
+    /// is given when the caller heads a local queue (see `Head`). `holder`
+    /// (`Engine::holder_tag`) is recorded beside the lock on each master.
     ///
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum
@@ -55,6 +56,7 @@ impl<N: Node> Engine<N> {
         wait: Duration,
         give_up: impl Future<Output = ()>,
         head: Option<Head<'_, H>>,
+        holder: &str,
     ) -> Result<Acquired, Error> {
         let key = self.lock_key(resource);
         let deadline = Instant::now() + wait;
@@ -98,7 +100,7 @@ impl<N: Node> Engine<N> {
                 }
                 attempts += 1;
                 let value = LockValue::random();
-                let failure = match self.attempt(&key, &value, ttl).await {
+                let failure = match self.attempt(&key, &value, ttl, holder).await {
                     Ok((fencing_token, validity)) => {
                         let lease = Lease {
                             resource: resource.to_owned(),
@@ -153,9 +155,15 @@ impl<N: Node> Engine<N> {
 
     /// One attempt (steps 1–6). On failure the lock is released on all N
     /// nodes before returning: a reply can be lost after the write happened.
-    async fn attempt(&self, key: &str, value: &LockValue, ttl: Duration) -> Result<(u64, Duration), Attempt> {
+    async fn attempt(
+        &self,
+        key: &str,
+        value: &LockValue,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<(u64, Duration), Attempt> {
         let t0 = Instant::now();
-        let result = self.rounds(key, value, ttl, t0).await;
+        let result = self.rounds(key, value, ttl, holder, t0).await;
         if let Err(Attempt::Failed(_, votes) | Attempt::Unreachable { votes, .. }) = &result {
             // A node that said "held by another owner", or was never asked,
             // holds nothing of this attempt: only the others are cleaned.
@@ -175,10 +183,11 @@ impl<N: Node> Engine<N> {
         key: &str,
         value: &LockValue,
         ttl: Duration,
+        holder: &str,
         t0: Instant,
     ) -> Result<(u64, Duration), Attempt> {
         // Round 1: lock and bump the fence counter everywhere.
-        let votes = self.round_one(key, value, ttl).await;
+        let votes = self.round_one(key, value, ttl, holder).await;
         self.granted(key, value, ttl, t0, votes).await
     }
 
@@ -225,7 +234,7 @@ impl<N: Node> Engine<N> {
     }
 
     /// Sends the acquire script to every node; one vote per node, in order.
-    async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration) -> Vec<NodeVote> {
+    async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration, holder: &str) -> Vec<NodeVote> {
         let calls = self.nodes.iter().map(|node| async move {
             match node.standing() {
                 Standing::Usable => {}
@@ -233,7 +242,7 @@ impl<N: Node> Engine<N> {
                 Standing::Unverified => return NodeVote::Unusable("not verified yet".into()),
                 Standing::Failed { reason, .. } => return NodeVote::Unusable(reason),
             }
-            match node.try_lock(key, value.expose(), ttl).await {
+            match node.try_lock(key, value.expose(), ttl, holder).await {
                 Ok(Some(counter)) => NodeVote::Granted(counter),
                 Ok(None) => NodeVote::Taken,
                 Err(e) => NodeVote::Errored(e.0),

@@ -25,6 +25,9 @@ pub struct EngineConfig {
     pub retry_delay_min: Duration,
     /// See `retry_delay_min`.
     pub retry_delay_max: Duration,
+    /// Names this daemon in the holder record of every lock it grants
+    /// (docs/design.md#who-holds-it).
+    pub daemon_id: String,
     /// Round 2 of the fencing protocol. Only tests switch it off, to show
     /// that tokens then go backwards.
     #[doc(hidden)]
@@ -70,6 +73,17 @@ impl<N: Node> Engine<N> {
     /// `auth::scoped`).
     pub fn lock_key(&self, name: &str) -> String {
         format!("{}:{name}", self.config.key_prefix)
+    }
+
+    /// This daemon's name in holder records.
+    pub fn daemon_id(&self) -> &str {
+        &self.config.daemon_id
+    }
+
+    /// The holder record's part this daemon writes for a lock taken by
+    /// `owner` of `tenant` (empty without authentication).
+    pub fn holder_tag(&self, tenant: &str, owner: &str) -> String {
+        super::holder::tag(&self.config.daemon_id, tenant, owner)
     }
 
     /// `Unavailable` after `reached` nodes answered, without per-node votes.

@@ -24,6 +24,7 @@ fn config() -> EngineConfig {
         min_validity: Duration::from_millis(1),
         retry_delay_min: Duration::from_millis(100),
         retry_delay_max: Duration::from_millis(300),
+        daemon_id: "test".into(),
         publish_round: true,
     }
 }
@@ -38,7 +39,9 @@ fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Vec<FakeNode>
 }
 
 async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
-    engine.acquire(resource, TTL, Duration::ZERO, pending(), ALONE).await
+    engine
+        .acquire(resource, TTL, Duration::ZERO, pending(), ALONE, "")
+        .await
 }
 
 fn lease(outcome: Result<Acquired, Error>) -> Lease {
@@ -160,7 +163,7 @@ async fn nodes_left_out_when_the_limit_ran_out_timed_out() {
     // Granted by three at the limit, but the TTL is used up by then, so
     // the attempt fails and says what each node did.
     let ttl = NODE_TIMEOUT + Duration::from_millis(2);
-    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE).await;
+    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE, "").await;
     let Ok(Acquired::NotGranted { votes, .. }) = outcome else {
         panic!("expected a failed attempt, got {outcome:?}");
     };
@@ -175,7 +178,7 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
         node.set_fault(Fault::Slow(Duration::from_millis(45)));
     }
     let ttl = Duration::from_millis(40);
-    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE).await;
+    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE, "").await;
     let Ok(Acquired::NotGranted {
         reason: FailureReason::ValidityUsedUp { left: Duration::ZERO },
         attempts: 1,
@@ -217,7 +220,7 @@ async fn a_failed_attempt_releases_on_every_node_that_may_hold_it_even_one_whose
     let key = engine.lock_key("r");
     let other = LockValue::random();
     for node in &nodes[..2] {
-        node.try_lock(&key, other.expose(), TTL).await.unwrap();
+        node.try_lock(&key, other.expose(), TTL, "").await.unwrap();
     }
     // Node 2 applies our SET but its reply never comes back.
     nodes[2].set_fault(Fault::LoseReplies);
@@ -308,7 +311,11 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
     let first = lease(once(&engine, "r").await);
     let waiter = {
         let engine = engine.clone();
-        tokio::spawn(async move { engine.acquire("r", TTL, Duration::from_secs(5), pending(), ALONE).await })
+        tokio::spawn(async move {
+            engine
+                .acquire("r", TTL, Duration::from_secs(5), pending(), ALONE, "")
+                .await
+        })
     };
     tokio::time::sleep(Duration::from_secs(1)).await;
     let released_at = Instant::now();
@@ -323,7 +330,9 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
 async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
     let (engine, _) = cluster(&[0; 5]);
     lease(once(&engine, "r").await);
-    let outcome = engine.acquire("r", TTL, Duration::from_secs(1), pending(), ALONE).await;
+    let outcome = engine
+        .acquire("r", TTL, Duration::from_secs(1), pending(), ALONE, "")
+        .await;
     match outcome {
         Ok(Acquired::NotGranted { reason, attempts, .. }) => {
             assert_eq!(reason, FailureReason::Taken);
@@ -337,7 +346,7 @@ async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
 async fn extend_keeps_the_lock_and_is_refused_after_expiry() {
     let (engine, _) = cluster(&[0; 5]);
     let ttl = Duration::from_secs(1);
-    let lease = lease(engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE).await);
+    let lease = lease(engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE, "").await);
     tokio::time::sleep(Duration::from_millis(800)).await;
     let validity = engine.extend("r", &lease.value, ttl).await.unwrap();
     assert_eq!(validity, Some(ttl - Duration::from_millis(12)));
@@ -368,7 +377,7 @@ async fn extensions_due_together_share_one_call_per_node_and_each_gets_its_own_a
         }])
         .await
         .unwrap();
-        node.try_lock("t:r1", stolen.expose(), TTL).await.unwrap().unwrap();
+        node.try_lock("t:r1", stolen.expose(), TTL, "").await.unwrap().unwrap();
     }
     let answers = join_all(held.iter().map(|(name, lease)| engine.extend(name, &lease.value, TTL))).await;
     for (i, answer) in answers.into_iter().enumerate() {
@@ -567,7 +576,9 @@ async fn give_up_stops_the_wait_and_leaves_nothing_held() {
     let (engine, nodes) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);
     let give_up = tokio::time::sleep(Duration::from_millis(500));
-    let outcome = engine.acquire("r", TTL, Duration::from_secs(30), give_up, ALONE).await;
+    let outcome = engine
+        .acquire("r", TTL, Duration::from_secs(30), give_up, ALONE, "")
+        .await;
     assert_eq!(outcome, Err(Error::Cancelled));
     let key = engine.lock_key("r");
     assert!(
@@ -630,7 +641,7 @@ async fn extend_still_reaches_a_quarantined_node() {
 async fn a_hand_off_swaps_the_holder_in_one_round_with_a_higher_token() {
     let (engine, nodes) = cluster(&[10, 20, 30, 40, 50]);
     let first = lease(once(&engine, "r").await);
-    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &first.value, TTL, "").await.unwrap();
     assert!(handed.old_held, "the first lock was held to the end");
     let second = handed.lease.expect("a quorum swapped the value");
     assert!(second.fencing_token > first.fencing_token);
@@ -653,12 +664,12 @@ async fn a_hand_off_swaps_the_holder_in_one_round_with_a_higher_token() {
 async fn a_hand_off_reports_a_waiter_elsewhere_once_a_master_saw_its_mark() {
     let (engine, nodes) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);
-    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &first.value, TTL, "").await.unwrap();
     assert!(!handed.waited, "nobody else waits");
     // Another daemon's waiter was refused by one master.
     nodes[2].mark_waited_elsewhere(&engine.lock_key("r"));
     let second = handed.lease.unwrap();
-    let handed = engine.hand_off("r", &second.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &second.value, TTL, "").await.unwrap();
     assert!(handed.waited, "the mark on master 2 was not reported");
     // An announcing release clears it.
     assert!(
@@ -668,7 +679,7 @@ async fn a_hand_off_reports_a_waiter_elsewhere_once_a_master_saw_its_mark() {
             .unwrap()
     );
     let third = lease(once(&engine, "r").await);
-    assert!(!engine.hand_off("r", &third.value, TTL).await.unwrap().waited);
+    assert!(!engine.hand_off("r", &third.value, TTL, "").await.unwrap().waited);
 }
 
 #[tokio::test(start_paused = true)]
@@ -677,7 +688,7 @@ async fn a_hand_off_is_decided_once_a_quorum_swapped() {
     let first = lease(once(&engine, "r").await);
     nodes[4].set_fault(Fault::Slow(NODE_TIMEOUT * 4 / 5));
     let started = Instant::now();
-    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &first.value, TTL, "").await.unwrap();
     assert!(started.elapsed() < NODE_TIMEOUT / 2, "waited for the slow master");
     assert!(handed.old_held, "a quorum held the old lock to the end");
     let second = handed.lease.expect("a quorum swapped the value");
@@ -690,7 +701,7 @@ async fn a_hand_off_of_an_expired_lock_still_grants_a_free_key_but_reports_it_lo
     let (engine, _) = cluster(&[0; 5]);
     let first = lease(once(&engine, "r").await);
     tokio::time::advance(TTL + Duration::from_secs(1)).await;
-    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &first.value, TTL, "").await.unwrap();
     assert!(!handed.old_held, "an expired lock was not held to the end");
     assert!(handed.lease.is_some(), "the key was free: the waiter gets it");
 }
@@ -705,9 +716,9 @@ async fn a_failed_hand_off_leaves_no_new_value_and_releases_the_old_one() {
     let stranger = LockValue::random();
     for node in &nodes[..3] {
         node.unlock(&key, first.value.expose(), Announce::No).await.unwrap();
-        node.try_lock(&key, stranger.expose(), TTL).await.unwrap();
+        node.try_lock(&key, stranger.expose(), TTL, "").await.unwrap();
     }
-    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &first.value, TTL, "").await.unwrap();
     assert_eq!(handed.lease, None);
     assert!(!handed.old_held);
     for node in &nodes[..3] {
@@ -728,7 +739,7 @@ async fn a_hand_off_counts_only_usable_nodes_and_releases_on_the_others() {
             reason: "restarted".into(),
         });
     }
-    let handed = engine.hand_off("r", &first.value, TTL).await.unwrap();
+    let handed = engine.hand_off("r", &first.value, TTL, "").await.unwrap();
     assert_eq!(handed.lease, None, "two usable nodes are no quorum");
     assert!(handed.old_held);
     let key = engine.lock_key("r");
@@ -756,7 +767,7 @@ async fn as_yielding_head(
     };
     lease(
         engine
-            .acquire("r", TTL, Duration::from_secs(5), pending(), Some(head))
+            .acquire("r", TTL, Duration::from_secs(5), pending(), Some(head), "")
             .await,
     )
 }
@@ -772,7 +783,7 @@ async fn a_head_whose_lock_is_held_here_waits_for_the_hand_off_instead_of_trying
         let handing = async {
             // Before any retry delay (100-300 ms) ends.
             tokio::time::sleep(Duration::from_millis(50)).await;
-            let handed = engine.hand_off("r", &holder.value, TTL).await.unwrap();
+            let handed = engine.hand_off("r", &holder.value, TTL, "").await.unwrap();
             assert!(handed.old_held);
             to.send(handed.lease.expect("handed over")).unwrap();
         };

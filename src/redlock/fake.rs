@@ -27,6 +27,8 @@ pub(crate) enum Fault {
 #[derive(Debug, Default)]
 struct State {
     keys: HashMap<String, (String, Instant)>,
+    /// Holder records by key (`counter\n0\nholder`: the fake has no clock).
+    records: HashMap<String, String>,
     counter: Option<u64>,
     fault: Fault,
     standing: Option<Standing>,
@@ -144,7 +146,7 @@ impl Node for FakeNode {
         self.state().standing.clone().unwrap_or(Standing::Usable)
     }
 
-    async fn try_lock(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<u64>, NodeError> {
+    async fn try_lock(&self, key: &str, value: &str, ttl: Duration, holder: &str) -> Result<Option<u64>, NodeError> {
         self.call(|state, now| {
             state.tries += 1;
             if !holds(state, key, value) {
@@ -155,12 +157,13 @@ impl Node for FakeNode {
             }
             let next = state.counter.map_or(1, |c| c + 1);
             state.counter = Some(next);
+            state.records.insert(key.to_owned(), format!("{next}\n0\n{holder}"));
             Some(next)
         })
         .await
     }
 
-    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration) -> Result<Swap, NodeError> {
+    async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration, holder: &str) -> Result<Swap, NodeError> {
         self.call(|state, now| {
             let was_held = holds(state, key, old);
             let waited = state.waited.contains(key);
@@ -174,6 +177,7 @@ impl Node for FakeNode {
             state.keys.insert(key.to_owned(), (new.to_owned(), now + ttl));
             let next = state.counter.map_or(1, |c| c + 1);
             state.counter = Some(next);
+            state.records.insert(key.to_owned(), format!("{next}\n0\n{holder}"));
             Swap {
                 was_held,
                 counter: Some(next),
@@ -244,7 +248,40 @@ impl Node for FakeNode {
                 value: held.map(|(v, _)| v.clone()),
                 ttl: held.map(|(_, expires)| expires.saturating_duration_since(now)),
                 fence: state.counter,
+                holder: held.and_then(|_| state.records.get(key).cloned()),
             }
+        })
+        .await
+    }
+
+    async fn views(&self, keys: &[String]) -> Result<Vec<KeyView>, NodeError> {
+        let mut views = Vec::with_capacity(keys.len());
+        for key in keys {
+            views.push(KeyView {
+                fence: None,
+                ..self.inspect(key).await?
+            });
+        }
+        Ok(views)
+    }
+
+    async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
+        self.call(|state, _| {
+            let mut keys: Vec<&String> = state.keys.keys().filter(|k| k.starts_with(start)).collect();
+            keys.sort();
+            let from = usize::try_from(cursor).unwrap_or(usize::MAX).min(keys.len());
+            let to = (from + count as usize).min(keys.len());
+            let next = if to == keys.len() { 0 } else { to as u64 };
+            (next, keys[from..to].iter().map(|k| (*k).clone()).collect())
+        })
+        .await
+    }
+
+    async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {
+        self.call(|state, _| {
+            state.records.remove(key);
+            state.waited.remove(key);
+            state.keys.remove(key).is_some()
         })
         .await
     }

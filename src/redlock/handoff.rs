@@ -24,7 +24,13 @@ impl<N: Node> Engine<N> {
     ///
     /// # Errors
     /// `Error::Unavailable` when fewer than a quorum of nodes answered.
-    pub async fn hand_off(&self, resource: &str, old: &LockValue, ttl: Duration) -> Result<HandOff, Error> {
+    pub async fn hand_off(
+        &self,
+        resource: &str,
+        old: &LockValue,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<HandOff, Error> {
         let key = self.lock_key(resource);
         let new = LockValue::random();
         let t0 = Instant::now();
@@ -33,7 +39,7 @@ impl<N: Node> Engine<N> {
             async move {
                 let usable = matches!(node.standing(), Standing::Usable);
                 let answer = if usable {
-                    node.hand_off(key, old.expose(), new.expose(), ttl).await
+                    node.hand_off(key, old.expose(), new.expose(), ttl, holder).await
                 } else {
                     node.unlock(key, old.expose(), Announce::No).await.map(|was_held| Swap {
                         was_held,

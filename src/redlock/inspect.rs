@@ -1,11 +1,12 @@
-//! A quorum view of one resource, without lock values.
+//! A quorum view of one resource, without lock values: what each node
+//! holds, and the holder a majority agrees on.
 
 use futures::future::join_all;
 use tokio::time::timeout;
 
 use super::node::{KeyView, Node};
 use super::vote::{Inspection, NodeInspection};
-use super::{Engine, quorum};
+use super::{Engine, holder, quorum};
 
 impl<N: Node> Engine<N> {
     /// A quorum view of `resource`: per node what it holds, and how many
@@ -21,16 +22,11 @@ impl<N: Node> Engine<N> {
             .into_iter()
             .map(|r| r.ok().and_then(Result::ok))
             .collect();
+        let (majority, agreeing) = holder::majority_value(&views);
         let values: Vec<Option<&str>> = views
             .iter()
             .map(|v| v.as_ref().and_then(|v| v.value.as_deref()))
             .collect();
-        let majority = values
-            .iter()
-            .flatten()
-            .max_by_key(|value| values.iter().filter(|v| v == &&Some(**value)).count())
-            .copied();
-        let agreeing = majority.map_or(0, |m| values.iter().filter(|v| **v == Some(m)).count());
         let nodes = views
             .iter()
             .zip(&values)
@@ -46,6 +42,7 @@ impl<N: Node> Engine<N> {
             })
             .collect();
         Inspection {
+            holder: holder::agreed(&views),
             held: quorum::majority(agreeing, self.nodes.len()),
             agreeing,
             quorum: self.quorum(),

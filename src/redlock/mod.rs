@@ -14,7 +14,9 @@ mod extend;
 pub mod fake;
 mod fanout;
 mod handoff;
+pub mod holder;
 mod inspect;
+mod listing;
 pub(crate) mod monitor;
 pub mod node;
 pub(crate) mod observer;
@@ -30,6 +32,8 @@ pub use acquire::{ALONE, Head};
 pub use engine::{Engine, EngineConfig};
 pub use error::Error;
 pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
+pub use holder::Holder;
+pub use listing::{Listed, Page, PageEnd};
 pub use node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};
 

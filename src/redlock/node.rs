@@ -43,12 +43,15 @@ pub trait Node: Send + Sync + 'static {
     /// fence counter by one and return it (or seed it from the node's clock
     /// in microseconds when it is missing). `Ok(None)` when another value
     /// holds the key. "The key already holds `value`" counts as success, so a
-    /// re-sent command is harmless.
+    /// re-sent command is harmless. A grant also records `holder` (see
+    /// `holder::tag`) beside the key, with the counter, the node's clock and
+    /// the same TTL (docs/design.md#who-holds-it).
     fn try_lock(
         &self,
         key: &str,
         value: &str,
         ttl: Duration,
+        holder: &str,
     ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
 
     /// Hand-off: atomically release `old` and lock `new` for `ttl` (when
@@ -56,13 +59,14 @@ pub trait Node: Send + Sync + 'static {
     /// fence counter as `try_lock` does. Returns whether `old` held the key,
     /// the counter when `new` now holds it, and whether a refused attempt
     /// marked the lock as waited for. A node that may have lost data only
-    /// releases.
+    /// releases. A grant records `holder` as `try_lock` does.
     fn hand_off(
         &self,
         key: &str,
         old: &str,
         new: &str,
         ttl: Duration,
+        holder: &str,
     ) -> impl Future<Output = Result<Swap, NodeError>> + Send;
 
     /// Round 2: if `key` still holds `value`, raise the fence counter to at
@@ -93,9 +97,29 @@ pub trait Node: Send + Sync + 'static {
         announce: Announce,
     ) -> impl Future<Output = Result<bool, NodeError>> + Send;
 
-    /// What the node holds for `key` (value, time left) and its fence
-    /// counter, read in one atomic step. For introspection only.
+    /// What the node holds for `key` (value, time left, holder record) and
+    /// its fence counter, read in one atomic step. For introspection only.
     fn inspect(&self, key: &str) -> impl Future<Output = Result<KeyView, NodeError>> + Send;
+
+    /// What the node holds for each of `keys` (value, time left, holder
+    /// record; no fence counter), in one step. For listing only.
+    fn views(&self, keys: &[String]) -> impl Future<Output = Result<Vec<KeyView>, NodeError>> + Send;
+
+    /// One step of a scan of the lock keys that start with `start` (taken
+    /// literally): from `cursor` (0 to begin), about `count` keys looked at.
+    /// Returns the next cursor (0 when done) and the keys found. A key
+    /// present for the whole scan is found at least once.
+    fn scan(
+        &self,
+        start: &str,
+        cursor: u64,
+        count: u32,
+    ) -> impl Future<Output = Result<(u64, Vec<String>), NodeError>> + Send;
+
+    /// Deletes `key` and its holder record whatever value it holds (the
+    /// fence counter is left as it is) and announces the release. `true`
+    /// when it was held.
+    fn force_unlock(&self, key: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
 }
 
 /// One lock of an extension batch (`Node::extend`).
@@ -118,6 +142,8 @@ pub struct KeyView {
     pub ttl: Option<Duration>,
     /// The node's fence counter.
     pub fence: Option<u64>,
+    /// The holder record beside the key (`counter\ngranted_ms\ndaemon\ntenant\nowner`).
+    pub holder: Option<String>,
 }
 
 /// Whether a release is published on the release channel (docs/design.md#waiting).

@@ -101,6 +101,8 @@ pub struct HandOff {
 pub struct Inspection {
     /// A majority holds the same value.
     pub held: bool,
+    /// Who holds it, as a majority recorded it (when `held`).
+    pub holder: Option<super::holder::Holder>,
     /// How many nodes hold the most common value.
     pub agreeing: usize,
     /// The majority size.

@@ -237,9 +237,10 @@ impl redlockd::redlock::Node for Gate {
         key: &str,
         value: &str,
         ttl: Duration,
+        holder: &str,
     ) -> Result<Option<u64>, redlockd::redlock::NodeError> {
         self.check()?;
-        self.node.try_lock(key, value, ttl).await
+        self.node.try_lock(key, value, ttl, holder).await
     }
 
     async fn hand_off(
@@ -248,9 +249,10 @@ impl redlockd::redlock::Node for Gate {
         old: &str,
         new: &str,
         ttl: Duration,
+        holder: &str,
     ) -> Result<redlockd::redlock::Swap, redlockd::redlock::NodeError> {
         self.check()?;
-        self.node.hand_off(key, old, new, ttl).await
+        self.node.hand_off(key, old, new, ttl, holder).await
     }
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, redlockd::redlock::NodeError> {
@@ -279,6 +281,26 @@ impl redlockd::redlock::Node for Gate {
     async fn inspect(&self, key: &str) -> Result<redlockd::redlock::KeyView, redlockd::redlock::NodeError> {
         self.check()?;
         self.node.inspect(key).await
+    }
+
+    async fn views(&self, keys: &[String]) -> Result<Vec<redlockd::redlock::KeyView>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.views(keys).await
+    }
+
+    async fn scan(
+        &self,
+        start: &str,
+        cursor: u64,
+        count: u32,
+    ) -> Result<(u64, Vec<String>), redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.scan(start, cursor, count).await
+    }
+
+    async fn force_unlock(&self, key: &str) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.force_unlock(key).await
     }
 }
 
@@ -337,6 +359,7 @@ async fn adversarial_schedule_on_real_masters(publish_round: bool) -> Report {
                 Duration::ZERO,
                 std::future::pending(),
                 redlockd::redlock::ALONE,
+                "",
             )
             .await;
         let Ok(Acquired::Granted(lease)) = outcome else {

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod admin;
 mod binary;
 mod checker;
 mod client;

@@ -44,11 +44,11 @@ async fn a_resent_lock_command_succeeds_again_with_a_fresh_counter() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let value = LockValue::random();
-    let first = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
-    let again = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    let first = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+    let again = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
     assert!(again > first, "a re-send must not hand out a counter twice");
     let other = LockValue::random();
-    assert_eq!(node.try_lock(KEY, other.expose(), TTL).await.unwrap(), None);
+    assert_eq!(node.try_lock(KEY, other.expose(), TTL, "").await.unwrap(), None);
 }
 
 /// How many `write`-family system calls this process has made.
@@ -74,7 +74,7 @@ async fn concurrent_scripts_reach_the_master_in_shared_writes() {
     let granted = futures::future::join_all(
         keys.iter()
             .zip(&values)
-            .map(|(key, value)| node.try_lock(key, value.expose(), TTL)),
+            .map(|(key, value)| node.try_lock(key, value.expose(), TTL, "")),
     )
     .await;
     let writes = writes_so_far() - before;
@@ -87,7 +87,10 @@ async fn concurrent_scripts_reach_the_master_in_shared_writes() {
 /// Hands `holder`'s lock on KEY to itself; whether the hand-off reported a
 /// waiter on another daemon.
 async fn sees_a_waiter_elsewhere(node: &RedisNode, holder: &LockValue) -> bool {
-    let swap = node.hand_off(KEY, holder.expose(), holder.expose(), TTL).await.unwrap();
+    let swap = node
+        .hand_off(KEY, holder.expose(), holder.expose(), TTL, "")
+        .await
+        .unwrap();
     assert!(swap.was_held && swap.counter.is_some(), "{swap:?}");
     swap.waited
 }
@@ -97,8 +100,8 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let (old, new, stranger) = (LockValue::random(), LockValue::random(), LockValue::random());
-    let first = node.try_lock(KEY, old.expose(), TTL).await.unwrap().unwrap();
-    let swap = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    let first = node.try_lock(KEY, old.expose(), TTL, "").await.unwrap().unwrap();
+    let swap = node.hand_off(KEY, old.expose(), new.expose(), TTL, "").await.unwrap();
     let (was, counter) = (swap.was_held, swap.counter);
     assert!(was);
     assert!(!swap.waited, "nobody was refused yet");
@@ -114,27 +117,30 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
         was_held: was,
         counter: again,
         ..
-    } = node.hand_off(KEY, old.expose(), new.expose(), TTL).await.unwrap();
+    } = node.hand_off(KEY, old.expose(), new.expose(), TTL, "").await.unwrap();
     assert!(!was && again.unwrap() > counter);
     // A refused attempt marks the lock with its daemon's tag: a hand-off
     // reports only another daemon's mark, and leaves it (for the release
     // that announces).
-    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
-    let swap = node.hand_off(KEY, new.expose(), new.expose(), TTL).await.unwrap();
+    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL, "").await.unwrap(), None);
+    let swap = node.hand_off(KEY, new.expose(), new.expose(), TTL, "").await.unwrap();
     assert!(!swap.waited && swap.was_held && swap.counter.is_some(), "{swap:?}");
     let elsewhere = self::node(cluster.masters[0].url()).await;
-    assert_eq!(elsewhere.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
+    assert_eq!(elsewhere.try_lock(KEY, stranger.expose(), TTL, "").await.unwrap(), None);
     assert!(sees_a_waiter_elsewhere(&node, &new).await);
     // Both daemons waited: each one's hand-off sees the other.
     assert!(sees_a_waiter_elsewhere(&elsewhere, &new).await);
-    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL).await.unwrap(), None);
+    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL, "").await.unwrap(), None);
     assert!(sees_a_waiter_elsewhere(&node, &new).await);
     // Someone else's lock is left alone.
     let Swap {
         was_held: was,
         counter: none,
         ..
-    } = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
+    } = node
+        .hand_off(KEY, stranger.expose(), old.expose(), TTL, "")
+        .await
+        .unwrap();
     assert_eq!((was, none), (false, None));
     assert_eq!(
         admin.get::<Option<String>, _>(KEY).await.unwrap().as_deref(),
@@ -146,7 +152,10 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
         was_held: was,
         counter: free,
         ..
-    } = node.hand_off(KEY, old.expose(), stranger.expose(), TTL).await.unwrap();
+    } = node
+        .hand_off(KEY, old.expose(), stranger.expose(), TTL, "")
+        .await
+        .unwrap();
     assert!(!was && free.is_some());
     // A master that lost its data (no marker) only releases.
     let _: i64 = admin.del("redlockd:verified").await.unwrap();
@@ -154,7 +163,10 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
         was_held: was,
         counter: unverified,
         ..
-    } = node.hand_off(KEY, stranger.expose(), old.expose(), TTL).await.unwrap();
+    } = node
+        .hand_off(KEY, stranger.expose(), old.expose(), TTL, "")
+        .await
+        .unwrap();
     assert_eq!((was, unverified), (true, None));
     assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
     let _ = admin.quit().await;
@@ -180,28 +192,31 @@ async fn a_marker_from_another_process_is_refused_as_unverified() {
         .await
         .unwrap();
     let value = LockValue::random();
-    let refused = node.try_lock(KEY, value.expose(), TTL).await.unwrap_err();
+    let refused = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap_err();
     assert!(refused.0.contains("UNVERIFIED"), "{refused}");
     let Swap {
         was_held: was,
         counter: granted,
         ..
-    } = node.hand_off(KEY, value.expose(), value.expose(), TTL).await.unwrap();
+    } = node
+        .hand_off(KEY, value.expose(), value.expose(), TTL, "")
+        .await
+        .unwrap();
     assert_eq!((was, granted), (false, None));
     assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
     // A lock held by another owner is refused before the node is checked
     // (a refusal grants nothing); one this owner already holds (a re-sent
     // try) is not granted again by an unverified node.
     let _: () = admin.set(KEY, "another owner", None, None, false).await.unwrap();
-    assert_eq!(node.try_lock(KEY, value.expose(), TTL).await.unwrap(), None);
+    assert_eq!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap(), None);
     assert_eq!(admin.get::<String, _>(KEY).await.unwrap(), "another owner");
     let _: () = admin.set(KEY, value.expose(), None, None, false).await.unwrap();
-    let refused = node.try_lock(KEY, value.expose(), TTL).await.unwrap_err();
+    let refused = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap_err();
     assert!(refused.0.contains("UNVERIFIED"), "{refused}");
     let _: i64 = admin.del(KEY).await.unwrap();
     // The daemon's repair writes this process's identity back: usable again.
     let _: () = admin.set("redlockd:verified", marker, None, None, false).await.unwrap();
-    assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    assert!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
     let _ = admin.quit().await;
 }
 
@@ -210,7 +225,7 @@ async fn the_fence_is_published_only_by_the_holder_and_only_upwards() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let value = LockValue::random();
-    let counter = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    let counter = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
     let stranger = LockValue::random();
     assert!(!node.publish_fence(KEY, stranger.expose(), counter + 100).await.unwrap());
     assert_eq!(cluster.fence(0).await, Some(counter.to_string()));
@@ -232,7 +247,10 @@ async fn counters_near_two_to_the_53_keep_every_digit() {
     let big: u64 = (1 << 53) - 10;
     let _: () = admin.set("redlockd:fence", big, None, None, false).await.unwrap();
     let value = LockValue::random();
-    assert_eq!(node.try_lock(KEY, value.expose(), TTL).await.unwrap(), Some(big + 1));
+    assert_eq!(
+        node.try_lock(KEY, value.expose(), TTL, "").await.unwrap(),
+        Some(big + 1)
+    );
     assert!(node.publish_fence(KEY, value.expose(), big + 5).await.unwrap());
     assert_eq!(cluster.fence(0).await, Some((big + 5).to_string()));
     // At 2^53 - 1, and above, where Lua's doubles round, nothing is granted
@@ -241,7 +259,7 @@ async fn counters_near_two_to_the_53_keep_every_digit() {
         let _: () = admin.set("redlockd:fence", full, None, None, false).await.unwrap();
         let other = LockValue::random();
         let refused = node
-            .try_lock("redlockd:lock:full", other.expose(), TTL)
+            .try_lock("redlockd:lock:full", other.expose(), TTL, "")
             .await
             .unwrap_err();
         assert!(refused.0.contains("COUNTER"), "{refused}");
@@ -268,11 +286,11 @@ async fn a_release_asked_right_after_its_lock_never_overtakes_it() {
             busy_keys
                 .iter()
                 .zip(&busy)
-                .map(|(k, v)| node.try_lock(k, v.expose(), TTL)),
+                .map(|(k, v)| node.try_lock(k, v.expose(), TTL, "")),
         );
         let (_, locked, released) = tokio::join!(
             busy_locks,
-            node.try_lock(&key, value.expose(), TTL),
+            node.try_lock(&key, value.expose(), TTL, ""),
             node.unlock(&key, value.expose(), Announce::No)
         );
         assert!(locked.unwrap().is_some());
@@ -299,7 +317,7 @@ async fn extend_and_unlock_only_touch_the_holders_key() {
     let admin = cluster.admin(0).await;
     let (mine, theirs) = (LockValue::random(), LockValue::random());
     for (key, value) in [(KEY, &mine), (THEIRS, &theirs)] {
-        node.try_lock(key, value.expose(), Duration::from_secs(5))
+        node.try_lock(key, value.expose(), Duration::from_secs(5), "")
             .await
             .unwrap()
             .unwrap();
@@ -333,7 +351,7 @@ async fn scripts_are_reloaded_after_the_node_forgets_them() {
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let value = LockValue::random();
-    node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
     let _: () = admin.script_flush(false).await.unwrap();
     assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
 }
@@ -383,7 +401,7 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     );
     assert_eq!(seen.scripts_loaded, Ok(()));
     let value = LockValue::random();
-    assert!(good.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    assert!(good.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
     let extension = Extension {
         key: KEY,
         value: value.expose(),
@@ -453,7 +471,7 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     let seen = Probed::probe(&node).await.unwrap();
     Probed::repair(&node, None, &seen.identity()).await.unwrap();
     let value = LockValue::random();
-    assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    assert!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
     assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
 
     // Without the client certificate the master refuses the handshake.
@@ -477,7 +495,7 @@ async fn a_master_with_appendonly_restarted_keeps_its_lock_and_counter_and_one_r
     let mut master = RedisProcess::start(&binary, &["--appendonly", "yes", "--appendfsync", "always"]).unwrap();
     let node = node(master.url()).await;
     let value = LockValue::random();
-    let counter = node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    let counter = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
     master.restart().unwrap();
     let held = read(&master.url(), KEY).await;
     assert_eq!(
@@ -527,10 +545,10 @@ async fn a_release_is_announced_only_when_someone_waits_for_it() {
     .enumerate()
     {
         let value = LockValue::random();
-        node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+        node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
         if refused_while_held {
             let other = LockValue::random();
-            assert_eq!(node.try_lock(KEY, other.expose(), TTL).await.unwrap(), None);
+            assert_eq!(node.try_lock(KEY, other.expose(), TTL, "").await.unwrap(), None);
         }
         assert!(node.unlock(KEY, value.expose(), announce).await.unwrap());
         if let Ok(message) = tokio::time::timeout(Duration::from_millis(300), messages.recv()).await {
@@ -571,7 +589,7 @@ async fn lock_requests_sent_at_once_share_script_calls_and_each_gets_its_own_ans
     let answers = futures::future::join_all(
         keys.iter()
             .zip(&values)
-            .map(|(key, value)| node.try_lock(key, value.expose(), TTL)),
+            .map(|(key, value)| node.try_lock(key, value.expose(), TTL, "")),
     )
     .await;
     let calls = evalsha_calls(&admin).await - before;
@@ -614,7 +632,7 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
     let answers = futures::future::join_all(
         keys.iter()
             .zip(&values)
-            .map(|(key, value)| node.try_lock(key, value.expose(), TTL)),
+            .map(|(key, value)| node.try_lock(key, value.expose(), TTL, "")),
     )
     .await;
     for answer in answers {
@@ -626,7 +644,9 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
     }
     let other = LockValue::random();
     assert_eq!(
-        node.try_lock("redlockd:lock:held", other.expose(), TTL).await.unwrap(),
+        node.try_lock("redlockd:lock:held", other.expose(), TTL, "")
+            .await
+            .unwrap(),
         None
     );
     for i in 0..10 {
@@ -649,7 +669,7 @@ async fn releases_sent_at_once_share_script_calls_and_each_gets_its_own_answer()
     let values: Vec<LockValue> = (0..60).map(|_| LockValue::random()).collect();
     let keys: Vec<String> = (0..60).map(|i| format!("redlockd:lock:u{i}")).collect();
     for (key, value) in keys.iter().zip(&values) {
-        assert!(node.try_lock(key, value.expose(), TTL).await.unwrap().is_some());
+        assert!(node.try_lock(key, value.expose(), TTL, "").await.unwrap().is_some());
     }
     // Every third release names a value the lock does not hold.
     let stranger = LockValue::random();
@@ -697,7 +717,7 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
     Probed::repair(&node, None, &seen.identity()).await.unwrap();
     let admin = cluster.admin(0).await;
     let value = LockValue::random();
-    assert!(node.try_lock(KEY, value.expose(), TTL).await.unwrap().is_some());
+    assert!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
     // The master holds commands that write: the release reaches it and
     // waits there; then its connection is killed, so it never runs there.
     client_command(&admin, vec!["PAUSE", "10000", "WRITE"]).await;
@@ -750,7 +770,19 @@ impl Rng {
 async fn state(admin: &fred::prelude::Client, keys: &[String]) -> Vec<(String, Option<String>, i64)> {
     let mut seen = Vec::new();
     for key in keys.iter().map(String::as_str).chain(["redlockd:fence"]) {
-        let value: Option<String> = admin.get(key).await.unwrap();
+        let mut value: Option<String> = admin.get(key).await.unwrap();
+        // A holder record's second line is the master's clock, which two
+        // masters do not share: the rest must match.
+        if key.contains(":holder:") {
+            value = value.map(|v| {
+                v.split('\n')
+                    .enumerate()
+                    .filter(|(i, _)| *i != 1)
+                    .map(|(_, l)| l)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
         let ttl: i64 = admin.pttl(key).await.unwrap();
         seen.push((key.to_owned(), value, if ttl > 0 { (ttl + 2_500) / 5_000 } else { ttl }));
     }
@@ -790,6 +822,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
     for case in 0..300 {
         let locks: Vec<String> = (0..3).map(|j| format!("redlockd:lock:c{case}:{j}")).collect();
         let marks: Vec<String> = (0..3).map(|j| format!("redlockd:waiting:c{case}:{j}")).collect();
+        let records: Vec<String> = (0..3).map(|j| format!("redlockd:holder:c{case}:{j}")).collect();
         for j in 0..3 {
             let holder = rng.pick(&["", "v0", "v1"]);
             let mark = rng.pick(&["", "t1", "t2", "*"]);
@@ -803,23 +836,28 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
             }
         }
         let tag = rng.pick(&["t1", "t2"]);
-        let requests: Vec<(usize, [&str; 3])> = (0..1 + rng.below(8))
+        let requests: Vec<(usize, [&str; 4])> = (0..1 + rng.below(8))
             .map(|_| {
                 let j = rng.below(3);
                 let value = rng.pick(&["v0", "v1", "v2"]);
                 let request = if rng.below(2) == 0 {
-                    ["L", value, rng.pick(&["20000", "30000"])]
+                    [
+                        "L",
+                        value,
+                        rng.pick(&["20000", "30000"]),
+                        rng.pick(&["d\nt\no1", "d\n\n"]),
+                    ]
                 } else {
-                    ["U", value, rng.pick(&["", "waited", "always"])]
+                    ["U", value, rng.pick(&["", "waited", "always"]), ""]
                 };
                 (j, request)
             })
             .collect();
-        let call = |admin: &fred::prelude::Client, requests: &[(usize, [&str; 3])]| {
+        let call = |admin: &fred::prelude::Client, requests: &[(usize, [&str; 4])]| {
             let mut keys = vec!["redlockd:fence".to_owned(), "redlockd:verified".to_owned()];
             let mut args = vec![tag.to_owned(), "redlockd:released".to_owned()];
             for (j, request) in requests {
-                keys.extend([locks[*j].clone(), marks[*j].clone()]);
+                keys.extend([locks[*j].clone(), marks[*j].clone(), records[*j].clone()]);
                 args.extend(request.iter().map(|s| (*s).to_owned()));
             }
             let admin = admin.clone();
@@ -832,7 +870,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
         }
         assert_eq!(together, one_by_one, "case {case}: replies to {requests:?} (tag {tag})");
         grants += together.iter().filter(|&&r| r > 0).count();
-        let keys: Vec<String> = locks.iter().chain(&marks).cloned().collect();
+        let keys: Vec<String> = locks.iter().chain(&marks).chain(&records).cloned().collect();
         assert_eq!(
             state(&batched, &keys).await,
             state(&alone, &keys).await,
@@ -853,7 +891,7 @@ async fn an_abandoned_release_still_lands_and_settled_waits_for_it() {
     let proxy = Proxy::start(([127, 0, 0, 1], cluster.masters[0].port()).into()).await;
     let node = node(proxy.url()).await;
     let value = LockValue::random();
-    node.try_lock(KEY, value.expose(), TTL).await.unwrap().unwrap();
+    node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
 
     proxy.set_mode(Mode::Blackhole);
     let admin = cluster.admin(0).await;

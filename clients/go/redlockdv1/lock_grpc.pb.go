@@ -50,8 +50,8 @@ type LockClient interface {
 	// stream with UNAVAILABLE. The stream's own gRPC deadline does not bound
 	// any call; each acquisition's `wait` does.
 	Pipeline(ctx context.Context, opts ...grpc.CallOption) (Lock_PipelineClient, error)
-	// Inspect shows what the masters hold for a resource. It never returns
-	// lock values.
+	// Inspect shows what the masters hold for a resource, who holds it and
+	// who waits for it in this daemon. It never returns lock values.
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error)
 }
 
@@ -198,8 +198,8 @@ type LockServer interface {
 	// stream with UNAVAILABLE. The stream's own gRPC deadline does not bound
 	// any call; each acquisition's `wait` does.
 	Pipeline(Lock_PipelineServer) error
-	// Inspect shows what the masters hold for a resource. It never returns
-	// lock values.
+	// Inspect shows what the masters hold for a resource, who holds it and
+	// who waits for it in this daemon. It never returns lock values.
 	Inspect(context.Context, *InspectRequest) (*InspectResponse, error)
 	mustEmbedUnimplementedLockServer()
 }

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
-use crate::connect::{self, Bearer, DEFAULT_ADDR, Options, Stub};
+use crate::connect::{self, AdminStub, Bearer, DEFAULT_ADDR, Options, Stub};
 use crate::error::Error;
 use crate::hold::{self, HeldLock, HoldOptions};
 use crate::lease::Lease;
@@ -151,6 +151,12 @@ impl Client {
     /// for calls this crate does not wrap.
     pub fn stub(&self) -> Stub {
         self.stub.clone()
+    }
+
+    /// The admin service (`ListLocks`, `ForceRelease`) on this connection,
+    /// with the token: the tenant needs the `admin` scope.
+    pub fn admin(&self) -> AdminStub {
+        crate::proto::admin_client::AdminClient::with_interceptor(self.channel.clone(), self.bearer.clone())
     }
 
     /// Opens a `Pipeline` stream on this connection (with the token): many

@@ -17,6 +17,10 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:7420";
 /// The generated client with the bearer token on every call.
 pub type Stub = LockClient<InterceptedService<Channel, Bearer>>;
 
+/// The generated admin client (`redlockd.v1.Admin`) with the bearer token
+/// on every call.
+pub type AdminStub = crate::proto::admin_client::AdminClient<InterceptedService<Channel, Bearer>>;
+
 /// How to authenticate to the daemon.
 #[derive(Clone, Default)]
 pub struct Options {

@@ -36,7 +36,7 @@ pub mod proto;
 mod wire;
 
 pub use client::{AcquireOptions, Client};
-pub use connect::{Bearer, Options, Stub, Tls};
+pub use connect::{AdminStub, Bearer, Options, Stub, Tls};
 pub use error::Error;
 pub use hold::{HeldLock, HoldOptions};
 pub use lease::Lease;

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use redlockd_client::proto::{AcquireRequest, ExtendRequest, InspectRequest, ReleaseRequest};
+use redlockd_client::proto::{
+    AcquireRequest, ExtendRequest, ForceReleaseRequest, Holder, InspectRequest, ListLocksRequest, ReleaseRequest,
+};
 use redlockd_client::wire_duration as wire;
 
 /// Take, extend and release locks through a redlockd daemon.
@@ -71,6 +73,21 @@ enum Command {
         /// The resource to look at.
         resource: String,
     },
+    /// List or inspect locks (the `admin` scope): `redlockctl locks ls`.
+    Locks {
+        #[command(subcommand)]
+        command: LocksCommand,
+    },
+    /// Take a stuck lock away on every master (the `admin` scope), never
+    /// lowering its fencing token: the next holder's token is larger.
+    /// Prints masters_held.
+    ForceRelease {
+        /// The locked resource.
+        resource: String,
+        /// Why, for the audit log (1 to 256 bytes).
+        #[arg(long)]
+        reason: String,
+    },
     /// Hold a lock while a command runs; the command gets the token in
     /// REDLOCKD_FENCING_TOKEN and is stopped if the lock is lost. Exits with
     /// the command's code; 1 not acquired; 2 error; 3 lock lost.
@@ -89,6 +106,21 @@ enum Command {
     },
 }
 
+/// `redlockctl locks …`
+#[derive(Subcommand)]
+enum LocksCommand {
+    /// List the locks held under a prefix, one line each: resource, owner,
+    /// tenant, daemon, since, fencing_token, ttl_ms.
+    Ls {
+        /// The resources to list start with this.
+        #[arg(long)]
+        prefix: String,
+        /// Locks per request to the daemon (1 to 1000); every page is listed.
+        #[arg(long, default_value_t = 500)]
+        page_size: u32,
+    },
+}
+
 mod connect;
 mod run;
 
@@ -96,6 +128,22 @@ fn millis(d: Option<prost_types::Duration>) -> u128 {
     d.and_then(|d| Duration::try_from(d).ok())
         .unwrap_or_default()
         .as_millis()
+}
+
+/// A holder as `key=value` fields (the owner quoted: it may hold spaces).
+fn holder_fields(holder: &Holder) -> String {
+    let since = holder
+        .since
+        .as_ref()
+        .map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos) / 1_000_000);
+    format!(
+        "owner={:?} tenant={} daemon={} since_ms={since} fencing_token={} ttl_ms={}",
+        holder.owner,
+        holder.tenant,
+        holder.daemon,
+        holder.fencing_token,
+        millis(holder.ttl)
+    )
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -136,9 +184,45 @@ async fn main() -> ExitCode {
 }
 
 async fn call(cli: Cli) -> Result<bool, String> {
-    let mut client = connect::connect(&cli.addr, &cli.connection).await?.stub();
+    let connection = connect::connect(&cli.addr, &cli.connection).await?;
+    let mut client = connection.stub();
     let status = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
     match cli.command {
+        Command::Locks {
+            command: LocksCommand::Ls { prefix, page_size },
+        } => {
+            let mut admin = connection.admin();
+            let mut page_token = String::new();
+            loop {
+                let page = admin
+                    .list_locks(ListLocksRequest {
+                        prefix: prefix.clone(),
+                        page_size,
+                        page_token,
+                    })
+                    .await
+                    .map_err(status)?
+                    .into_inner();
+                for lock in page.locks {
+                    let holder = lock.holder.unwrap_or_default();
+                    println!("resource={} {}", lock.resource, holder_fields(&holder));
+                }
+                if page.next_page_token.is_empty() {
+                    return Ok(true);
+                }
+                page_token = page.next_page_token;
+            }
+        }
+        Command::ForceRelease { resource, reason } => {
+            let reply = connection
+                .admin()
+                .force_release(ForceReleaseRequest { resource, reason })
+                .await
+                .map_err(status)?
+                .into_inner();
+            println!("masters_held={}", reply.masters_held);
+            Ok(true)
+        }
         Command::Acquire {
             resource,
             lock: LockArgs { ttl, wait, owner },
@@ -190,9 +274,15 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 .map_err(status)?
                 .into_inner();
             println!(
-                "held={} agreeing={} quorum={}",
-                reply.held, reply.agreeing, reply.quorum
+                "held={} agreeing={} quorum={} waiting={}",
+                reply.held, reply.agreeing, reply.quorum, reply.waiting
             );
+            if let Some(holder) = &reply.holder {
+                println!("holder: {}", holder_fields(holder));
+            }
+            for owner in &reply.waiter_owners {
+                println!("waiter: owner={owner:?}");
+            }
             for node in reply.nodes {
                 let ttl_ms = node
                     .ttl

@@ -23,55 +23,58 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16redlockd/v1/lock.proto\x12\x0bredlockd.v1\x1a\x1egoogle/protobuf/duration.proto\"\x82\x01\n\x0e\x41\x63quireRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\"l\n\x05Lease\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x15\n\rfencing_token\x18\x03 \x01(\x04\x12+\n\x08validity\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xdf\x01\n\x0f\x41\x63quireResponse\x12\x10\n\x08\x61\x63quired\x18\x01 \x01(\x08\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.redlockd.v1.FailureReason\x12\x10\n\x08\x61ttempts\x18\x04 \x01(\r\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x30\n\rvalidity_left\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"X\n\rExtendRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"O\n\x0e\x45xtendResponse\x12\x10\n\x08\x65xtended\x18\x01 \x01(\x08\x12+\n\x08validity\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"1\n\x0eReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"#\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\"n\n\x0bHoldRequest\x12\'\n\x05start\x18\x01 \x01(\x0b\x32\x16.redlockd.v1.HoldStartH\x00\x12+\n\x07release\x18\x02 \x01(\x0b\x32\x18.redlockd.v1.HoldReleaseH\x00\x42\t\n\x07request\"\xaa\x01\n\tHoldStart\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12+\n\x08max_hold\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\"\r\n\x0bHoldRelease\"\xa6\x01\n\x0cHoldResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x16.redlockd.v1.HoldEvent\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x13\n\x0bheld_to_end\x18\x04 \x01(\x08\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\"\xb3\x01\n\x0fPipelineRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1b.redlockd.v1.AcquireRequestH\x00\x12,\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1a.redlockd.v1.ExtendRequestH\x00\x12.\n\x07release\x18\x04 \x01(\x0b\x32\x1b.redlockd.v1.ReleaseRequestH\x00\x42\x06\n\x04\x63\x61ll\"\xe2\x01\n\x10PipelineResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12/\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1c.redlockd.v1.AcquireResponseH\x00\x12-\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1b.redlockd.v1.ExtendResponseH\x00\x12/\n\x07release\x18\x04 \x01(\x0b\x32\x1c.redlockd.v1.ReleaseResponseH\x00\x12\'\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x16.redlockd.v1.CallErrorH\x00\x42\x08\n\x06result\"c\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\'\n\x05nodes\x18\x03 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x0e\n\x06needed\x18\x04 \x01(\r\"\"\n\x0eInspectRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"g\n\x0fInspectResponse\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\x10\n\x08\x61greeing\x18\x02 \x01(\r\x12\x0e\n\x06quorum\x18\x03 \x01(\r\x12$\n\x05nodes\x18\x04 \x03(\x0b\x32\x15.redlockd.v1.NodeView\"\xb0\x01\n\x08NodeView\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\r\n\x05state\x18\x04 \x01(\t\x12\x0c\n\x04held\x18\x05 \x01(\x08\x12\x15\n\rwith_majority\x18\x06 \x01(\x08\x12&\n\x03ttl\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfence_counter\x18\x08 \x01(\x04*\xea\x01\n\x0bNodeOutcome\x12\x1c\n\x18NODE_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14NODE_OUTCOME_GRANTED\x10\x01\x12\x16\n\x12NODE_OUTCOME_TAKEN\x10\x02\x12\x1a\n\x16NODE_OUTCOME_TIMED_OUT\x10\x03\x12\x18\n\x14NODE_OUTCOME_ERRORED\x10\x04\x12\x1c\n\x18NODE_OUTCOME_QUARANTINED\x10\x05\x12\x19\n\x15NODE_OUTCOME_UNUSABLE\x10\x06\x12\x1c\n\x18NODE_OUTCOME_NOT_AWAITED\x10\x07*n\n\rFailureReason\x12\x1e\n\x1a\x46\x41ILURE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41ILURE_REASON_TAKEN\x10\x01\x12#\n\x1f\x46\x41ILURE_REASON_VALIDITY_USED_UP\x10\x02*\xa4\x01\n\tHoldEvent\x12\x1a\n\x16HOLD_EVENT_UNSPECIFIED\x10\x00\x12\x17\n\x13HOLD_EVENT_ACQUIRED\x10\x01\x12\x17\n\x13HOLD_EVENT_EXTENDED\x10\x02\x12\x13\n\x0fHOLD_EVENT_LOST\x10\x03\x12\x17\n\x13HOLD_EVENT_RELEASED\x10\x04\x12\x1b\n\x17HOLD_EVENT_NOT_ACQUIRED\x10\x05\x32\xa9\x03\n\x04Lock\x12\x44\n\x07\x41\x63quire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\x12\x41\n\x06\x45xtend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\x12\x44\n\x07Release\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\x12?\n\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse(\x01\x30\x01\x12K\n\x08Pipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x01\x30\x01\x12\x44\n\x07Inspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16redlockd/v1/lock.proto\x12\x0bredlockd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x01\n\x0e\x41\x63quireRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\"l\n\x05Lease\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x15\n\rfencing_token\x18\x03 \x01(\x04\x12+\n\x08validity\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xdf\x01\n\x0f\x41\x63quireResponse\x12\x10\n\x08\x61\x63quired\x18\x01 \x01(\x08\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.redlockd.v1.FailureReason\x12\x10\n\x08\x61ttempts\x18\x04 \x01(\r\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x30\n\rvalidity_left\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"X\n\rExtendRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"O\n\x0e\x45xtendResponse\x12\x10\n\x08\x65xtended\x18\x01 \x01(\x08\x12+\n\x08validity\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"1\n\x0eReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"#\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\"n\n\x0bHoldRequest\x12\'\n\x05start\x18\x01 \x01(\x0b\x32\x16.redlockd.v1.HoldStartH\x00\x12+\n\x07release\x18\x02 \x01(\x0b\x32\x18.redlockd.v1.HoldReleaseH\x00\x42\t\n\x07request\"\xaa\x01\n\tHoldStart\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12+\n\x08max_hold\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\"\r\n\x0bHoldRelease\"\xa6\x01\n\x0cHoldResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x16.redlockd.v1.HoldEvent\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x13\n\x0bheld_to_end\x18\x04 \x01(\x08\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\"\xb3\x01\n\x0fPipelineRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1b.redlockd.v1.AcquireRequestH\x00\x12,\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1a.redlockd.v1.ExtendRequestH\x00\x12.\n\x07release\x18\x04 \x01(\x0b\x32\x1b.redlockd.v1.ReleaseRequestH\x00\x42\x06\n\x04\x63\x61ll\"\xe2\x01\n\x10PipelineResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12/\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1c.redlockd.v1.AcquireResponseH\x00\x12-\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1b.redlockd.v1.ExtendResponseH\x00\x12/\n\x07release\x18\x04 \x01(\x0b\x32\x1c.redlockd.v1.ReleaseResponseH\x00\x12\'\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x16.redlockd.v1.CallErrorH\x00\x42\x08\n\x06result\"c\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\'\n\x05nodes\x18\x03 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x0e\n\x06needed\x18\x04 \x01(\r\"\"\n\x0eInspectRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\xb4\x01\n\x0fInspectResponse\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\x10\n\x08\x61greeing\x18\x02 \x01(\r\x12\x0e\n\x06quorum\x18\x03 \x01(\r\x12$\n\x05nodes\x18\x04 \x03(\x0b\x32\x15.redlockd.v1.NodeView\x12#\n\x06holder\x18\x05 \x01(\x0b\x32\x13.redlockd.v1.Holder\x12\x0f\n\x07waiting\x18\x06 \x01(\r\x12\x15\n\rwaiter_owners\x18\x07 \x03(\t\"\xa1\x01\n\x06Holder\x12\r\n\x05owner\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x61\x65mon\x18\x03 \x01(\t\x12)\n\x05since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rfencing_token\x18\x05 \x01(\x04\x12&\n\x03ttl\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xb0\x01\n\x08NodeView\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\r\n\x05state\x18\x04 \x01(\t\x12\x0c\n\x04held\x18\x05 \x01(\x08\x12\x15\n\rwith_majority\x18\x06 \x01(\x08\x12&\n\x03ttl\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfence_counter\x18\x08 \x01(\x04*\xea\x01\n\x0bNodeOutcome\x12\x1c\n\x18NODE_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14NODE_OUTCOME_GRANTED\x10\x01\x12\x16\n\x12NODE_OUTCOME_TAKEN\x10\x02\x12\x1a\n\x16NODE_OUTCOME_TIMED_OUT\x10\x03\x12\x18\n\x14NODE_OUTCOME_ERRORED\x10\x04\x12\x1c\n\x18NODE_OUTCOME_QUARANTINED\x10\x05\x12\x19\n\x15NODE_OUTCOME_UNUSABLE\x10\x06\x12\x1c\n\x18NODE_OUTCOME_NOT_AWAITED\x10\x07*n\n\rFailureReason\x12\x1e\n\x1a\x46\x41ILURE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41ILURE_REASON_TAKEN\x10\x01\x12#\n\x1f\x46\x41ILURE_REASON_VALIDITY_USED_UP\x10\x02*\xa4\x01\n\tHoldEvent\x12\x1a\n\x16HOLD_EVENT_UNSPECIFIED\x10\x00\x12\x17\n\x13HOLD_EVENT_ACQUIRED\x10\x01\x12\x17\n\x13HOLD_EVENT_EXTENDED\x10\x02\x12\x13\n\x0fHOLD_EVENT_LOST\x10\x03\x12\x17\n\x13HOLD_EVENT_RELEASED\x10\x04\x12\x1b\n\x17HOLD_EVENT_NOT_ACQUIRED\x10\x05\x32\xa9\x03\n\x04Lock\x12\x44\n\x07\x41\x63quire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\x12\x41\n\x06\x45xtend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\x12\x44\n\x07Release\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\x12?\n\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse(\x01\x30\x01\x12K\n\x08Pipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x01\x30\x01\x12\x44\n\x07Inspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'redlockd.v1.lock_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_NODEOUTCOME']._serialized_start=2101
-  _globals['_NODEOUTCOME']._serialized_end=2335
-  _globals['_FAILUREREASON']._serialized_start=2337
-  _globals['_FAILUREREASON']._serialized_end=2447
-  _globals['_HOLDEVENT']._serialized_start=2450
-  _globals['_HOLDEVENT']._serialized_end=2614
-  _globals['_ACQUIREREQUEST']._serialized_start=72
-  _globals['_ACQUIREREQUEST']._serialized_end=202
-  _globals['_LEASE']._serialized_start=204
-  _globals['_LEASE']._serialized_end=312
-  _globals['_ACQUIRERESPONSE']._serialized_start=315
-  _globals['_ACQUIRERESPONSE']._serialized_end=538
-  _globals['_EXTENDREQUEST']._serialized_start=540
-  _globals['_EXTENDREQUEST']._serialized_end=628
-  _globals['_EXTENDRESPONSE']._serialized_start=630
-  _globals['_EXTENDRESPONSE']._serialized_end=709
-  _globals['_RELEASEREQUEST']._serialized_start=711
-  _globals['_RELEASEREQUEST']._serialized_end=760
-  _globals['_RELEASERESPONSE']._serialized_start=762
-  _globals['_RELEASERESPONSE']._serialized_end=797
-  _globals['_HOLDREQUEST']._serialized_start=799
-  _globals['_HOLDREQUEST']._serialized_end=909
-  _globals['_HOLDSTART']._serialized_start=912
-  _globals['_HOLDSTART']._serialized_end=1082
-  _globals['_HOLDRELEASE']._serialized_start=1084
-  _globals['_HOLDRELEASE']._serialized_end=1097
-  _globals['_HOLDRESPONSE']._serialized_start=1100
-  _globals['_HOLDRESPONSE']._serialized_end=1266
-  _globals['_PIPELINEREQUEST']._serialized_start=1269
-  _globals['_PIPELINEREQUEST']._serialized_end=1448
-  _globals['_PIPELINERESPONSE']._serialized_start=1451
-  _globals['_PIPELINERESPONSE']._serialized_end=1677
-  _globals['_CALLERROR']._serialized_start=1679
-  _globals['_CALLERROR']._serialized_end=1778
-  _globals['_INSPECTREQUEST']._serialized_start=1780
-  _globals['_INSPECTREQUEST']._serialized_end=1814
-  _globals['_INSPECTRESPONSE']._serialized_start=1816
-  _globals['_INSPECTRESPONSE']._serialized_end=1919
-  _globals['_NODEVIEW']._serialized_start=1922
-  _globals['_NODEVIEW']._serialized_end=2098
-  _globals['_LOCK']._serialized_start=2617
-  _globals['_LOCK']._serialized_end=3042
+  _globals['_NODEOUTCOME']._serialized_start=2376
+  _globals['_NODEOUTCOME']._serialized_end=2610
+  _globals['_FAILUREREASON']._serialized_start=2612
+  _globals['_FAILUREREASON']._serialized_end=2722
+  _globals['_HOLDEVENT']._serialized_start=2725
+  _globals['_HOLDEVENT']._serialized_end=2889
+  _globals['_ACQUIREREQUEST']._serialized_start=105
+  _globals['_ACQUIREREQUEST']._serialized_end=235
+  _globals['_LEASE']._serialized_start=237
+  _globals['_LEASE']._serialized_end=345
+  _globals['_ACQUIRERESPONSE']._serialized_start=348
+  _globals['_ACQUIRERESPONSE']._serialized_end=571
+  _globals['_EXTENDREQUEST']._serialized_start=573
+  _globals['_EXTENDREQUEST']._serialized_end=661
+  _globals['_EXTENDRESPONSE']._serialized_start=663
+  _globals['_EXTENDRESPONSE']._serialized_end=742
+  _globals['_RELEASEREQUEST']._serialized_start=744
+  _globals['_RELEASEREQUEST']._serialized_end=793
+  _globals['_RELEASERESPONSE']._serialized_start=795
+  _globals['_RELEASERESPONSE']._serialized_end=830
+  _globals['_HOLDREQUEST']._serialized_start=832
+  _globals['_HOLDREQUEST']._serialized_end=942
+  _globals['_HOLDSTART']._serialized_start=945
+  _globals['_HOLDSTART']._serialized_end=1115
+  _globals['_HOLDRELEASE']._serialized_start=1117
+  _globals['_HOLDRELEASE']._serialized_end=1130
+  _globals['_HOLDRESPONSE']._serialized_start=1133
+  _globals['_HOLDRESPONSE']._serialized_end=1299
+  _globals['_PIPELINEREQUEST']._serialized_start=1302
+  _globals['_PIPELINEREQUEST']._serialized_end=1481
+  _globals['_PIPELINERESPONSE']._serialized_start=1484
+  _globals['_PIPELINERESPONSE']._serialized_end=1710
+  _globals['_CALLERROR']._serialized_start=1712
+  _globals['_CALLERROR']._serialized_end=1811
+  _globals['_INSPECTREQUEST']._serialized_start=1813
+  _globals['_INSPECTREQUEST']._serialized_end=1847
+  _globals['_INSPECTRESPONSE']._serialized_start=1850
+  _globals['_INSPECTRESPONSE']._serialized_end=2030
+  _globals['_HOLDER']._serialized_start=2033
+  _globals['_HOLDER']._serialized_end=2194
+  _globals['_NODEVIEW']._serialized_start=2197
+  _globals['_NODEVIEW']._serialized_end=2373
+  _globals['_LOCK']._serialized_start=2892
+  _globals['_LOCK']._serialized_end=3317
 # @@protoc_insertion_point(module_scope)

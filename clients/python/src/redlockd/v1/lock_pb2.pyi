@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -210,16 +211,38 @@ class InspectRequest(_message.Message):
     def __init__(self, resource: _Optional[str] = ...) -> None: ...
 
 class InspectResponse(_message.Message):
-    __slots__ = ("held", "agreeing", "quorum", "nodes")
+    __slots__ = ("held", "agreeing", "quorum", "nodes", "holder", "waiting", "waiter_owners")
     HELD_FIELD_NUMBER: _ClassVar[int]
     AGREEING_FIELD_NUMBER: _ClassVar[int]
     QUORUM_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    WAITER_OWNERS_FIELD_NUMBER: _ClassVar[int]
     held: bool
     agreeing: int
     quorum: int
     nodes: _containers.RepeatedCompositeFieldContainer[NodeView]
-    def __init__(self, held: _Optional[bool] = ..., agreeing: _Optional[int] = ..., quorum: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeView, _Mapping]]] = ...) -> None: ...
+    holder: Holder
+    waiting: int
+    waiter_owners: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, held: _Optional[bool] = ..., agreeing: _Optional[int] = ..., quorum: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeView, _Mapping]]] = ..., holder: _Optional[_Union[Holder, _Mapping]] = ..., waiting: _Optional[int] = ..., waiter_owners: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Holder(_message.Message):
+    __slots__ = ("owner", "tenant", "daemon", "since", "fencing_token", "ttl")
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
+    DAEMON_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    owner: str
+    tenant: str
+    daemon: str
+    since: _timestamp_pb2.Timestamp
+    fencing_token: int
+    ttl: _duration_pb2.Duration
+    def __init__(self, owner: _Optional[str] = ..., tenant: _Optional[str] = ..., daemon: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fencing_token: _Optional[int] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class NodeView(_message.Message):
     __slots__ = ("index", "address", "reachable", "state", "held", "with_majority", "ttl", "fence_counter")

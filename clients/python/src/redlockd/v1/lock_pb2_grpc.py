@@ -132,8 +132,8 @@ class LockServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Inspect(self, request, context):
-        """Inspect shows what the masters hold for a resource. It never returns
-        lock values.
+        """Inspect shows what the masters hold for a resource, who holds it and
+        who waits for it in this daemon. It never returns lock values.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,6 +1,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { type CallOptions, type ChannelCredentials, Client, type ClientDuplexStream, type ClientOptions, type ClientUnaryCall, type handleBidiStreamingCall, type handleUnaryCall, type Metadata, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { Duration } from "../../google/protobuf/duration";
+import { Timestamp } from "../../google/protobuf/timestamp";
 /**
  * redlockd.v1 — the lock API.
  *
@@ -21,7 +22,10 @@ import { Duration } from "../../google/protobuf/duration";
  *                      Contention is NOT an error: it is `acquired = false`.
  *   DEADLINE_EXCEEDED  the client's gRPC deadline passed before the lock
  *                      could be taken.
- *   RESOURCE_EXHAUSTED waiter or session limits were hit.
+ *   RESOURCE_EXHAUSTED waiter or session limits were hit, or a tenant's quota
+ *                      (then with a google.rpc.QuotaFailure detail whose
+ *                      violation's quota_id names the quota, e.g.
+ *                      "max_locks_held").
  *
  * UNAVAILABLE statuses carry a google.rpc.ErrorInfo detail (reason
  * "NO_QUORUM", domain "redlockd") whose metadata has one entry per master,
@@ -372,6 +376,40 @@ export interface InspectResponse {
     quorum: number;
     /** nodes is what each master shows, in index order. */
     nodes: NodeView[];
+    /**
+     * holder is who holds the lock, as a majority of the masters recorded it
+     * beside the lock; unset when no majority holds it.
+     */
+    holder?: Holder | undefined;
+    /**
+     * waiting is how many requests wait for the resource in this daemon (the
+     * daemon answering; other daemons keep their own queues).
+     */
+    waiting: number;
+    /** waiter_owners are their `owner` labels, first in line first. */
+    waiterOwners: string[];
+}
+/** Holder is who holds a lock. Never the lock value. */
+export interface Holder {
+    /** owner is the `owner` the acquisition named (may be empty). */
+    owner: string;
+    /** tenant is the tenant it was taken for (empty without authentication). */
+    tenant: string;
+    /**
+     * daemon names the daemon that granted it: its host (pod) name, '/', and
+     * a random suffix per start.
+     */
+    daemon: string;
+    /** since is when it was granted, on the masters' clocks. */
+    since?: Timestamp | undefined;
+    /**
+     * fencing_token is the token the agreeing masters' records give (their
+     * largest counter): the lease's own token, or above it when a master that
+     * answered after the quorum had granted a larger counter.
+     */
+    fencingToken: bigint;
+    /** ttl is how long a majority of the masters still hold it. */
+    ttl?: Duration | undefined;
 }
 /** NodeView is what one master shows for a resource. */
 export interface NodeView {
@@ -411,6 +449,7 @@ export declare const PipelineResponse: MessageFns<PipelineResponse>;
 export declare const CallError: MessageFns<CallError>;
 export declare const InspectRequest: MessageFns<InspectRequest>;
 export declare const InspectResponse: MessageFns<InspectResponse>;
+export declare const Holder: MessageFns<Holder>;
 export declare const NodeView: MessageFns<NodeView>;
 /**
  * Lock is the lock service. Every method is safe to call from any number of
@@ -496,8 +535,8 @@ export declare const LockService: {
         readonly responseDeserialize: (value: Buffer) => PipelineResponse;
     };
     /**
-     * Inspect shows what the masters hold for a resource. It never returns
-     * lock values.
+     * Inspect shows what the masters hold for a resource, who holds it and
+     * who waits for it in this daemon. It never returns lock values.
      */
     readonly inspect: {
         readonly path: "/redlockd.v1.Lock/Inspect";
@@ -548,8 +587,8 @@ export interface LockServer extends UntypedServiceImplementation {
      */
     pipeline: handleBidiStreamingCall<PipelineRequest, PipelineResponse>;
     /**
-     * Inspect shows what the masters hold for a resource. It never returns
-     * lock values.
+     * Inspect shows what the masters hold for a resource, who holds it and
+     * who waits for it in this daemon. It never returns lock values.
      */
     inspect: handleUnaryCall<InspectRequest, InspectResponse>;
 }
@@ -602,8 +641,8 @@ export interface LockClient extends Client {
     pipeline(options: Partial<CallOptions>): ClientDuplexStream<PipelineRequest, PipelineResponse>;
     pipeline(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<PipelineRequest, PipelineResponse>;
     /**
-     * Inspect shows what the masters hold for a resource. It never returns
-     * lock values.
+     * Inspect shows what the masters hold for a resource, who holds it and
+     * who waits for it in this daemon. It never returns lock values.
      */
     inspect(request: InspectRequest, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
     inspect(request: InspectRequest, metadata: Metadata, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;

@@ -5,11 +5,12 @@
 //   protoc               v7.35.1
 // source: redlockd/v1/lock.proto
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.LockClient = exports.LockService = exports.NodeView = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = void 0;
+exports.LockClient = exports.LockService = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = void 0;
 /* eslint-disable */
 const wire_1 = require("@bufbuild/protobuf/wire");
 const grpc_js_1 = require("@grpc/grpc-js");
 const duration_1 = require("../../google/protobuf/duration");
+const timestamp_1 = require("../../google/protobuf/timestamp");
 /**
  * redlockd.v1 — the lock API.
  *
@@ -30,7 +31,10 @@ const duration_1 = require("../../google/protobuf/duration");
  *                      Contention is NOT an error: it is `acquired = false`.
  *   DEADLINE_EXCEEDED  the client's gRPC deadline passed before the lock
  *                      could be taken.
- *   RESOURCE_EXHAUSTED waiter or session limits were hit.
+ *   RESOURCE_EXHAUSTED waiter or session limits were hit, or a tenant's quota
+ *                      (then with a google.rpc.QuotaFailure detail whose
+ *                      violation's quota_id names the quota, e.g.
+ *                      "max_locks_held").
  *
  * UNAVAILABLE statuses carry a google.rpc.ErrorInfo detail (reason
  * "NO_QUORUM", domain "redlockd") whose metadata has one entry per master,
@@ -1139,7 +1143,7 @@ exports.InspectRequest = {
     },
 };
 function createBaseInspectResponse() {
-    return { held: false, agreeing: 0, quorum: 0, nodes: [] };
+    return { held: false, agreeing: 0, quorum: 0, nodes: [], holder: undefined, waiting: 0, waiterOwners: [] };
 }
 exports.InspectResponse = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -1154,6 +1158,15 @@ exports.InspectResponse = {
         }
         for (const v of message.nodes) {
             exports.NodeView.encode(v, writer.uint32(34).fork()).join();
+        }
+        if (message.holder !== undefined) {
+            exports.Holder.encode(message.holder, writer.uint32(42).fork()).join();
+        }
+        if (message.waiting !== 0) {
+            writer.uint32(48).uint32(message.waiting);
+        }
+        for (const v of message.waiterOwners) {
+            writer.uint32(58).string(v);
         }
         return writer;
     },
@@ -1196,6 +1209,123 @@ exports.InspectResponse = {
                             break;
                         }
                         message.nodes.push(exports.NodeView.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.holder = exports.Holder.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.waiting = reader.uint32();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.waiterOwners.push(reader.string());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseHolder() {
+    return { owner: "", tenant: "", daemon: "", since: undefined, fencingToken: 0n, ttl: undefined };
+}
+exports.Holder = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        if (message.owner !== "") {
+            writer.uint32(10).string(message.owner);
+        }
+        if (message.tenant !== "") {
+            writer.uint32(18).string(message.tenant);
+        }
+        if (message.daemon !== "") {
+            writer.uint32(26).string(message.daemon);
+        }
+        if (message.since !== undefined) {
+            timestamp_1.Timestamp.encode(message.since, writer.uint32(34).fork()).join();
+        }
+        if (message.fencingToken !== 0n) {
+            if (BigInt.asUintN(64, message.fencingToken) !== message.fencingToken) {
+                throw new globalThis.Error("value provided for field message.fencingToken of type uint64 too large");
+            }
+            writer.uint32(40).uint64(message.fencingToken);
+        }
+        if (message.ttl !== undefined) {
+            duration_1.Duration.encode(message.ttl, writer.uint32(50).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseHolder();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.owner = reader.string();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.tenant = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.daemon = reader.string();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.since = timestamp_1.Timestamp.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.fencingToken = reader.uint64();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.ttl = duration_1.Duration.decode(reader, reader.uint32());
                         continue;
                     }
                 }
@@ -1415,8 +1545,8 @@ exports.LockService = {
         responseDeserialize: (value) => exports.PipelineResponse.decode(value),
     },
     /**
-     * Inspect shows what the masters hold for a resource. It never returns
-     * lock values.
+     * Inspect shows what the masters hold for a resource, who holds it and
+     * who waits for it in this daemon. It never returns lock values.
      */
     inspect: {
         path: "/redlockd.v1.Lock/Inspect",

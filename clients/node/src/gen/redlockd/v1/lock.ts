@@ -21,6 +21,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Duration } from "../../google/protobuf/duration";
+import { Timestamp } from "../../google/protobuf/timestamp";
 
 /**
  * redlockd.v1 — the lock API.
@@ -42,7 +43,10 @@ import { Duration } from "../../google/protobuf/duration";
  *                      Contention is NOT an error: it is `acquired = false`.
  *   DEADLINE_EXCEEDED  the client's gRPC deadline passed before the lock
  *                      could be taken.
- *   RESOURCE_EXHAUSTED waiter or session limits were hit.
+ *   RESOURCE_EXHAUSTED waiter or session limits were hit, or a tenant's quota
+ *                      (then with a google.rpc.QuotaFailure detail whose
+ *                      violation's quota_id names the quota, e.g.
+ *                      "max_locks_held").
  *
  * UNAVAILABLE statuses carry a google.rpc.ErrorInfo detail (reason
  * "NO_QUORUM", domain "redlockd") whose metadata has one entry per master,
@@ -404,6 +408,45 @@ export interface InspectResponse {
   quorum: number;
   /** nodes is what each master shows, in index order. */
   nodes: NodeView[];
+  /**
+   * holder is who holds the lock, as a majority of the masters recorded it
+   * beside the lock; unset when no majority holds it.
+   */
+  holder?:
+    | Holder
+    | undefined;
+  /**
+   * waiting is how many requests wait for the resource in this daemon (the
+   * daemon answering; other daemons keep their own queues).
+   */
+  waiting: number;
+  /** waiter_owners are their `owner` labels, first in line first. */
+  waiterOwners: string[];
+}
+
+/** Holder is who holds a lock. Never the lock value. */
+export interface Holder {
+  /** owner is the `owner` the acquisition named (may be empty). */
+  owner: string;
+  /** tenant is the tenant it was taken for (empty without authentication). */
+  tenant: string;
+  /**
+   * daemon names the daemon that granted it: its host (pod) name, '/', and
+   * a random suffix per start.
+   */
+  daemon: string;
+  /** since is when it was granted, on the masters' clocks. */
+  since?:
+    | Timestamp
+    | undefined;
+  /**
+   * fencing_token is the token the agreeing masters' records give (their
+   * largest counter): the lease's own token, or above it when a master that
+   * answered after the quorum had granted a larger counter.
+   */
+  fencingToken: bigint;
+  /** ttl is how long a majority of the masters still hold it. */
+  ttl?: Duration | undefined;
 }
 
 /** NodeView is what one master shows for a resource. */
@@ -1542,7 +1585,7 @@ export const InspectRequest: MessageFns<InspectRequest> = {
 };
 
 function createBaseInspectResponse(): InspectResponse {
-  return { held: false, agreeing: 0, quorum: 0, nodes: [] };
+  return { held: false, agreeing: 0, quorum: 0, nodes: [], holder: undefined, waiting: 0, waiterOwners: [] };
 }
 
 export const InspectResponse: MessageFns<InspectResponse> = {
@@ -1558,6 +1601,15 @@ export const InspectResponse: MessageFns<InspectResponse> = {
     }
     for (const v of message.nodes) {
       NodeView.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.holder !== undefined) {
+      Holder.encode(message.holder, writer.uint32(42).fork()).join();
+    }
+    if (message.waiting !== 0) {
+      writer.uint32(48).uint32(message.waiting);
+    }
+    for (const v of message.waiterOwners) {
+      writer.uint32(58).string(v!);
     }
     return writer;
   },
@@ -1605,6 +1657,134 @@ export const InspectResponse: MessageFns<InspectResponse> = {
             }
 
             message.nodes.push(NodeView.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.holder = Holder.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.waiting = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.waiterOwners.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseHolder(): Holder {
+  return { owner: "", tenant: "", daemon: "", since: undefined, fencingToken: 0n, ttl: undefined };
+}
+
+export const Holder: MessageFns<Holder> = {
+  encode(message: Holder, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.owner !== "") {
+      writer.uint32(10).string(message.owner);
+    }
+    if (message.tenant !== "") {
+      writer.uint32(18).string(message.tenant);
+    }
+    if (message.daemon !== "") {
+      writer.uint32(26).string(message.daemon);
+    }
+    if (message.since !== undefined) {
+      Timestamp.encode(message.since, writer.uint32(34).fork()).join();
+    }
+    if (message.fencingToken !== 0n) {
+      if (BigInt.asUintN(64, message.fencingToken) !== message.fencingToken) {
+        throw new globalThis.Error("value provided for field message.fencingToken of type uint64 too large");
+      }
+      writer.uint32(40).uint64(message.fencingToken);
+    }
+    if (message.ttl !== undefined) {
+      Duration.encode(message.ttl, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Holder {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHolder();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.owner = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tenant = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.daemon = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.since = Timestamp.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.fencingToken = reader.uint64() as bigint;
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.ttl = Duration.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -1839,8 +2019,8 @@ export const LockService = {
     responseDeserialize: (value: Buffer): PipelineResponse => PipelineResponse.decode(value),
   },
   /**
-   * Inspect shows what the masters hold for a resource. It never returns
-   * lock values.
+   * Inspect shows what the masters hold for a resource, who holds it and
+   * who waits for it in this daemon. It never returns lock values.
    */
   inspect: {
     path: "/redlockd.v1.Lock/Inspect" as const,
@@ -1892,8 +2072,8 @@ export interface LockServer extends UntypedServiceImplementation {
    */
   pipeline: handleBidiStreamingCall<PipelineRequest, PipelineResponse>;
   /**
-   * Inspect shows what the masters hold for a resource. It never returns
-   * lock values.
+   * Inspect shows what the masters hold for a resource, who holds it and
+   * who waits for it in this daemon. It never returns lock values.
    */
   inspect: handleUnaryCall<InspectRequest, InspectResponse>;
 }
@@ -1983,8 +2163,8 @@ export interface LockClient extends Client {
   pipeline(options: Partial<CallOptions>): ClientDuplexStream<PipelineRequest, PipelineResponse>;
   pipeline(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<PipelineRequest, PipelineResponse>;
   /**
-   * Inspect shows what the masters hold for a resource. It never returns
-   * lock values.
+   * Inspect shows what the masters hold for a resource, who holds it and
+   * who waits for it in this daemon. It never returns lock values.
    */
   inspect(
     request: InspectRequest,

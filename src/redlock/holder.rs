@@ -1,0 +1,176 @@
+//! Who holds a lock: the record each master keeps beside the lock key, with
+//! the same time to live (docs/design.md#who-holds-it). Written by the
+//! scripts that grant, read by `Inspect` and `ListLocks`; never the value.
+
+use std::time::Duration;
+
+use super::node::KeyView;
+use super::quorum;
+
+/// The holder of a lock, as a majority of the masters recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// The `owner` the acquisition named (may be empty).
+    pub owner: String,
+    /// The tenant it was taken for (empty without authentication).
+    pub tenant: String,
+    /// The daemon that granted it.
+    pub daemon: String,
+    /// When it was granted, in milliseconds since the Unix epoch on the
+    /// masters' clocks (the earliest of the agreeing masters).
+    pub since_ms: u64,
+    /// Its fencing token, from the largest counter the agreeing masters
+    /// granted it (the lease's token whenever every master that granted it
+    /// agrees).
+    pub fencing_token: u64,
+    /// How long a majority still holds it: the quorum-th longest time left
+    /// among the agreeing masters.
+    pub ttl: Duration,
+}
+
+/// The part of the record the daemon writes (`daemon\ntenant\nowner`); the
+/// script puts the counter it granted and the master's clock in front.
+/// None of the three holds a newline (an owner is printable, a tenant name
+/// and a daemon id are `[A-Za-z0-9_.:/-]`).
+pub(crate) fn tag(daemon: &str, tenant: &str, owner: &str) -> String {
+    let mut tag = String::with_capacity(daemon.len() + tenant.len() + owner.len() + 2);
+    for (i, part) in [daemon, tenant, owner].into_iter().enumerate() {
+        if i > 0 {
+            tag.push('\n');
+        }
+        tag.push_str(part);
+    }
+    tag
+}
+
+/// One master's record: `counter\ngranted_ms\ndaemon\ntenant\nowner`.
+struct Record<'a> {
+    counter: u64,
+    since_ms: u64,
+    daemon: &'a str,
+    tenant: &'a str,
+    owner: &'a str,
+}
+
+fn parse(record: &str) -> Option<Record<'_>> {
+    let mut parts = record.splitn(5, '\n');
+    let counter = parts.next()?.parse().ok()?;
+    let since_ms = parts.next()?.parse().ok()?;
+    Some(Record {
+        counter,
+        since_ms,
+        daemon: parts.next()?,
+        tenant: parts.next()?,
+        owner: parts.next()?,
+    })
+}
+
+/// The lock value held by a majority of `views`, if any (values never
+/// leave the engine), and how many hold the most common value.
+pub(super) fn majority_value(views: &[Option<KeyView>]) -> (Option<&str>, usize) {
+    let values: Vec<Option<&str>> = views
+        .iter()
+        .map(|v| v.as_ref().and_then(|v| v.value.as_deref()))
+        .collect();
+    let best = values
+        .iter()
+        .flatten()
+        .max_by_key(|value| values.iter().filter(|v| v == &&Some(**value)).count())
+        .copied();
+    let agreeing = best.map_or(0, |m| values.iter().filter(|v| **v == Some(m)).count());
+    (best, agreeing)
+}
+
+/// The holder agreed by a majority of `views` (one per node, `None` when
+/// it did not answer), or `None` when no value is held by a majority.
+pub(super) fn agreed(views: &[Option<KeyView>]) -> Option<Holder> {
+    let (value, agreeing) = majority_value(views);
+    if !quorum::majority(agreeing, views.len()) {
+        return None;
+    }
+    let with_value: Vec<(usize, &KeyView)> = views
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
+        .filter(|(_, v)| v.value.as_deref() == value)
+        .collect();
+    let mut ttls: Vec<Duration> = with_value.iter().map(|(_, v)| v.ttl.unwrap_or_default()).collect();
+    ttls.sort_unstable_by(|a, b| b.cmp(a));
+    let ttl = ttls[quorum::quorum(views.len()) - 1];
+    let records: Vec<(usize, Record<'_>)> = with_value
+        .iter()
+        .filter_map(|(i, v)| Some((*i, parse(v.holder.as_deref()?)?)))
+        .collect();
+    // The token as round 1 minted it: the largest counter, and the lowest
+    // index of a node that granted it (`quorum::fencing_token`).
+    let fencing_token = records
+        .iter()
+        .max_by_key(|(i, r)| (r.counter, std::cmp::Reverse(*i)))
+        .map_or(0, |(i, r)| quorum::fencing_token(r.counter, *i));
+    let first = records.first().map(|(_, r)| r);
+    Some(Holder {
+        owner: first.map_or("", |r| r.owner).to_owned(),
+        tenant: first.map_or("", |r| r.tenant).to_owned(),
+        daemon: first.map_or("", |r| r.daemon).to_owned(),
+        since_ms: records.iter().map(|(_, r)| r.since_ms).min().unwrap_or(0),
+        fencing_token,
+        ttl,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(value: &str, ttl_ms: u64, record: Option<&str>) -> Option<KeyView> {
+        Some(KeyView {
+            value: Some(value.into()),
+            ttl: Some(Duration::from_millis(ttl_ms)),
+            fence: None,
+            holder: record.map(str::to_owned),
+        })
+    }
+
+    #[test]
+    fn the_tag_and_the_record_read_back() {
+        let record = format!("42\n1700000000000\n{}", tag("pod-a/1f", "t1", "job 7"));
+        let r = parse(&record).unwrap();
+        assert_eq!(
+            (r.counter, r.since_ms, r.daemon, r.tenant, r.owner),
+            (42, 1_700_000_000_000, "pod-a/1f", "t1", "job 7")
+        );
+        assert!(parse("x\n1\na\nb\nc").is_none());
+        assert!(parse("1\n2\na\nb").is_none());
+    }
+
+    #[test]
+    fn the_holder_is_the_majority_one_with_the_quorum_th_longest_ttl() {
+        let views = vec![
+            view("v", 9_000, Some("10\n500\nd\nt\nalice")),
+            view("w", 9_500, Some("11\n400\nd2\nt\nmallory")),
+            None,
+            view("v", 7_000, Some("12\n450\nd\nt\nalice")),
+            view("v", 8_000, Some("9\n600\nd\nt\nalice")),
+        ];
+        let holder = agreed(&views).unwrap();
+        assert_eq!(holder.owner, "alice");
+        assert_eq!(holder.daemon, "d");
+        assert_eq!(holder.since_ms, 450);
+        // Counter 12, granted by node 3.
+        assert_eq!(holder.fencing_token, 12 * 16 + 3);
+        // Held by three until 7 s from now: the third longest.
+        assert_eq!(holder.ttl, Duration::from_millis(7_000));
+    }
+
+    #[test]
+    fn no_majority_no_holder() {
+        let views = vec![view("v", 1, None), view("v", 1, None), view("w", 1, None), None, None];
+        assert_eq!(agreed(&views), None);
+        let views = vec![view("v", 1, None), view("v", 1, None), view("v", 1, None), None, None];
+        assert_eq!(
+            agreed(&views).unwrap().owner,
+            "",
+            "a majority without records is still held"
+        );
+    }
+}
