@@ -5,23 +5,24 @@
 
 pub mod error;
 mod held;
+mod sessions;
+pub(crate) use sessions::SessionGuard;
 pub(crate) mod queue;
 pub(crate) mod quota;
 pub(crate) mod who;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::locks::error::Error;
 use crate::locks::held::HeldLocks;
 use crate::locks::queue::{Offer, Place, Waiters};
-use crate::locks::quota::{Kind, Taken};
+use crate::locks::quota::Kind;
 use crate::locks::who::{Who, audit};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
@@ -45,21 +46,6 @@ pub(crate) struct Locks<N> {
     /// The lock names taken away by `force_release`, for the sessions
     /// holding them here.
     revoked: broadcast::Sender<String>,
-}
-
-/// A counted open session; dropping it ends the count.
-pub(crate) struct SessionGuard<N: Node> {
-    locks: Arc<Locks<N>>,
-    /// The tenant's `max_sessions` unit.
-    _quota: Option<Taken>,
-}
-
-impl<N: Node> Drop for SessionGuard<N> {
-    fn drop(&mut self) {
-        self.locks.sessions.fetch_sub(1, Ordering::SeqCst);
-        // Wakes a shutdown waiting for the last session.
-        self.locks.closing.send_modify(|_| {});
-    }
 }
 
 impl<N: Node> Locks<N> {
@@ -347,106 +333,5 @@ impl<N: Node> Locks<N> {
         });
         rx.await
             .map_err(|_| Error::Internal("the acquire task failed".into()))?
-    }
-
-    /// Counts a new session.
-    ///
-    /// # Errors
-    /// `ResourceExhausted` at `max_sessions`, `QuotaExceeded` past the
-    /// tenant's; `Unavailable` while shutting down.
-    pub(crate) fn open_session(self: &Arc<Self>, who: &Who) -> Result<SessionGuard<N>, Error> {
-        // Counted before the check: a shutdown that starts in between sees
-        // this session and waits for it.
-        let open = self.sessions.fetch_add(1, Ordering::SeqCst);
-        let mut guard = SessionGuard {
-            locks: self.clone(),
-            _quota: None,
-        };
-        if *self.closing.borrow() {
-            return Err(Error::ShuttingDown);
-        }
-        if open >= self.max_sessions {
-            return Err(Error::ResourceExhausted(format!(
-                "{open} sessions are already open in this daemon, the most lock.max_sessions allows"
-            )));
-        }
-        if let Some(quota) = &who.quota {
-            guard._quota = Some(quota.take(Kind::Sessions)?);
-        }
-        Ok(guard)
-    }
-
-    /// Takes the lock on `resource` away whatever value holds it, never
-    /// lowering a fence counter (docs/design.md#listing-and-force-release);
-    /// a session holding it here is told at once (`revocations`). Returns
-    /// how many masters held it.
-    ///
-    /// # Errors
-    /// `Unavailable` when fewer than a quorum of masters answered.
-    pub(crate) async fn force_release(&self, resource: &str, who: &Who, reason: &str) -> Result<usize, Error> {
-        let held = self.engine.force_release(resource).await?;
-        self.held.forget_name(resource);
-        let _ = self.revoked.send(resource.to_owned());
-        if tracing::enabled!(target: who::AUDIT, tracing::Level::INFO) {
-            tracing::info!(
-                target: who::AUDIT,
-                event = "force_release",
-                tenant = &*who.tenant,
-                peer = %who.peer.as_ref().map_or_else(|| "-".to_owned(), ToString::to_string),
-                resource = who::resource_of(resource),
-                masters_held = held,
-                reason,
-                "audit"
-            );
-        }
-        Ok(held)
-    }
-
-    /// The lock names `force_release` takes away from now on.
-    pub(crate) fn revocations(&self) -> broadcast::Receiver<String> {
-        self.revoked.subscribe()
-    }
-
-    /// Whether the daemon is shutting down (new acquisitions are refused).
-    pub(crate) fn is_closing(&self) -> bool {
-        *self.closing.borrow()
-    }
-
-    /// How many sessions are open.
-    pub(crate) fn sessions(&self) -> usize {
-        self.sessions.load(Ordering::SeqCst)
-    }
-
-    /// Resolves at a shutdown that starts after it was enabled (or first
-    /// polled): a long wait checks `is_closing` after enabling it. Smaller
-    /// than `closing` (an open session keeps one; docs/performance.md, workload (d)).
-    pub(crate) fn shutdown_notified(&self) -> Notified<'_> {
-        self.shutdown.notified()
-    }
-
-    /// Resolves when the daemon starts shutting down (sessions release then).
-    pub(crate) fn closing(&self) -> impl Future<Output = ()> + Send + 'static {
-        let mut rx = self.closing.subscribe();
-        async move {
-            let _ = rx.wait_for(|closing| *closing).await;
-        }
-    }
-
-    /// Tells every session to release, and waits (at most `grace`) until
-    /// they have.
-    pub(crate) async fn close_sessions(&self, grace: Duration) {
-        self.closing.send_replace(true);
-        self.shutdown.notify_waiters();
-        let mut rx = self.closing.subscribe();
-        let all_closed = async {
-            while self.sessions() > 0 {
-                if rx.changed().await.is_err() {
-                    return;
-                }
-            }
-        };
-        if tokio::time::timeout(grace, all_closed).await.is_err() {
-            tracing::warn!(open = self.sessions(), "sessions still open after the grace period");
-        }
     }
 }

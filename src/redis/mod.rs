@@ -4,6 +4,7 @@
 
 mod batch;
 pub mod connect;
+mod listing;
 pub mod node;
 mod probe;
 pub mod replies;

@@ -14,6 +14,7 @@ use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, LuaInterf
 
 use super::batch::{Batches, Timing};
 use super::connect::{RedisNodeConfig, builder};
+use super::listing;
 use super::replies::{self, Locked};
 use super::scripts::{
     EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, released_channel,
@@ -369,7 +370,7 @@ impl Node for RedisNode {
         for (key, record) in keys.iter().zip(&records) {
             all.extend([key.as_str(), record.as_str()]);
         }
-        replies::views(self.eval_observed(&self.views, all, Vec::new()).await?, keys.len())
+        listing::views(self.eval_observed(&self.views, all, Vec::new()).await?, keys.len())
     }
 
     async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
@@ -380,7 +381,7 @@ impl Node for RedisNode {
         )
         .await
         .map_err(node_error)?;
-        replies::scan(reply)
+        listing::scan(reply)
     }
 
     async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {

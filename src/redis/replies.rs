@@ -177,7 +177,7 @@ pub fn inspect(reply: Value) -> Result<KeyView, NodeError> {
 }
 
 /// One lock's value, time left and holder record (no fence counter).
-fn view(value: Value, pttl: Value, record: Value, what: &str) -> Result<KeyView, NodeError> {
+pub(super) fn view(value: Value, pttl: Value, record: Value, what: &str) -> Result<KeyView, NodeError> {
     let value = optional_text(value, &format!("{what}: the lock value"))?;
     let ttl = match pttl {
         Value::Integer(ms) => u64::try_from(ms).ok().map(Duration::from_millis),
@@ -195,53 +195,6 @@ fn view(value: Value, pttl: Value, record: Value, what: &str) -> Result<KeyView,
         fence: None,
         holder,
     })
-}
-
-/// `VIEWS` for `count` locks: value, PTTL and holder record of each.
-///
-/// # Errors
-/// Any other shape.
-pub fn views(reply: Value, count: usize) -> Result<Vec<KeyView>, NodeError> {
-    let parts = match reply {
-        Value::Array(parts) if parts.len() == 3 * count => parts,
-        other => {
-            return Err(NodeError(format!(
-                "unexpected views reply: {} (expected {} elements)",
-                describe(&other),
-                3 * count
-            )));
-        }
-    };
-    let mut parts = parts.into_iter();
-    let mut views = Vec::with_capacity(count);
-    while let (Some(value), Some(pttl), Some(record)) = (parts.next(), parts.next(), parts.next()) {
-        views.push(view(value, pttl, record, "views reply")?);
-    }
-    Ok(views)
-}
-
-/// `SCAN`: the next cursor and the keys.
-///
-/// # Errors
-/// Any other shape.
-pub fn scan(reply: Value) -> Result<(u64, Vec<String>), NodeError> {
-    let bad = |what: &str| NodeError(format!("unexpected scan reply: {what}"));
-    let Value::Array(parts) = reply else {
-        return Err(bad("not an array"));
-    };
-    let [cursor, keys] = <[Value; 2]>::try_from(parts).map_err(|_| bad("not a cursor and keys"))?;
-    let cursor = cursor
-        .as_str()
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| bad("the cursor is not a number"))?;
-    let Value::Array(keys) = keys else {
-        return Err(bad("the keys are not an array"));
-    };
-    let keys = keys
-        .into_iter()
-        .map(|key| key.into_string().ok_or_else(|| bad("a key is not text")))
-        .collect::<Result<_, _>>()?;
-    Ok((cursor, keys))
 }
 
 /// `GET <prefix>:fence`: the fence counter, `None` when the node has none.
@@ -427,7 +380,7 @@ fn digits(b: &[u8]) -> Option<u64> {
 }
 
 /// The kind and size of a value, without its content.
-fn describe(value: &Value) -> String {
+pub(super) fn describe(value: &Value) -> String {
     match value {
         Value::Array(parts) => format!("an array of {}", parts.len()),
         Value::Map(map) => format!("a map of {}", map.len()),

@@ -132,31 +132,6 @@ fn inspect_reads_value_ttl_fence_and_record() {
 }
 
 #[test]
-fn views_read_three_replies_per_lock_and_refuse_a_short_reply() {
-    let reply = array(vec![
-        s("a"),
-        Value::Integer(10),
-        s("r"),
-        Value::Null,
-        Value::Integer(-2),
-        Value::Null,
-    ]);
-    let views = views(reply, 2).unwrap();
-    assert_eq!(views[0].value.as_deref(), Some("a"));
-    assert_eq!(views[0].holder.as_deref(), Some("r"));
-    assert_eq!(views[1], KeyView::default());
-    assert!(err(super::views(array(vec![s("a")]), 1)).contains("expected 3 elements"));
-}
-
-#[test]
-fn scan_reads_the_cursor_and_the_keys() {
-    let reply = array(vec![s("17"), array(vec![s("k1"), s("k2")])]);
-    assert_eq!(scan(reply), Ok((17, vec!["k1".to_owned(), "k2".to_owned()])));
-    assert!(err(scan(array(vec![s("x"), array(vec![])]))).contains("cursor"));
-    assert!(err(scan(s("0"))).contains("not an array"));
-}
-
-#[test]
 fn inspect_refuses_other_shapes_without_showing_the_value() {
     let secret = "0123456789abcdef0123456789abcdef01234567";
     let cases = [

@@ -1,0 +1,99 @@
+//! What the listing asks of a master answers: `VIEWS` (value, time left
+//! and holder record per lock) and `SCAN` (cursor and keys). Pure, like
+//! `replies.rs`.
+
+use fred::prelude::Value;
+
+use super::replies::{describe, view};
+use crate::redlock::node::{KeyView, NodeError};
+
+/// `VIEWS` for `count` locks: value, PTTL and holder record of each.
+///
+/// # Errors
+/// Any other shape.
+pub(super) fn views(reply: Value, count: usize) -> Result<Vec<KeyView>, NodeError> {
+    let parts = match reply {
+        Value::Array(parts) if parts.len() == 3 * count => parts,
+        other => {
+            return Err(NodeError(format!(
+                "unexpected views reply: {} (expected {} elements)",
+                describe(&other),
+                3 * count
+            )));
+        }
+    };
+    let mut parts = parts.into_iter();
+    let mut views = Vec::with_capacity(count);
+    while let (Some(value), Some(pttl), Some(record)) = (parts.next(), parts.next(), parts.next()) {
+        views.push(view(value, pttl, record, "views reply")?);
+    }
+    Ok(views)
+}
+
+/// `SCAN`: the next cursor and the keys.
+///
+/// # Errors
+/// Any other shape.
+pub(super) fn scan(reply: Value) -> Result<(u64, Vec<String>), NodeError> {
+    let bad = |what: &str| NodeError(format!("unexpected scan reply: {what}"));
+    let Value::Array(parts) = reply else {
+        return Err(bad("not an array"));
+    };
+    let [cursor, keys] = <[Value; 2]>::try_from(parts).map_err(|_| bad("not a cursor and keys"))?;
+    let cursor = cursor
+        .as_str()
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| bad("the cursor is not a number"))?;
+    let Value::Array(keys) = keys else {
+        return Err(bad("the keys are not an array"));
+    };
+    let keys = keys
+        .into_iter()
+        .map(|key| key.into_string().ok_or_else(|| bad("a key is not text")))
+        .collect::<Result<_, _>>()?;
+    Ok((cursor, keys))
+}
+
+#[cfg(test)]
+mod tests {
+    use fred::prelude::Value;
+
+    use super::*;
+
+    fn s(text: &str) -> Value {
+        Value::from(text)
+    }
+
+    fn array(values: Vec<Value>) -> Value {
+        Value::Array(values)
+    }
+
+    fn err<T: std::fmt::Debug>(result: Result<T, NodeError>) -> String {
+        result.unwrap_err().0
+    }
+
+    #[test]
+    fn views_read_three_replies_per_lock_and_refuse_a_short_reply() {
+        let reply = array(vec![
+            s("a"),
+            Value::Integer(10),
+            s("r"),
+            Value::Null,
+            Value::Integer(-2),
+            Value::Null,
+        ]);
+        let read = views(reply, 2).unwrap();
+        assert_eq!(read[0].value.as_deref(), Some("a"));
+        assert_eq!(read[0].holder.as_deref(), Some("r"));
+        assert_eq!(read[1], KeyView::default());
+        assert!(err(views(array(vec![s("a")]), 1)).contains("expected 3 elements"));
+    }
+
+    #[test]
+    fn scan_reads_the_cursor_and_the_keys() {
+        let reply = array(vec![s("17"), array(vec![s("k1"), s("k2")])]);
+        assert_eq!(scan(reply), Ok((17, vec!["k1".to_owned(), "k2".to_owned()])));
+        assert!(err(scan(array(vec![s("x"), array(vec![])]))).contains("cursor"));
+        assert!(err(scan(s("0"))).contains("not an array"));
+    }
+}
