@@ -13,10 +13,11 @@ use redlockd_client::proto::{
     AcquireRequest, ExtendRequest, ForceReleaseRequest, HoldEvent, HoldRequest, HoldStart, InspectRequest,
     ListLocksRequest, ListLocksResponse, ReleaseRequest,
 };
-use tonic::transport::Channel;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
 use tonic::{Code, Request, Status};
 use tonic_types::StatusExt;
 
+use crate::support::certs::Pki;
 use crate::support::history::FencedStore;
 use crate::support::{Cluster, Daemon, test_env};
 
@@ -619,9 +620,13 @@ fn audit_events(log: &str) -> HashMap<String, Vec<serde_json::Value>> {
 }
 
 #[tokio::test]
-async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() {
+async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_holds_a_lock_value() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new(dir.path());
+    pki.ca("ca");
+    pki.issue("ca", "server", "subjectAltName=IP:127.0.0.1");
+    pki.issue("ca", "auditor", "extendedKeyUsage=clientAuth");
     let file = dir.path().join("tenants.toml");
     std::fs::write(
         &file,
@@ -630,17 +635,21 @@ async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() 
     .unwrap();
     let port = redlockd::dev::free_port().unwrap();
     let mut env = test_env(&cluster);
-    env.insert(
-        "REDLOCKD__AUTH__TOKENS_FILE".into(),
-        file.to_string_lossy().into_owned(),
-    );
-    env.insert("REDLOCKD__SERVER__LISTEN".into(), format!("127.0.0.1:{port}"));
-    env.insert(
-        "REDLOCKD__METRICS__LISTEN".into(),
-        format!("127.0.0.1:{}", redlockd::dev::free_port().unwrap()),
-    );
-    env.insert("REDLOCKD__LOG__FORMAT".into(), "json".into());
-    env.insert("REDLOCKD__LOG__FILTER".into(), "debug".into());
+    for (key, value) in [
+        ("REDLOCKD__AUTH__TOKENS_FILE", file.to_string_lossy().into_owned()),
+        ("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}")),
+        ("REDLOCKD__SERVER__TLS_CERT_FILE", pki.file("server.pem")),
+        ("REDLOCKD__SERVER__TLS_KEY_FILE", pki.file("server.key")),
+        ("REDLOCKD__SERVER__TLS_CLIENT_CA_FILE", pki.file("ca.pem")),
+        (
+            "REDLOCKD__METRICS__LISTEN",
+            format!("127.0.0.1:{}", redlockd::dev::free_port().unwrap()),
+        ),
+        ("REDLOCKD__LOG__FORMAT", "json".into()),
+        ("REDLOCKD__LOG__FILTER", "debug".into()),
+    ] {
+        env.insert(key.into(), value);
+    }
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockd"))
         .envs(&env)
         .env_remove("RUST_LOG")
@@ -648,12 +657,22 @@ async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() 
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut client = loop {
-        if let Ok(client) = LockClient::connect(format!("http://127.0.0.1:{port}")).await {
-            break client;
+    let tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(pki.read("ca.pem")))
+        .domain_name("127.0.0.1")
+        .identity(Identity::from_pem(pki.read("auditor.pem"), pki.read("auditor.key")));
+    let endpoint = Channel::from_shared(format!("https://127.0.0.1:{port}"))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap();
+    let channel = loop {
+        if let Ok(channel) = endpoint.connect().await {
+            break channel;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
+    let mut client = LockClient::new(channel.clone());
+    let mut admin = AdminClient::new(channel);
     let mut values = Vec::new();
     // A grant and a release.
     let lease = loop {
@@ -685,18 +704,16 @@ async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() 
         .lease
         .unwrap();
     values.push(lease.value.clone());
-    AdminClient::connect(format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap()
-        .force_release(authed(
+    let force = |resource: &str| {
+        authed(
             ForceReleaseRequest {
-                resource: "audited".into(),
+                resource: resource.into(),
                 reason: "audit test".into(),
             },
             ALPHA,
-        ))
-        .await
-        .unwrap();
+        )
+    };
+    admin.force_release(force("audited")).await.unwrap();
     let extended = client
         .extend(authed(
             ExtendRequest {
@@ -709,6 +726,32 @@ async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() 
         .await
         .unwrap();
     assert!(!extended.into_inner().extended);
+    // A session's grant, its loss (a force release), and its release
+    // attempt after the loss.
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(HoldRequest {
+        request: Some(Ask::Start(HoldStart {
+            resource: "session".into(),
+            ttl: dur(10_000),
+            owner: "sessioner".into(),
+            ..HoldStart::default()
+        })),
+    })
+    .await
+    .unwrap();
+    let mut session = client
+        .hold(authed(tokio_stream::wrappers::ReceiverStream::new(rx), ALPHA))
+        .await
+        .unwrap()
+        .into_inner();
+    let acquired = session.message().await.unwrap().unwrap();
+    values.push(acquired.lease.unwrap().value);
+    admin.force_release(force("session")).await.unwrap();
+    let lost = session.message().await.unwrap().unwrap();
+    assert_eq!(lost.event(), HoldEvent::Lost);
+    drop(tx);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
     let pid = child.id().unwrap().to_string();
     assert!(
         std::process::Command::new("kill")
@@ -730,9 +773,10 @@ async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() 
             count("grant"),
             count("release"),
             count("force_release"),
-            count("extension_failed")
+            count("extension_failed"),
+            count("lost")
         ),
-        (2, 1, 1, 1),
+        (3, 2, 2, 1, 1),
         "{events:#?}"
     );
     let grant = &events["grant"][0];
@@ -740,11 +784,15 @@ async fn audit_lines_appear_once_per_event_and_no_log_line_holds_a_lock_value() 
     assert_eq!(grant["owner"], "auditor");
     assert_eq!(grant["resource"], "audited");
     assert!(grant["token"].as_u64().is_some(), "{grant}");
-    assert!(grant["peer"].as_str().unwrap().starts_with("127.0.0.1:"), "{grant}");
+    // Mutual TLS: the client certificate's subject, and the address.
+    let peer = grant["peer"].as_str().unwrap();
+    assert!(peer.starts_with("CN=auditor (127.0.0.1:"), "{peer}");
     assert_eq!(
         events["release"][0]["owner"], "auditor",
         "the release names the owner it was granted to"
     );
+    assert_eq!(events["lost"][0]["owner"], "sessioner");
+    assert_eq!(events["lost"][0]["resource"], "session");
     assert_eq!(events["force_release"][0]["reason"], "audit test");
 }
 
