@@ -28,6 +28,10 @@ use crate::redlock::standing::{NodeHealth, Standing};
 pub struct RedisNode {
     pub(super) name: String,
     pub(super) client: Client,
+    /// The monitor's own connection (docs/design.md#quarantine): a probe
+    /// never queues behind lock traffic, which under overload would make
+    /// a healthy master look unreachable.
+    pub(super) probe_client: Client,
     /// A round's wait for this master (for `Timing`).
     pub(super) node_timeout: Duration,
     pub(super) fence_key: String,
@@ -85,6 +89,8 @@ impl RedisNode {
             async { Ok(()) }
         });
         client.connect();
+        let probe_client = builder.build().map_err(|e| format!("{e}"))?;
+        probe_client.connect();
         let waiter_tag = Value::from(crate::redlock::LockValue::random().expose());
         let fence_key = format!("{}:fence", config.key_prefix);
         let marker_key = format!("{}:verified", config.key_prefix);
@@ -101,6 +107,7 @@ impl RedisNode {
         Ok(RedisNode {
             name,
             client,
+            probe_client,
             node_timeout: config.node_timeout,
             fence_key,
             key_start: format!("{}:", config.key_prefix),

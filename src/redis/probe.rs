@@ -1,7 +1,7 @@
 //! How the monitor looks at a master (docs/design.md#quarantine): one probe
 //! reads its role, eviction policy, identity, uptime, clock and marker and
 //! (re)loads the scripts; repair raises its fence counter and marks it
-//! verified.
+//! verified. All on the node's probe connection, apart from lock traffic.
 
 use std::sync::atomic::Ordering;
 
@@ -32,10 +32,10 @@ impl Probed for RedisNode {
     /// # Errors
     /// When the node does not answer.
     async fn probe(&self) -> Result<Observation, NodeError> {
-        let info = replies::info(self.client.info(None).await.map_err(node_error)?)?;
+        let info = replies::info(self.probe_client.info(None).await.map_err(node_error)?)?;
         let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
         let policy = self
-            .client
+            .probe_client
             .custom(config, vec!["GET", "maxmemory-policy"])
             .await
             .map_err(node_error)?;
@@ -51,9 +51,11 @@ impl Probed for RedisNode {
                 &self.extend,
                 &self.repair,
                 &self.inspect,
+                &self.views,
+                &self.force_release,
             ];
             for script in scripts {
-                if let Err(e) = self.client.script_load::<String, _>(script.lua).await {
+                if let Err(e) = self.probe_client.script_load::<String, _>(script.lua).await {
                     scripts_loaded = Err(e.to_string());
                 }
             }
@@ -61,11 +63,16 @@ impl Probed for RedisNode {
                 self.scripts_generation.store(generation, Ordering::SeqCst);
             }
         }
-        let marker = replies::marker(self.client.get(self.marker_key.as_str()).await.map_err(node_error)?)?;
+        let marker = replies::marker(
+            self.probe_client
+                .get(self.marker_key.as_str())
+                .await
+                .map_err(node_error)?,
+        )?;
         let before = Instant::now();
         let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
         let time = self
-            .client
+            .probe_client
             .custom(time, Vec::<String>::new())
             .await
             .map_err(node_error)?;
@@ -90,7 +97,12 @@ impl Probed for RedisNode {
     /// # Errors
     /// When the node does not answer.
     async fn read_fence(&self) -> Result<Option<u64>, NodeError> {
-        replies::fence(self.client.get(self.fence_key.as_str()).await.map_err(node_error)?)
+        replies::fence(
+            self.probe_client
+                .get(self.fence_key.as_str())
+                .await
+                .map_err(node_error)?,
+        )
     }
 
     /// Raises the fence counter to at least `floor` and marks the data of
@@ -104,6 +116,6 @@ impl Probed for RedisNode {
             let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
             (keys, vec![Value::from(floor.as_str()), Value::from(identity)])
         };
-        eval_script(&self.client, &self.repair, call).await.map(drop)
+        eval_script(&self.probe_client, &self.repair, call).await.map(drop)
     }
 }

@@ -723,19 +723,22 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
     client_command(&admin, vec!["PAUSE", "10000", "WRITE"]).await;
     let release = node.unlock(KEY, value.expose(), Announce::No);
     let kill = async {
-        let mut held = false;
+        let mut held = None;
         for _ in 0..400 {
             let clients: String = client_command(&admin, vec!["LIST"]).await.convert().unwrap();
             held = clients
                 .lines()
-                .any(|line| line.contains("flags=b ") && line.contains("cmd=evalsha"));
-            if held {
+                .find(|line| line.contains("flags=b ") && line.contains("cmd=evalsha"))
+                .and_then(|line| line.split(' ').find_map(|field| field.strip_prefix("id=")))
+                .map(str::to_owned);
+            if held.is_some() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        assert!(held, "the release never reached the master");
-        let killed: i64 = client_command(&admin, vec!["KILL", "TYPE", "normal", "SKIPME", "yes"])
+        let id = held.expect("the release never reached the master");
+        // The lock connection only (the probe connection is another).
+        let killed: i64 = client_command(&admin, vec!["KILL", "ID", id.as_str()])
             .await
             .convert()
             .unwrap();
@@ -914,4 +917,33 @@ async fn an_abandoned_release_still_lands_and_settled_waits_for_it() {
         .expect("the release never settled");
     let held: Option<String> = admin.get(KEY).await.unwrap();
     assert_eq!(held, None, "the abandoned release did not land");
+}
+
+/// A probe does not queue behind lock traffic: with the lock connection
+/// stalled (a blocking command on it, as a flood of lock requests would),
+/// the monitor still sees the master at once.
+#[tokio::test]
+async fn a_probe_answers_while_the_lock_connection_is_stalled() {
+    let cluster = Cluster::start(1);
+    let node = node(cluster.masters[0].url()).await;
+    let stalled = node.client().clone();
+    let blocking = tokio::spawn(async move {
+        let command = fred::types::CustomCommand::new_static("BLPOP", fred::types::ClusterHash::FirstKey, true);
+        let _: Result<fred::prelude::Value, _> = stalled.custom(command, vec!["never-pushed", "3"]).await;
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Lock traffic waits behind the blocked command...
+    let value = LockValue::random();
+    let lock = tokio::time::timeout(Duration::from_millis(500), node.try_lock(KEY, value.expose(), TTL, "")).await;
+    assert!(
+        lock.is_err(),
+        "the lock connection was not stalled: the test shows nothing"
+    );
+    // ...the probe does not.
+    let seen = tokio::time::timeout(Duration::from_millis(500), Probed::probe(&node))
+        .await
+        .expect("the probe queued behind lock traffic")
+        .unwrap();
+    assert_eq!(seen.role, "master");
+    blocking.await.unwrap();
 }
