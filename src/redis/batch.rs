@@ -18,11 +18,6 @@ use super::scripts::Script;
 use crate::redlock::node::NodeError;
 use crate::redlock::observer::Observer;
 
-/// A lock's waiting mark and holder record (`<prefix>:waiting:<name>`,
-/// `<prefix>:holder:<name>`), the two keys every `ROUND` request carries
-/// beside its lock key.
-pub(super) type Marks = [String; 2];
-
 /// At most this many requests go in one `ROUND` call.
 pub(super) const BATCH_MAX: usize = 64;
 
@@ -61,12 +56,12 @@ pub(super) struct Pending {
     sending: bool,
 }
 
-/// One request: its lock key, its waiting mark and holder record (`Marks`),
-/// and its four arguments (`L` or `U`, the value, the TTL or the
-/// announcement, the holder tag or nothing).
+/// One request: its lock key and waiting mark, and its four arguments
+/// (`L` or `U`, the value, the TTL or the announcement, the holder tag or
+/// nothing).
 struct Queued {
     key: String,
-    marks: Marks,
+    waiting: String,
     args: [Value; 4],
     queued_at: Instant,
     answer: oneshot::Sender<Result<i64, NodeError>>,
@@ -165,7 +160,12 @@ impl Batches {
 
     /// One request's answer. With no batch on its way, the caller sends it
     /// itself, with no task between; otherwise it queues for the next batch.
-    pub(super) async fn request(self: &Arc<Self>, key: &str, marks: Marks, args: [Value; 4]) -> Result<i64, NodeError> {
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        key: &str,
+        waiting: String,
+        args: [Value; 4],
+    ) -> Result<i64, NodeError> {
         // Whether a batch is on its way, and queueing behind it, are decided
         // under one lock: a sender that finds the queue empty stops, so a
         // request queued after that look would wait with nobody to send it.
@@ -175,7 +175,7 @@ impl Batches {
                 let (answer, reply) = oneshot::channel();
                 pending.requests.push(Queued {
                     key: key.to_owned(),
-                    marks,
+                    waiting,
                     args,
                     queued_at: Instant::now(),
                     answer,
@@ -183,30 +183,30 @@ impl Batches {
                 Err(reply)
             } else {
                 pending.sending = true;
-                Ok((marks, args))
+                Ok((waiting, args))
             }
         };
         match queued {
-            Ok((marks, args)) if is_release(&args) => {
+            Ok((waiting, args)) if is_release(&args) => {
                 // A release is never dropped (as in `send`): should its caller
                 // stop waiting (the engine answers a release at quorum), a
                 // task finishes the call, a `NOSCRIPT` reload included, and
                 // gives the slot back only then, so nothing overtakes it.
                 let (slot, key, started) = (BatchTurn(Arc::clone(self)), key.to_owned(), Instant::now());
                 Finish::new(async move {
-                    let answers = slot.0.call(&[(key.as_str(), &marks, &args)]).await;
+                    let answers = slot.0.call(&[(key.as_str(), waiting.as_str(), &args)]).await;
                     slot.0.release_answered(started, &answers, 0);
                     drop(slot);
                     Ok(answers?.remove(0))
                 })
                 .await
             }
-            Ok((marks, args)) => {
+            Ok((waiting, args)) => {
                 let _slot = BatchTurn(Arc::clone(self));
                 // Boxed: most requests queue, and a request's future (one per
                 // node in every round, each boxed by the round) then stays
                 // small enough for the allocator's per-thread cache.
-                let mut answers = Box::pin(self.call(&[(key, &marks, &args)])).await?;
+                let mut answers = Box::pin(self.call(&[(key, waiting.as_str(), &args)])).await?;
                 Ok(answers.remove(0))
             }
             Err(reply) => reply
@@ -217,14 +217,14 @@ impl Batches {
 
     /// Sends one batch, reloading the script on `NOSCRIPT`; an error
     /// answers every request in it.
-    async fn call(&self, requests: &[(&str, &Marks, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
+    async fn call(&self, requests: &[(&str, &str, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
         let call = || {
-            let mut keys = Vec::with_capacity(2 + 3 * requests.len());
+            let mut keys = Vec::with_capacity(2 + 2 * requests.len());
             keys.extend(self.head_keys.iter().map(String::as_str));
             let mut args = Vec::with_capacity(2 + 4 * requests.len());
             args.extend(self.head_args.iter().cloned());
-            for (key, [waiting, record], four) in requests {
-                keys.extend([*key, waiting.as_str(), record.as_str()]);
+            for (key, waiting, four) in requests {
+                keys.extend([*key, *waiting]);
                 args.extend(four.iter().cloned());
             }
             (keys, args)
@@ -284,7 +284,10 @@ impl Batches {
                 let n = pending.requests.len().min(BATCH_MAX);
                 pending.requests.drain(..n).collect()
             };
-            let requests: Vec<_> = batch.iter().map(|r| (r.key.as_str(), &r.marks, &r.args)).collect();
+            let requests: Vec<_> = batch
+                .iter()
+                .map(|r| (r.key.as_str(), r.waiting.as_str(), &r.args))
+                .collect();
             let answers = self.call(&requests).await;
             drop(requests);
             for (i, request) in batch.iter().enumerate().filter(|(_, r)| is_release(&r.args)) {

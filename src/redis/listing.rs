@@ -1,5 +1,5 @@
-//! What the listing asks of a master answers: `VIEWS` (value, time left
-//! and holder record per lock) and `SCAN` (cursor and keys). Pure, like
+//! What the listing asks of a master answers: `VIEWS` (the lock key, with
+//! its holder record, and its time left per lock) and `SCAN` (cursor and keys). Pure, like
 //! `replies.rs`.
 
 use fred::prelude::Value;
@@ -7,25 +7,25 @@ use fred::prelude::Value;
 use super::replies::{describe, view};
 use crate::redlock::node::{KeyView, NodeError};
 
-/// `VIEWS` for `count` locks: value, PTTL and holder record of each.
+/// `VIEWS` for `count` locks: the lock key and its PTTL, for each.
 ///
 /// # Errors
 /// Any other shape.
 pub(super) fn views(reply: Value, count: usize) -> Result<Vec<KeyView>, NodeError> {
     let parts = match reply {
-        Value::Array(parts) if parts.len() == 3 * count => parts,
+        Value::Array(parts) if parts.len() == 2 * count => parts,
         other => {
             return Err(NodeError(format!(
                 "unexpected views reply: {} (expected {} elements)",
                 describe(&other),
-                3 * count
+                2 * count
             )));
         }
     };
     let mut parts = parts.into_iter();
     let mut views = Vec::with_capacity(count);
-    while let (Some(value), Some(pttl), Some(record)) = (parts.next(), parts.next(), parts.next()) {
-        views.push(view(value, pttl, record, "views reply")?);
+    while let (Some(held), Some(pttl)) = (parts.next(), parts.next()) {
+        views.push(view(held, pttl, "views reply")?);
     }
     Ok(views)
 }
@@ -73,20 +73,13 @@ mod tests {
     }
 
     #[test]
-    fn views_read_three_replies_per_lock_and_refuse_a_short_reply() {
-        let reply = array(vec![
-            s("a"),
-            Value::Integer(10),
-            s("r"),
-            Value::Null,
-            Value::Integer(-2),
-            Value::Null,
-        ]);
+    fn views_read_two_replies_per_lock_and_refuse_a_short_reply() {
+        let reply = array(vec![s("a\nr"), Value::Integer(10), Value::Null, Value::Integer(-2)]);
         let read = views(reply, 2).unwrap();
         assert_eq!(read[0].value.as_deref(), Some("a"));
         assert_eq!(read[0].holder.as_deref(), Some("r"));
         assert_eq!(read[1], KeyView::default());
-        assert!(err(views(array(vec![s("a")]), 1)).contains("expected 3 elements"));
+        assert!(err(views(array(vec![s("a")]), 1)).contains("expected 2 elements"));
     }
 
     #[test]

@@ -159,34 +159,27 @@ impl RedisNode {
         &self.client
     }
 
-    /// The key beside lock `key` (`<prefix>:<name>`) that `kind` names:
-    /// `<prefix>:waiting:<name>` marks it as waited for,
-    /// `<prefix>:holder:<name>` records who holds it; both apart from every
-    /// lock key (those go on with `lock:` or `tenant:`).
-    fn beside(&self, kind: &str, key: &str) -> String {
+    /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
+    /// `<prefix>:waiting:<name>`, apart from every lock key (those go on
+    /// with `lock:` or `tenant:`).
+    fn waiting_key(&self, key: &str) -> String {
         let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
-        // One allocation of the right size (not `format!`): ten per lock
+        // One allocation of the right size (not `format!`): five per lock
         // request (docs/performance.md, workload (b)).
-        let mut beside = String::with_capacity(self.key_start.len() + kind.len() + name.len());
-        beside.push_str(&self.key_start);
-        beside.push_str(kind);
-        beside.push_str(name);
-        beside
-    }
-
-    /// The waiting mark and the holder record of lock `key`.
-    fn marks(&self, key: &str) -> [String; 2] {
-        [self.beside("waiting:", key), self.beside("holder:", key)]
+        let mut waiting = String::with_capacity(self.key_start.len() + "waiting:".len() + name.len());
+        waiting.push_str(&self.key_start);
+        waiting.push_str("waiting:");
+        waiting.push_str(name);
+        waiting
     }
 
     /// Runs a lock script by SHA with the lock key, fence key, marker key
-    /// and, for the scripts that use them, the lock's waiting mark and
-    /// holder record.
+    /// and, for the scripts that use it, the lock's waiting mark.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
-        let marks = script.per_lock_keys.then(|| self.marks(key));
-        let mut keys = Vec::with_capacity(5);
+        let waiting = script.uses_waiting_mark.then(|| self.waiting_key(key));
+        let mut keys = Vec::with_capacity(4);
         keys.extend([key, self.fence_key.as_str(), self.marker_key.as_str()]);
-        keys.extend(marks.iter().flatten().map(String::as_str));
+        keys.extend(waiting.as_deref());
         self.eval_observed(script, keys, args).await
     }
 
@@ -299,7 +292,7 @@ impl Node for RedisNode {
             Value::from(holder),
         ];
         let timing = self.timing();
-        let answer = self.batches.request(key, self.marks(key), args).await;
+        let answer = self.batches.request(key, self.waiting_key(key), args).await;
         let locked = answer.and_then(replies::locked);
         timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
         let unverified = match locked? {
@@ -335,11 +328,7 @@ impl Node for RedisNode {
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        let records: Vec<String> = locks.iter().map(|lock| self.beside("holder:", lock.key)).collect();
-        let mut keys = Vec::with_capacity(locks.len() * 2);
-        for (lock, record) in locks.iter().zip(&records) {
-            keys.extend([lock.key, record.as_str()]);
-        }
+        let keys = locks.iter().map(|lock| lock.key).collect();
         let mut args = Vec::with_capacity(locks.len() * 2);
         for lock in locks {
             args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
@@ -363,7 +352,7 @@ impl Node for RedisNode {
             Value::from_static_str(""),
         ];
         // Timed by the batches, to its answer (`Batches::release_answered`).
-        let answer = self.batches.request(key, self.marks(key), args).await;
+        let answer = self.batches.request(key, self.waiting_key(key), args).await;
         answer.and_then(replies::released)
     }
 
@@ -372,11 +361,7 @@ impl Node for RedisNode {
     }
 
     async fn views(&self, keys: &[String]) -> Result<Vec<KeyView>, NodeError> {
-        let records: Vec<String> = keys.iter().map(|key| self.beside("holder:", key)).collect();
-        let mut all = Vec::with_capacity(keys.len() * 2);
-        for (key, record) in keys.iter().zip(&records) {
-            all.extend([key.as_str(), record.as_str()]);
-        }
+        let all = keys.iter().map(String::as_str).collect();
         listing::views(self.eval_observed(&self.views, all, Vec::new()).await?, keys.len())
     }
 

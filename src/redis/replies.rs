@@ -164,21 +164,22 @@ pub fn inspect(reply: Value) -> Result<KeyView, NodeError> {
         Value::Array(parts) => parts,
         other => return Err(NodeError(format!("unexpected inspect reply: {}", describe(&other)))),
     };
-    let [value, pttl, fence, record] = <[Value; 4]>::try_from(parts).map_err(|parts| {
+    let [held, pttl, fence] = <[Value; 3]>::try_from(parts).map_err(|parts| {
         NodeError(format!(
-            "unexpected inspect reply: {} elements (expected value, PTTL, fence counter, holder record)",
+            "unexpected inspect reply: {} elements (expected the lock key, PTTL, fence counter)",
             parts.len()
         ))
     })?;
     Ok(KeyView {
         fence: counter(fence, "inspect reply: the fence counter")?,
-        ..view(value, pttl, record, "inspect reply")?
+        ..view(held, pttl, "inspect reply")?
     })
 }
 
-/// One lock's value, time left and holder record (no fence counter).
-pub(super) fn view(value: Value, pttl: Value, record: Value, what: &str) -> Result<KeyView, NodeError> {
-    let value = optional_text(value, &format!("{what}: the lock value"))?;
+/// One lock key (its value and, after the first `\n`, its holder record)
+/// and its time left; no fence counter.
+pub(super) fn view(held: Value, pttl: Value, what: &str) -> Result<KeyView, NodeError> {
+    let held = optional_text(held, &format!("{what}: the lock value"))?;
     let ttl = match pttl {
         Value::Integer(ms) => u64::try_from(ms).ok().map(Duration::from_millis),
         other => {
@@ -188,7 +189,14 @@ pub(super) fn view(value: Value, pttl: Value, record: Value, what: &str) -> Resu
             )));
         }
     };
-    let holder = optional_text(record, &format!("{what}: the holder record"))?;
+    let (value, holder) = match held {
+        None => (None, None),
+        Some(held) => match held.split_once('\n') {
+            Some((value, record)) => (Some(value.to_owned()), Some(record.to_owned())),
+            // A lock granted before holder records existed.
+            None => (Some(held), None),
+        },
+    };
     Ok(KeyView {
         value,
         ttl,

@@ -22,13 +22,18 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 /// per request, and a release queued after a lock can never overtake it.
 ///
 /// KEYS[1] is the fence counter, KEYS[2] the marker; request i has
-/// KEYS[3i] (its lock key), KEYS[3i+1] (the lock's waiting mark) and
-/// KEYS[3i+2] (its holder record). ARGV[1] is this daemon's tag, ARGV[2]
-/// the release channel; request i has ARGV[4i-1] (`L` lock or `U`
-/// release), ARGV[4i] (the value), ARGV[4i+1] (a lock's TTL in ms; a
-/// release's announcement: empty (never), `waited` or `always`) and
-/// ARGV[4i+2] (a lock's holder tag, `daemon\ntenant\nowner`; empty for a
-/// release). Replies one integer per request, in order.
+/// KEYS[2i+1] (its lock key) and KEYS[2i+2] (the lock's waiting mark).
+/// ARGV[1] is this daemon's tag, ARGV[2] the release channel; request i has
+/// ARGV[4i-1] (`L` lock or `U` release), ARGV[4i] (the value), ARGV[4i+1]
+/// (a lock's TTL in ms; a release's announcement: empty (never), `waited`
+/// or `always`) and ARGV[4i+2] (a lock's holder tag,
+/// `daemon\ntenant\nowner`; empty for a release). Replies one integer per
+/// request, in order.
+///
+/// A lock key holds the value, then (after `\n`) who holds it
+/// (docs/design.md#who-holds-it): `value\ncounter\ngranted_ms\n` + the tag.
+/// Every script compares only the key's first `#value` bytes (values have
+/// one fixed length: no value is a prefix of another).
 ///
 /// **Lock:** the counter granted; 0 when another owner holds the key; -1
 /// when the node was not verified since its data was lost or it started;
@@ -45,9 +50,8 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 ///   next counter value, seeding the counter from the node's clock (µs)
 ///   when missing; the counter is written once, at the end, with
 ///   `string.format('%d')`, which keeps all digits (`tostring` would print
-///   1.7e+15). Beside the key, with the same TTL, the holder record
-///   `counter\ngranted_ms\n` + the tag (docs/design.md#who-holds-it), the
-///   time read once per batch from the node's clock.
+///   1.7e+15). The node's clock is read once per batch (`TIME`), for the
+///   grant time of the record.
 /// - Anything else (the key is held, the node is not verified, the counter
 ///   is full) is looked at before anything is written: a lock held by
 ///   another owner is refused (whatever the node's state: a refusal never
@@ -56,20 +60,18 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 ///   mark names who waits: this daemon's tag, or `*` once a second daemon
 ///   was refused (see HAND_OFF). "Already mine" counts as success so a
 ///   re-sent command is harmless; it takes a fresh counter value, which
-///   keeps every counter value handed out once.
+///   keeps every counter value handed out once, and records it (the TTL
+///   kept).
 ///
 /// **Release:** 1 when the key held the value and is now gone, else 0. The
 /// key is published on the release channel when the announcement is
 /// `always`, or `waited` and a refused attempt marked the lock (the mark is
-/// cleared: one `DEL` of the key, its record and the mark deletes three
-/// when it was marked; a lock granted before holder records existed has
-/// none, and its mark goes unannounced: its waiters retry on their timer).
+/// cleared: one `DEL` of both keys deletes two when it was marked).
 ///
 /// Each `redis.call` costs the master about a microsecond, so the common
-/// cases take as few as they can: a lock of a free key is one `SET NX` and
-/// the record's `SET` (plus, once per batch, an `MGET` of the marker and
-/// the counter, `INFO`, `TIME` and the counter's `SET`), a release a `GET`
-/// and a `DEL`.
+/// cases take as few as they can: a lock of a free key is one `SET NX`
+/// (plus, once per batch, an `MGET` of the marker and the counter, `INFO`,
+/// `TIME` and the counter's `SET`), a release a `GET` and a `DEL`.
 pub const ROUND: &str = concat!(
     r"
 local tag, channel = ARGV[1], ARGV[2]
@@ -77,17 +79,18 @@ local replies = {}
 local verified = nil
 local marker, stored = nil, nil
 local counter = nil
-local clock = nil
-for i = 1, (#KEYS - 2) / 3 do
-  local key, waiting, record = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
+local clock, now_ms = nil, nil
+for i = 1, (#KEYS - 2) / 2 do
+  local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
   local kind, value, extra = ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
   if kind == 'U' then
-    if redis.call('GET', key) ~= value then
+    local held = redis.call('GET', key)
+    if not held or string.sub(held, 1, #value) ~= value then
       replies[i] = 0
     else
       if extra == '' then
-        redis.call('DEL', key, record)
-      elseif redis.call('DEL', key, record, waiting) == 3 or extra == 'always' then
+        redis.call('DEL', key)
+      elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
         redis.call('PUBLISH', channel, key)
       end
       replies[i] = 1
@@ -108,10 +111,11 @@ for i = 1, (#KEYS - 2) / 3 do
         end
       end
     end
-    local following = nil
+    local following, holding = nil, nil
     if verified > 0 then
       if clock == nil then
         clock = redis.call('TIME')
+        now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
       end
       if counter ~= nil then
         following = counter + 1
@@ -120,15 +124,16 @@ for i = 1, (#KEYS - 2) / 3 do
       else
         following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
       end
+      holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 2]
     end
-    local granted = false
     if following ~= nil and following < 9007199254740992
-        and redis.call('SET', key, value, 'NX', 'PX', extra) then
-      granted = true
+        and redis.call('SET', key, holding, 'NX', 'PX', extra) then
+      counter = following
+      replies[i] = counter
     else
       local found = redis.call('MGET', key, waiting)
       local held = found[1]
-      if held ~= false and held ~= value then
+      if held ~= false and string.sub(held, 1, #value) ~= value then
         local who = tag
         if found[2] ~= false and found[2] ~= tag then
           who = '*'
@@ -141,16 +146,13 @@ for i = 1, (#KEYS - 2) / 3 do
         replies[i] = -3
       else
         if held == false then
-          redis.call('SET', key, value, 'PX', extra)
+          redis.call('SET', key, holding, 'PX', extra)
+        else
+          redis.call('SET', key, holding, 'KEEPTTL')
         end
-        granted = true
+        counter = following
+        replies[i] = counter
       end
-    end
-    if granted then
-      counter = following
-      replies[i] = counter
-      redis.call('SET', record, string.format('%d\n%d\n', counter,
-        tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)) .. ARGV[4 * i + 2], 'PX', extra)
     end
   end
 end
@@ -164,13 +166,13 @@ return replies
 /// Hand-off (docs/design.md#hand-off): release ARGV[1] and lock ARGV[2] for
 /// ARGV[3] ms in one step, for the next waiter of the same daemon. Like
 /// ROUND's locks it grants only on a free key (or one it already holds: a
-/// re-send), on a verified node, and advances the fence counter; the grant
-/// writes the holder record (KEYS[5]) from ARGV[5], the new holder's tag.
-/// Replies `{was_held, counter, waited}`: whether ARGV[1] held the key, the
-/// new counter (0 = not granted; an unverified node only releases), and
-/// whether a daemon other than ARGV[4] (this one's tag) was refused since
-/// the last announced release: the mark (KEYS[4], left for the ROUND
-/// release that announces) names another daemon or several.
+/// re-send), on a verified node, and advances the fence counter; the new
+/// value is followed by its holder record (ARGV[5] is the new holder's
+/// tag). Replies `{was_held, counter, waited}`: whether ARGV[1] held the
+/// key, the new counter (0 = not granted; an unverified node only
+/// releases), and whether a daemon other than ARGV[4] (this one's tag) was
+/// refused since the last announced release: the mark (KEYS[4], left for
+/// the ROUND release that announces) names another daemon or several.
 pub const HAND_OFF: &str = concat!(
     r"
 local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2], KEYS[4])
@@ -180,20 +182,19 @@ if found[4] ~= false and found[4] ~= ARGV[4] then
   waited = 1
 end
 local was = 0
-if held == ARGV[1] then
+if held ~= false and string.sub(held, 1, #ARGV[1]) == ARGV[1] then
   was = 1
-elseif held ~= false and held ~= ARGV[2] then
+elseif held ~= false and string.sub(held, 1, #ARGV[2]) ~= ARGV[2] then
   return {0, 0, waited}
 end
 ",
     run_id_from_info!(),
     r"if marker == false or not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
   if was == 1 then
-    redis.call('DEL', KEYS[1], KEYS[5])
+    redis.call('DEL', KEYS[1])
   end
   return {was, 0, waited}
 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 local t = redis.call('TIME')
 local counter
 if found[3] ~= false then
@@ -202,7 +203,7 @@ else
   counter = tonumber(t[1]) * 1000000 + tonumber(t[2])
   redis.call('SET', KEYS[2], string.format('%d', counter))
 end
-redis.call('SET', KEYS[5], string.format('%d\n%d\n', counter,
+redis.call('SET', KEYS[1], ARGV[2] .. string.format('\n%d\n%d\n', counter,
   tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) .. ARGV[5], 'PX', ARGV[3])
 return {was, counter, waited}
 "
@@ -210,7 +211,8 @@ return {was, counter, waited}
 
 /// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
 pub const PUBLISH_FENCE: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local held = redis.call('GET', KEYS[1])
+if not held or string.sub(held, 1, #ARGV[1]) ~= ARGV[1] then
   return 0
 end
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -235,51 +237,47 @@ redis.call('SET', KEYS[2], ARGV[2])
 return 1
 ";
 
-/// Introspection: the lock value, its time left (ms), the fence counter
-/// and the holder record (KEYS[5]; KEYS[4], the waiting mark, is unused).
+/// Introspection: the lock key (its value and holder record), its time
+/// left (ms) and the fence counter.
 pub const INSPECT: &str = r"
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-  redis.call('GET', KEYS[5])}
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
 ";
 
 /// Listing (docs/design.md#listing-and-force-release): for each lock key
-/// KEYS[2i-1] and its holder record KEYS[2i], the value, the time left (ms)
-/// and the record; three replies per lock, in order.
+/// KEYS[i], what it holds (value and holder record) and its time left (ms);
+/// two replies per lock, in order.
 pub const VIEWS: &str = r"
 local views = {}
-for i = 1, #KEYS / 2 do
-  local key = KEYS[2 * i - 1]
-  views[3 * i - 2] = redis.call('GET', key)
-  views[3 * i - 1] = redis.call('PTTL', key)
-  views[3 * i] = redis.call('GET', KEYS[2 * i])
+for i, key in ipairs(KEYS) do
+  views[2 * i - 1] = redis.call('GET', key)
+  views[2 * i] = redis.call('PTTL', key)
 end
 return views
 ";
 
 /// Force release (docs/design.md#listing-and-force-release): delete the
-/// lock key KEYS[1] whatever it holds, with its record (KEYS[5]) and its
-/// waiting mark (KEYS[4]), and announce it on ARGV[1] so waiters try at
-/// once. The fence counter (KEYS[2]) is left as it is. Replies 1 when the
-/// key was held.
+/// lock key KEYS[1] whatever it holds, with its waiting mark (KEYS[4]), and
+/// announce it on ARGV[1] so waiters try at once. The fence counter
+/// (KEYS[2]) is left as it is. Replies 1 when the key was held.
 pub const FORCE_RELEASE: &str = r"
 local held = redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[4])
 redis.call('PUBLISH', ARGV[1], KEYS[1])
 return held
 ";
 
-/// Compare-and-`PEXPIRE` for a batch of locks: KEYS[2i-1] (and its holder
-/// record, KEYS[2i]) is extended to ARGV[2i] ms when it holds ARGV[2i-1].
-/// Replies one 0 or 1 per lock, in order. One call carries every extension
-/// that was due at once (docs/performance.md, workload (d)): each master
-/// runs one script per batch, not one per lock.
+/// Compare-and-`PEXPIRE` for a batch of locks: KEYS[i] is extended to
+/// ARGV[2i] ms when it holds ARGV[2i-1]. Replies one 0 or 1 per key, in
+/// order. One call carries every extension that was due at once
+/// (docs/performance.md, workload (d)): each master runs one script per
+/// batch, not one per lock.
 pub const EXTEND: &str = r"
 local extended = {}
-for i = 1, #KEYS / 2 do
-  local key = KEYS[2 * i - 1]
-  if redis.call('GET', key) == ARGV[2 * i - 1] then
+for i, key in ipairs(KEYS) do
+  local held = redis.call('GET', key)
+  local value = ARGV[2 * i - 1]
+  if held and string.sub(held, 1, #value) == value then
     extended[i] = redis.call('PEXPIRE', key, ARGV[2 * i])
-    redis.call('PEXPIRE', KEYS[2 * i], ARGV[2 * i])
   else
     extended[i] = 0
   end
@@ -298,11 +296,10 @@ pub struct Script {
     pub lua: &'static str,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
-    /// It reads KEYS[4] and KEYS[5], the lock's waiting mark and holder
-    /// record (HAND_OFF, INSPECT, FORCE_RELEASE); the other one-lock
-    /// scripts are called without them. (ROUND, EXTEND and VIEWS lay out
-    /// their own keys.)
-    pub per_lock_keys: bool,
+    /// It reads KEYS[4], the lock's waiting mark (HAND_OFF, FORCE_RELEASE);
+    /// the other one-lock scripts are called without it. (ROUND, EXTEND and
+    /// VIEWS lay out their own keys.)
+    pub uses_waiting_mark: bool,
 }
 
 impl Script {
@@ -311,7 +308,7 @@ impl Script {
         Script {
             lua,
             sha: fred::util::sha1_hash(lua),
-            per_lock_keys: lua.contains("KEYS[5]"),
+            uses_waiting_mark: lua.contains("KEYS[4]"),
         }
     }
 }
@@ -321,13 +318,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exactly_the_scripts_that_read_the_mark_and_the_record_are_given_them() {
-        for lua in [HAND_OFF, INSPECT, FORCE_RELEASE] {
-            assert!(Script::new(lua).per_lock_keys, "{lua}");
+    fn exactly_the_scripts_that_read_the_waiting_mark_are_given_it() {
+        for lua in [HAND_OFF, FORCE_RELEASE] {
+            assert!(Script::new(lua).uses_waiting_mark, "{lua}");
         }
-        for lua in [PUBLISH_FENCE, REPAIR] {
-            assert!(!Script::new(lua).per_lock_keys, "{lua}");
-            assert!(!lua.contains("KEYS[4]"), "{lua}");
+        for lua in [PUBLISH_FENCE, REPAIR, INSPECT] {
+            assert!(!Script::new(lua).uses_waiting_mark, "{lua}");
         }
     }
 }

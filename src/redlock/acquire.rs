@@ -44,7 +44,7 @@ impl<N: Node> Engine<N> {
     /// passed or `give_up` resolves (checked between attempts only, so an
     /// attempt is never abandoned half-way with keys left behind). `head`
     /// is given when the caller heads a local queue (see `Head`). `holder`
-    /// (`Engine::holder_tag`) is recorded beside the lock on each master.
+    /// (`Engine::holder_tag`) is recorded with the lock on each master.
     ///
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum

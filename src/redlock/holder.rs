@@ -1,5 +1,5 @@
-//! Who holds a lock: the record each master keeps beside the lock key, with
-//! the same time to live (docs/design.md#who-holds-it). Written by the
+//! Who holds a lock: the record each master keeps in the lock key, after
+//! the value (docs/design.md#who-holds-it). Written by the
 //! scripts that grant, read by `Inspect` and `ListLocks`; never the value.
 
 use std::time::Duration;

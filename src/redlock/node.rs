@@ -44,8 +44,8 @@ pub trait Node: Send + Sync + 'static {
     /// in microseconds when it is missing). `Ok(None)` when another value
     /// holds the key. "The key already holds `value`" counts as success, so a
     /// re-sent command is harmless. A grant also records `holder` (see
-    /// `holder::tag`) beside the key, with the counter, the node's clock and
-    /// the same TTL (docs/design.md#who-holds-it).
+    /// `holder::tag`) with the value, with the counter and the node's clock
+    /// (docs/design.md#who-holds-it).
     fn try_lock(
         &self,
         key: &str,
@@ -116,8 +116,8 @@ pub trait Node: Send + Sync + 'static {
         count: u32,
     ) -> impl Future<Output = Result<(u64, Vec<String>), NodeError>> + Send;
 
-    /// Deletes `key` and its holder record whatever value it holds (the
-    /// fence counter is left as it is) and announces the release. `true`
+    /// Deletes `key` whatever value it holds (the fence counter is left as
+    /// it is) and announces the release. `true`
     /// when it was held.
     fn force_unlock(&self, key: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
 }
@@ -142,7 +142,7 @@ pub struct KeyView {
     pub ttl: Option<Duration>,
     /// The node's fence counter.
     pub fence: Option<u64>,
-    /// The holder record beside the key (`counter\ngranted_ms\ndaemon\ntenant\nowner`).
+    /// The holder record kept with the value (`counter\ngranted_ms\ndaemon\ntenant\nowner`).
     pub holder: Option<String>,
 }
 

@@ -108,8 +108,15 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     let counter = counter.expect("granted");
     assert!(counter > first);
     let admin = cluster.admin(0).await;
+    // The key holds the new value, then its holder record.
     let holder: Option<String> = admin.get(KEY).await.unwrap();
-    assert_eq!(holder.as_deref(), Some(new.expose()));
+    let holder = holder.unwrap();
+    assert_eq!(holder.split('\n').next(), Some(new.expose()), "{holder:?}");
+    assert_eq!(
+        holder.split('\n').nth(1),
+        Some(counter.to_string().as_str()),
+        "{holder:?}"
+    );
     let pttl: i64 = admin.pttl(KEY).await.unwrap();
     assert!(pttl > 0 && pttl <= 10_000, "{pttl}");
     // A re-send finds its own value: granted again with a fresh counter.
@@ -142,10 +149,8 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
         .await
         .unwrap();
     assert_eq!((was, none), (false, None));
-    assert_eq!(
-        admin.get::<Option<String>, _>(KEY).await.unwrap().as_deref(),
-        Some(new.expose())
-    );
+    let held = admin.get::<Option<String>, _>(KEY).await.unwrap().unwrap();
+    assert_eq!(held.split('\n').next(), Some(new.expose()));
     // A free key is granted (the old lock had expired).
     let _: i64 = admin.del(KEY).await.unwrap();
     let Swap {
@@ -499,7 +504,7 @@ async fn a_master_with_appendonly_restarted_keeps_its_lock_and_counter_and_one_r
     master.restart().unwrap();
     let held = read(&master.url(), KEY).await;
     assert_eq!(
-        held.as_deref(),
+        held.as_deref().and_then(|h| h.split('\n').next()),
         Some(value.expose()),
         "the lock did not survive a restart with AOF"
     );
@@ -600,7 +605,8 @@ async fn lock_requests_sent_at_once_share_script_calls_and_each_gets_its_own_ans
             Some(counter) => {
                 assert_ne!(i % 3, 0, "b{i} was granted over another owner");
                 let held: String = admin.get(&keys[i]).await.unwrap();
-                assert_eq!(held, values[i].expose());
+                assert_eq!(held.split('\n').next(), Some(values[i].expose()));
+                assert_eq!(held.split('\n').nth(1), Some(counter.to_string().as_str()), "{held:?}");
                 counters.push(counter);
             }
             None => assert_eq!(i % 3, 0, "b{i} was refused"),
@@ -685,7 +691,10 @@ async fn releases_sent_at_once_share_script_calls_and_each_gets_its_own_answer()
         let held: Option<String> = admin.get(&keys[i]).await.unwrap();
         if i % 3 == 0 {
             assert!(!released.unwrap(), "u{i} was released with a stranger's value");
-            assert_eq!(held.as_deref(), Some(values[i].expose()));
+            assert_eq!(
+                held.as_deref().and_then(|h| h.split('\n').next()),
+                Some(values[i].expose())
+            );
         } else {
             assert!(released.unwrap(), "u{i} was not released");
             assert_eq!(held, None);
@@ -774,13 +783,13 @@ async fn state(admin: &fred::prelude::Client, keys: &[String]) -> Vec<(String, O
     let mut seen = Vec::new();
     for key in keys.iter().map(String::as_str).chain(["redlockd:fence"]) {
         let mut value: Option<String> = admin.get(key).await.unwrap();
-        // A holder record's second line is the master's clock, which two
-        // masters do not share: the rest must match.
-        if key.contains(":holder:") {
+        // A lock key's third line is the master's clock (when it was
+        // granted), which two masters do not share: the rest must match.
+        if key.contains(":lock:") {
             value = value.map(|v| {
                 v.split('\n')
                     .enumerate()
-                    .filter(|(i, _)| *i != 1)
+                    .filter(|(i, _)| *i != 2)
                     .map(|(_, l)| l)
                     .collect::<Vec<_>>()
                     .join("\n")
@@ -825,7 +834,6 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
     for case in 0..300 {
         let locks: Vec<String> = (0..3).map(|j| format!("redlockd:lock:c{case}:{j}")).collect();
         let marks: Vec<String> = (0..3).map(|j| format!("redlockd:waiting:c{case}:{j}")).collect();
-        let records: Vec<String> = (0..3).map(|j| format!("redlockd:holder:c{case}:{j}")).collect();
         for j in 0..3 {
             let holder = rng.pick(&["", "v0", "v1"]);
             let mark = rng.pick(&["", "t1", "t2", "*"]);
@@ -860,7 +868,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
             let mut keys = vec!["redlockd:fence".to_owned(), "redlockd:verified".to_owned()];
             let mut args = vec![tag.to_owned(), "redlockd:released".to_owned()];
             for (j, request) in requests {
-                keys.extend([locks[*j].clone(), marks[*j].clone(), records[*j].clone()]);
+                keys.extend([locks[*j].clone(), marks[*j].clone()]);
                 args.extend(request.iter().map(|s| (*s).to_owned()));
             }
             let admin = admin.clone();
@@ -873,7 +881,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
         }
         assert_eq!(together, one_by_one, "case {case}: replies to {requests:?} (tag {tag})");
         grants += together.iter().filter(|&&r| r > 0).count();
-        let keys: Vec<String> = locks.iter().chain(&marks).chain(&records).cloned().collect();
+        let keys: Vec<String> = locks.iter().chain(&marks).cloned().collect();
         assert_eq!(
             state(&batched, &keys).await,
             state(&alone, &keys).await,
