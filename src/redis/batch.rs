@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -12,7 +13,7 @@ use fred::prelude::{Client, Value};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use super::node::eval_script;
+use super::node::{eval_if_loaded, eval_script};
 use super::replies;
 use super::scripts::Script;
 use crate::redlock::node::NodeError;
@@ -34,7 +35,15 @@ pub(super) const BATCH_MAX: usize = 64;
 /// release never overtakes the lock it releases.
 pub(super) struct Batches {
     pub(super) client: Client,
+    /// ROUND with its `INFO` check: always safe, reloaded on `NOSCRIPT`.
     pub(super) script: Script,
+    /// ROUND proved by the script cache (docs/design.md#process-identity),
+    /// used while `cached_ok` says it was loaded into the process now
+    /// verified; never reloaded here.
+    pub(super) cached: Script,
+    pub(super) cached_ok: Arc<AtomicBool>,
+    /// Told when the cached script was missing (a probe should look).
+    pub(super) probe_wanted: Arc<Notify>,
     /// The fence counter and the marker.
     pub(super) head_keys: [String; 2],
     /// This daemon's tag and the release channel.
@@ -229,6 +238,18 @@ impl Batches {
             }
             (keys, args)
         };
+        if self.cached_ok.load(Ordering::SeqCst) {
+            match eval_if_loaded(&self.client, &self.cached, call).await? {
+                Some(reply) => return replies::round(reply, requests.len()),
+                // Not in this process: it is not the one this daemon
+                // verified, or its scripts were flushed. The batch goes
+                // again with the INFO check, which tells the two apart.
+                None => {
+                    self.cached_ok.store(false, Ordering::SeqCst);
+                    self.probe_wanted.notify_one();
+                }
+            }
+        }
         let reply = eval_script(&self.client, &self.script, call).await?;
         replies::round(reply, requests.len())
     }

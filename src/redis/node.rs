@@ -17,7 +17,8 @@ use super::connect::{RedisNodeConfig, builder};
 use super::listing;
 use super::replies::{self, Locked};
 use super::scripts::{
-    EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, released_channel,
+    EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, cached_variants,
+    released_channel,
 };
 use crate::redlock::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use crate::redlock::observer::Observer;
@@ -42,6 +43,10 @@ pub struct RedisNode {
     /// batches.
     pub(super) batches: Arc<Batches>,
     pub(super) hand_off: Script,
+    /// HAND_OFF proved by the script cache (see `Batches::cached`).
+    pub(super) hand_off_cached: Script,
+    /// The `run_id` of the process the cached scripts were loaded into.
+    pub(super) cached_for: Mutex<Option<String>>,
     pub(super) publish_fence: Script,
     pub(super) extend: Script,
     pub(super) repair: Script,
@@ -75,7 +80,11 @@ impl RedisNode {
         // keep the node out of acquire quorums until a probe has looked.
         let health = Arc::new(NodeHealth::default());
         let probe_wanted = Arc::new(Notify::new());
-        let (h, p) = (health.clone(), probe_wanted.clone());
+        // Whether ROUND and HAND_OFF may go by the script cache's proof
+        // (docs/design.md#process-identity): only until the connection is
+        // re-made.
+        let cached_ok = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (h, p, c) = (health.clone(), probe_wanted.clone(), cached_ok.clone());
         // fred reports the first connection as a reconnect too, from a task
         // of its own, which can run after the startup probe marked the node
         // usable; the node starts unverified anyway, so only later
@@ -85,6 +94,7 @@ impl RedisNode {
             if !first.swap(false, Ordering::SeqCst) {
                 h.invalidate();
             }
+            c.store(false, Ordering::SeqCst);
             p.notify_one();
             async { Ok(()) }
         });
@@ -94,9 +104,13 @@ impl RedisNode {
         let waiter_tag = Value::from(crate::redlock::LockValue::random().expose());
         let fence_key = format!("{}:fence", config.key_prefix);
         let marker_key = format!("{}:verified", config.key_prefix);
+        let (round_cached, hand_off_cached) = cached_variants(crate::redlock::LockValue::random().expose());
         let batches = Arc::new(Batches {
             client: client.clone(),
             script: Script::new(ROUND),
+            cached: Script::new(round_cached),
+            cached_ok,
+            probe_wanted: probe_wanted.clone(),
             head_keys: [fence_key.clone(), marker_key.clone()],
             head_args: [waiter_tag.clone(), Value::from(released_channel(&config.key_prefix))],
             node_timeout: config.node_timeout,
@@ -114,6 +128,8 @@ impl RedisNode {
             marker_key,
             batches,
             hand_off: Script::new(HAND_OFF),
+            hand_off_cached: Script::new(hand_off_cached),
+            cached_for: Mutex::new(None),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
             repair: Script::new(REPAIR),
@@ -239,7 +255,7 @@ pub(super) async fn eval_script<'a>(
     let first = Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await;
     let result = match first {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
-            Box::pin(client.script_load::<String, _>(script.lua))
+            Box::pin(client.script_load::<String, _>(script.lua.as_str()))
                 .await
                 .map_err(node_error)?;
             let (keys, args) = call();
@@ -261,6 +277,22 @@ pub(super) fn glob_escaped(text: &str) -> String {
         escaped.push(c);
     }
     escaped
+}
+
+/// Runs a script by SHA on `client` only if the node has it: `None` on
+/// `NOSCRIPT`, and nothing loaded (the scripts proved by the cache,
+/// docs/design.md#process-identity).
+pub(super) async fn eval_if_loaded<'a>(
+    client: &Client,
+    script: &Script,
+    call: impl Fn() -> (Vec<&'a str>, Vec<Value>),
+) -> Result<Option<Value>, NodeError> {
+    let (keys, args) = call();
+    match Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await {
+        Ok(reply) => Ok(Some(reply)),
+        Err(e) if e.details().starts_with("NOSCRIPT") => Ok(None),
+        Err(e) => Err(node_error(e)),
+    }
 }
 
 pub(super) fn node_error(e: fred::error::Error) -> NodeError {
@@ -319,6 +351,26 @@ impl Node for RedisNode {
             self.waiter_tag.clone(),
             holder.into(),
         ];
+        if self.batches.cached_ok.load(Ordering::SeqCst) {
+            let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
+            let waiting = self.waiting_key(key);
+            let call = || {
+                let mut keys = keys.clone();
+                keys.push(waiting.as_str());
+                (keys, args.clone())
+            };
+            let timing = self.timing();
+            let answer = eval_if_loaded(&self.client, &self.hand_off_cached, call).await;
+            timing.answered(answer.is_ok());
+            match answer? {
+                Some(reply) => return replies::hand_off(reply),
+                // Not this daemon's verified process: as in `Batches::call`.
+                None => {
+                    self.batches.cached_ok.store(false, Ordering::SeqCst);
+                    self.probe_wanted.notify_one();
+                }
+            }
+        }
         replies::hand_off(self.eval(&self.hand_off, key, args).await?)
     }
 

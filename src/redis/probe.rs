@@ -14,6 +14,52 @@ use super::replies;
 use crate::redlock::node::{NodeError, Probed};
 use crate::redlock::standing::{NodeHealth, Observation};
 
+impl RedisNode {
+    /// Loads this daemon's cached ROUND and HAND_OFF into the master's
+    /// process when this daemon verified it (docs/design.md#process-identity):
+    /// Redis 7 or later, and the marker names the running process (the
+    /// condition ROUND's `INFO` check grants on). A second `INFO` confirms
+    /// the scripts went into that same process; should it have restarted in
+    /// between, the new process's scripts are flushed. Otherwise the
+    /// batches keep the `INFO` check.
+    async fn prove_by_cache(&self, info: &replies::Info, marker: Option<&str>) {
+        let ok = &self.batches.cached_ok;
+        let verified = info.major_version >= 7
+            && !info.run_id.is_empty()
+            && marker
+                .and_then(|m| m.strip_prefix(info.run_id.as_str()))
+                .is_some_and(|rest| rest.starts_with(':'));
+        if !verified {
+            ok.store(false, Ordering::SeqCst);
+            return;
+        }
+        let loaded_here =
+            self.cached_for.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(info.run_id.as_str());
+        if ok.load(Ordering::SeqCst) && loaded_here {
+            return;
+        }
+        for script in [&self.batches.cached, &self.hand_off_cached] {
+            if let Err(error) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
+                tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
+                return;
+            }
+        }
+        let again = match self.probe_client.info(Some(fred::types::InfoKind::Server)).await {
+            Ok(reply) => replies::info(reply).map(|i| i.run_id).unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        if again == info.run_id {
+            *self.cached_for.lock().unwrap_or_else(|e| e.into_inner()) = Some(again);
+            ok.store(true, Ordering::SeqCst);
+        } else {
+            // Another process took the scripts: it must not keep them.
+            ok.store(false, Ordering::SeqCst);
+            let flush = self.probe_client.script_flush(false).await;
+            tracing::warn!(node = %self.name, flushed = flush.is_ok(), "the master restarted while the cached scripts were loaded");
+        }
+    }
+}
+
 impl Probed for RedisNode {
     /// The node's standing, as the monitor last decided it.
     fn health(&self) -> &NodeHealth {
@@ -55,7 +101,7 @@ impl Probed for RedisNode {
                 &self.force_release,
             ];
             for script in scripts {
-                if let Err(e) = self.probe_client.script_load::<String, _>(script.lua).await {
+                if let Err(e) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
                     scripts_loaded = Err(e.to_string());
                 }
             }
@@ -69,6 +115,7 @@ impl Probed for RedisNode {
                 .await
                 .map_err(node_error)?,
         )?;
+        self.prove_by_cache(&info, marker.as_deref()).await;
         let before = Instant::now();
         let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
         let time = self

@@ -304,6 +304,8 @@ pub struct Info {
     pub master_replid: String,
     /// `uptime_in_seconds`.
     pub uptime: Duration,
+    /// The major version of `redis_version` (Valkey reports 7.2.4 there).
+    pub major_version: u32,
 }
 
 /// `INFO`: the text, read by [`info_text`].
@@ -328,6 +330,11 @@ pub fn info_text(info: &str) -> Info {
         run_id: field("run_id"),
         master_replid: field("master_replid"),
         uptime: Duration::from_secs(field("uptime_in_seconds").parse().unwrap_or(0)),
+        major_version: field("redis_version")
+            .split('.')
+            .next()
+            .and_then(|major| major.parse().ok())
+            .unwrap_or(0),
     }
 }
 

@@ -255,8 +255,10 @@ fn info_fields_are_read_from_the_text() {
             run_id: "abc123".into(),
             master_replid: "def456".into(),
             uptime: Duration::from_secs(3600),
+            major_version: 7,
         })
     );
+    assert_eq!(info_text("redis_version:6.2.14\r\n").major_version, 6);
     // Missing or garbled fields are empty / zero: the health rules refuse
     // or quarantine such a node.
     assert_eq!(info_text(""), Info::default());

@@ -285,6 +285,40 @@ end
 return extended
 ";
 
+/// ROUND's check that the running process is the verified one, by `INFO`
+/// once per batch.
+const ROUND_INFO_CHECK: &str = concat!(
+    run_id_from_info!(),
+    r"        if run_id and string.sub(marker, 1, #run_id + 1) == run_id .. ':' then
+          verified = 1
+        else
+          verified = -2
+        end
+"
+);
+
+/// HAND_OFF's check, by `INFO`.
+const HAND_OFF_INFO_CHECK: &str = concat!(
+    run_id_from_info!(),
+    r"if marker == false or not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
+"
+);
+
+/// ROUND and HAND_OFF for a master whose script cache proves its process
+/// (docs/design.md#process-identity): the same scripts without the `INFO`
+/// call, and with a first line naming this daemon (`nonce`, random), so
+/// their text, and their SHA-1, are this daemon's alone. Loaded only into
+/// a process this daemon verified; anywhere else `EVALSHA` of them answers
+/// `NOSCRIPT` (Redis 7 neither persists nor replicates its script cache),
+/// and `NOSCRIPT` then means "unverified": the batch goes again with the
+/// `INFO` variant, never "load and retry".
+pub fn cached_variants(nonce: &str) -> (String, String) {
+    let first = format!("-- redlockd {nonce}: loaded only into a process this daemon verified\n");
+    let round = ROUND.replacen(ROUND_INFO_CHECK, "        verified = 1\n", 1);
+    let hand_off = HAND_OFF.replacen(HAND_OFF_INFO_CHECK, "if marker == false then\n", 1);
+    (format!("{first}{round}"), format!("{first}{hand_off}"))
+}
+
 /// The pub/sub channel on which releases are announced.
 pub fn released_channel(key_prefix: &str) -> String {
     format!("{key_prefix}:released")
@@ -293,7 +327,7 @@ pub fn released_channel(key_prefix: &str) -> String {
 /// A Lua script and its SHA-1, computed once.
 pub struct Script {
     /// The Lua source, for SCRIPT LOAD.
-    pub lua: &'static str,
+    pub lua: String,
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
     /// It reads KEYS[4], the lock's waiting mark (HAND_OFF, FORCE_RELEASE);
@@ -304,11 +338,12 @@ pub struct Script {
 
 impl Script {
     /// A script and its SHA-1.
-    pub fn new(lua: &'static str) -> Script {
+    pub fn new(lua: impl Into<String>) -> Script {
+        let lua = lua.into();
         Script {
-            lua,
-            sha: fred::util::sha1_hash(lua),
+            sha: fred::util::sha1_hash(&lua),
             uses_waiting_mark: lua.contains("KEYS[4]"),
+            lua,
         }
     }
 }
@@ -316,6 +351,21 @@ impl Script {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cached_variants_drop_only_the_info_check_and_name_their_daemon() {
+        assert!(ROUND.contains(ROUND_INFO_CHECK) && HAND_OFF.contains(HAND_OFF_INFO_CHECK));
+        let (round, hand_off) = cached_variants("n0nce");
+        for (lua, full) in [(&round, ROUND), (&hand_off, HAND_OFF)] {
+            assert!(lua.starts_with("-- redlockd n0nce:"), "{lua}");
+            assert!(!lua.contains("INFO"), "{lua}");
+            assert!(full.contains("'INFO'"));
+            assert!(lua.contains("marker == false"), "the marker is still required: {lua}");
+        }
+        // Another daemon's variants are other scripts.
+        let (other, _) = cached_variants("other");
+        assert_ne!(Script::new(round).sha, Script::new(other).sha);
+    }
 
     #[test]
     fn exactly_the_scripts_that_read_the_waiting_mark_are_given_it() {
