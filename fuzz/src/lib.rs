@@ -327,7 +327,12 @@ pub fn check_reply(reply: &Value) {
             let [value, pttl, fence] = parts.as_slice() else {
                 panic!("inspect accepted {} parts", parts.len())
             };
-            assert_eq!(view.value, text(value), "inspect misread the value");
+            // The key holds the value, then (after the first newline) who
+            // holds it.
+            let held = text(value);
+            let split = held.as_deref().map(|h| h.split_once('\n').map_or((h, None), |(v, r)| (v, Some(r))));
+            assert_eq!(view.value.as_deref(), split.map(|(v, _)| v), "inspect misread the value");
+            assert_eq!(view.holder.as_deref(), split.and_then(|(_, r)| r), "inspect misread the record");
             let Value::Integer(ms) = pttl else {
                 panic!("inspect accepted PTTL {pttl:?}")
             };
