@@ -1117,3 +1117,52 @@ async fn control_the_cached_round_grants_wherever_it_is_loaded() {
         "the cached variant granted nothing: the control shows nothing"
     );
 }
+
+/// The engine stops waiting for a master at `node_timeout`, long before
+/// fred gives up on the command: a lock request it abandoned may still be
+/// written, and granted, later. The attempt's cleanup release, sent after
+/// it, travels behind it on the same connection (one batch at a time per
+/// master), so it lands after the late grant and deletes it: nothing is
+/// left held until the TTL.
+#[tokio::test]
+async fn a_lock_request_written_after_its_round_gave_up_is_deleted_by_the_release_behind_it() {
+    use support::proxy::{Mode, Proxy};
+    let cluster = Cluster::start(1);
+    let proxy = Proxy::start(([127, 0, 0, 1], cluster.masters[0].port()).into()).await;
+    let node = RedisNode::connect(&RedisNodeConfig {
+        // fred waits far longer than the round: the request stays on its way.
+        command_timeout: Duration::from_secs(20),
+        ..node_config(proxy.url())
+    })
+    .unwrap();
+    node.wait_connected(Duration::from_secs(5)).await.unwrap();
+    let seen = Probed::probe(&node).await.unwrap();
+    Probed::repair(&node, None, &seen.identity()).await.unwrap();
+    proxy.set_mode(Mode::Blackhole);
+    let value = LockValue::random();
+    // The round's bound passes: the engine moves on without an answer.
+    let lock = tokio::time::timeout(Duration::from_millis(100), node.try_lock(KEY, value.expose(), TTL, "")).await;
+    assert!(lock.is_err(), "the link is down: no answer can have come");
+    let cleanup = tokio::time::timeout(
+        Duration::from_millis(100),
+        node.unlock(KEY, value.expose(), Announce::No),
+    );
+    assert!(cleanup.await.is_err());
+    // The partition heals: the lock request reaches the master first, then
+    // the release.
+    let admin = cluster.admin(0).await;
+    let fence_before = cluster.fence(0).await;
+    proxy.set_mode(Mode::Pass);
+    tokio::time::timeout(Duration::from_secs(10), node.settled())
+        .await
+        .expect("the requests never settled");
+    // Settled: the release was answered, so the lock request ahead of it
+    // ran too.
+    let held: Option<String> = admin.get(KEY).await.unwrap();
+    assert_ne!(
+        cluster.fence(0).await,
+        fence_before,
+        "the abandoned lock request was never written: the test shows nothing"
+    );
+    assert_eq!(held, None, "the late grant outlived the release sent after it");
+}
