@@ -57,8 +57,9 @@ impl Daemon {
         let nodes = nodes.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
         // A fresh cluster: without quarantine off, the first lock waits lock.max_ttl.
         let config = format!(
-            "[server]\nlisten = \"{listen}\"\n\n[metrics]\nlisten = \"{metrics}\"\n\n[log]\nfilter = \"warn\"\n\n\
+            "[server]\nlisten = \"{listen}\"\n\n[metrics]\nlisten = \"{metrics}\"\n\n[log]\nfilter = \"{}\"\n\n\
              [redis]\nnodes = [{nodes}]\n\n[lock]\nmax_sessions = {}\n\n[safety]\nquarantine = false\n",
+            std::env::var("BENCH_LOG_FILTER").unwrap_or_else(|_| "warn".into()),
             max_sessions.max(10_000)
         );
         let config_path = dir.path().join("redlockd.toml");
