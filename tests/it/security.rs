@@ -377,6 +377,8 @@ async fn daemon_under_acl(cluster: &Cluster, wrong: &[usize]) -> Daemon {
         .collect();
     let mut env = test_env(cluster);
     env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
+    // The admin calls too, without tokens (loopback).
+    env.insert("REDLOCKD__ADMIN__ALLOW_UNAUTHENTICATED".into(), "true".into());
     Daemon::start_with(env).await
 }
 
@@ -412,6 +414,30 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
         "the master with the wrong password: {:?}",
         view.nodes[4]
     );
+    // The admin calls: ListLocks scans, ForceRelease deletes and announces.
+    let mut admin = redlockd_client::proto::admin_client::AdminClient::new(daemon.channel().await);
+    let listed = admin
+        .list_locks(redlockd_client::proto::ListLocksRequest {
+            prefix: "acl".into(),
+            page_size: 10,
+            page_token: String::new(),
+        })
+        .await
+        .expect("ListLocks runs under the ACL")
+        .into_inner();
+    let names: Vec<&str> = listed.locks.iter().map(|l| l.resource.as_str()).collect();
+    assert_eq!(names, ["acl"]);
+    let forced = must_acquire(&mut client, "forced", 2.0, 0.0).await;
+    let reply = admin
+        .force_release(redlockd_client::proto::ForceReleaseRequest {
+            resource: "forced".into(),
+            reason: "the ACL test".into(),
+        })
+        .await
+        .expect("ForceRelease runs under the ACL")
+        .into_inner();
+    assert_eq!(reply.masters_held, 4);
+    assert!(!release(&mut client, &forced).await);
     assert!(release(&mut client, &lease).await);
     // A waiter is woken by the release published under the ACL.
     let first = must_acquire(&mut client, "acl-wake", 2.0, 0.0).await;
