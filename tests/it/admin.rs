@@ -847,3 +847,60 @@ async fn redlockctl_lists_locks_page_by_page_and_force_releases_one() {
     assert!(err.contains("PermissionDenied"), "{err}");
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn list_locks_skips_a_dead_master_and_still_lists_each_lock_once() {
+    let mut cluster = Cluster::start(5);
+    let mut env = test_env(&cluster);
+    env.insert("REDLOCKD__ADMIN__ALLOW_UNAUTHENTICATED".into(), "true".into());
+    let daemon = Daemon::start_with(env).await;
+    let mut client = daemon.client().await;
+    let want: Vec<String> = (0..40).map(|i| format!("dead/{i:02}")).collect();
+    for resource in &want {
+        assert!(
+            client
+                .acquire(acquire(resource, 30_000, ""))
+                .await
+                .unwrap()
+                .into_inner()
+                .acquired
+        );
+    }
+    // The first master, where every lock would be listed, dies.
+    cluster.masters[0].kill();
+    let mut admin = admin(&daemon).await;
+    let mut listed = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = admin
+            .list_locks(ListLocksRequest {
+                prefix: "dead/".into(),
+                page_size: 15,
+                page_token,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        listed.extend(page.locks.into_iter().map(|l| l.resource));
+        page_token = page.next_page_token;
+        if page_token.is_empty() {
+            break;
+        }
+    }
+    listed.sort();
+    assert_eq!(listed, want, "a lock missed or listed twice with a master down");
+    // With a majority down nothing can be said.
+    for i in 1..3 {
+        cluster.masters[i].kill();
+    }
+    let status = admin
+        .list_locks(ListLocksRequest {
+            prefix: "dead/".into(),
+            page_size: 15,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    daemon.stop().await;
+}
