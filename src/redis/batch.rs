@@ -13,7 +13,7 @@ use fred::prelude::{Client, Value};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use super::node::{eval_if_loaded, eval_script};
+use super::eval::{eval_if_loaded, eval_script};
 use super::replies;
 use super::scripts::Script;
 use crate::redlock::node::NodeError;

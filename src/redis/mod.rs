@@ -4,6 +4,7 @@
 
 mod batch;
 pub mod connect;
+mod eval;
 mod listing;
 pub mod node;
 mod probe;

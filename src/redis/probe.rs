@@ -9,7 +9,8 @@ use fred::prelude::{ClientLike, KeysInterface, LuaInterface, Value};
 use fred::types::{ClusterHash, CustomCommand};
 use tokio::time::Instant;
 
-use super::node::{RedisNode, eval_script, node_error};
+use super::eval::{eval_script, node_error};
+use super::node::RedisNode;
 use super::replies;
 use crate::redlock::node::{NodeError, Probed};
 use crate::redlock::standing::{NodeHealth, Observation};

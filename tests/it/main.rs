@@ -6,16 +6,20 @@
 mod support;
 
 mod admin;
+mod audit;
 mod binary;
 mod checker;
 mod client;
 mod controls;
 mod faults;
 mod grpc_redis;
+mod identity;
+mod listing;
 mod operations;
 mod pipeline;
 mod proxy;
 mod quarantine;
+mod quotas;
 mod scripts;
 mod security;
 mod sessions;

@@ -6,6 +6,7 @@ pub mod certs;
 pub mod history;
 pub mod proxy;
 pub mod rig;
+pub mod tenants;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
