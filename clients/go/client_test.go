@@ -73,6 +73,10 @@ func TestClientASecondHolderIsRefusedAndTheNextGetsALargerToken(t *testing.T) {
 	if err != nil || !view.Held || view.Quorum != 3 {
 		t.Fatalf("inspect: %v %v", view, err)
 	}
+	// Who holds it, as a majority of the masters recorded it.
+	if view.Holder == nil || view.Holder.Daemon == "" || view.Holder.FencingToken < first.FencingToken() {
+		t.Fatalf("inspect's holder: %v (the lease's token %d)", view.Holder, first.FencingToken())
+	}
 	if ok, err := first.Extend(ctx, 20*time.Second); !ok || err != nil {
 		t.Fatalf("extend: %v %v", ok, err)
 	}

@@ -140,10 +140,14 @@ def test_a_ttl_outside_the_daemons_range_is_its_invalid_argument(client, resourc
         client.acquire(resource, wait=61)
 
 
-def test_inspect_shows_the_quorum_and_never_the_value(client, resource):
-    lease = client.acquire(resource, ttl=10)
+def test_inspect_shows_the_quorum_the_holder_and_never_the_value(client, resource):
+    lease = client.acquire(resource, ttl=10, owner="pytest")
     view = client.inspect(resource)
     assert view.held and view.agreeing == 5 and view.quorum == 3
+    # Who holds it, as a majority of the masters recorded it.
+    assert view.holder.owner == "pytest" and view.holder.daemon
+    assert view.holder.fencing_token >= lease.fencing_token
+    assert view.holder.since.seconds > 0 and view.holder.ttl.seconds <= 10
     assert lease._value not in str(view)
     lease.release()
     assert not client.inspect(resource).held
