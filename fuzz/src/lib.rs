@@ -324,9 +324,10 @@ pub fn check_reply(reply: &Value) {
             let Value::Array(parts) = reply else {
                 panic!("inspect accepted {reply:?}")
             };
-            let [value, pttl, fence] = parts.as_slice() else {
+            let [value, pttl, fence, readers] = parts.as_slice() else {
                 panic!("inspect accepted {} parts", parts.len())
             };
+            assert_eq!(&Value::Integer(i64::from(view.readers)), readers, "inspect misread the readers");
             // The key holds the value, then (after the first newline) who
             // holds it.
             let held = text(value);
@@ -588,11 +589,11 @@ fn reply_seeds() -> Vec<(String, Vec<u8>)> {
         ("flag-negative", Value::Integer(-1)),
         (
             "inspect-held",
-            Value::Array(vec![s(VALUE), Value::Integer(9_500), s("1700000000000042")]),
+            Value::Array(vec![s(VALUE), Value::Integer(9_500), s("1700000000000042"), Value::Integer(0)]),
         ),
         (
             "inspect-free",
-            Value::Array(vec![Value::Null, Value::Integer(-2), Value::Null]),
+            Value::Array(vec![Value::Null, Value::Integer(-2), Value::Null, Value::Integer(0)]),
         ),
         ("fence", s("1700000000000042")),
         ("time", Value::Array(vec![s("1700000000"), s("123456")])),

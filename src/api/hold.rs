@@ -20,7 +20,7 @@ use crate::api::wire::{wire_lease, wire_outcomes, wire_reason};
 use crate::locks::error::Error;
 use crate::locks::who::{Who, audit};
 use crate::locks::{Locks, SessionGuard};
-use crate::redlock::{Acquired, Lease, Node};
+use crate::redlock::{Acquired, Lease, Mode, Node};
 
 /// How long a new stream may take to send `start`.
 const START_WITHIN: Duration = Duration::from_secs(10);
@@ -34,6 +34,7 @@ struct Plan {
     resource: String,
     /// Its lock name (namespaced by tenant).
     name: String,
+    mode: Mode,
     ttl: Duration,
     wait: Duration,
     max_hold: Duration,
@@ -67,6 +68,7 @@ fn plan(caller: &Caller, start: HoldStart, limits: &Limits, node_timeout: Durati
         ));
     }
     Ok(Plan {
+        mode: request::mode(start.mode)?,
         ttl,
         wait: limits.wait(start.wait)?,
         max_hold: limits.max_hold(start.max_hold)?,
@@ -168,11 +170,12 @@ async fn open<N: Node>(
     let Plan {
         resource,
         name,
+        mode,
         ttl,
         wait,
         max_hold,
     } = plan;
-    match locks.acquire(name, ttl, wait, give_up, &who).await {
+    match locks.acquire(name, (mode, ttl), wait, give_up, &who).await {
         Ok(Acquired::Granted(lease)) => Some(Holding {
             resource,
             ttl,

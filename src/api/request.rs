@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use crate::api::proto::LockMode;
 use crate::config::{LockConfig, show};
 use crate::locks::error::Error;
-use crate::redlock::LockValue;
+use crate::redlock::{LockValue, Mode};
 
 /// Longest resource name, in bytes.
 pub const MAX_RESOURCE_BYTES: usize = 256;
@@ -147,6 +148,21 @@ pub fn resource(s: &str) -> Result<(), Error> {
     printable("resource", s, 1, MAX_RESOURCE_BYTES)
 }
 
+/// A lock mode from the wire (`LockMode`, an open enum there).
+///
+/// # Errors
+/// `InvalidArgument` naming `mode`, for a number outside the enum.
+pub fn mode(wire: i32) -> Result<Mode, Error> {
+    match LockMode::try_from(wire) {
+        Ok(LockMode::Exclusive) => Ok(Mode::Exclusive),
+        Ok(LockMode::Shared) => Ok(Mode::Shared),
+        Err(_) => Err(Error::invalid(
+            "mode",
+            format!("must be LOCK_MODE_EXCLUSIVE (0) or LOCK_MODE_SHARED (1); got {wire}"),
+        )),
+    }
+}
+
 /// A listing's resource prefix: 1–256 bytes of printable UTF-8.
 ///
 /// # Errors
@@ -266,6 +282,17 @@ mod tests {
             "nul\0".into(),
         ] {
             assert_eq!(field_of(resource(&bad).unwrap_err()), "resource", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn modes_outside_the_enum_are_refused_naming_both() {
+        assert_eq!(mode(0), Ok(Mode::Exclusive));
+        assert_eq!(mode(1), Ok(Mode::Shared));
+        for bad in [2, -1, 99] {
+            let err = mode(bad).unwrap_err();
+            assert_eq!(field_of(err.clone()), "mode");
+            assert!(err.to_string().contains("LOCK_MODE_SHARED (1)"), "{err}");
         }
     }
 

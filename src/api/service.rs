@@ -81,6 +81,7 @@ impl<N: Node> LockService<N> {
         let ttl = self.limits.ttl("ttl", req.ttl)?;
         let wait = self.limits.wait(req.wait)?;
         request::owner(&req.owner)?;
+        let mode = request::mode(req.mode)?;
         if self.locks.is_closing() {
             return Err(Error::ShuttingDown);
         }
@@ -94,7 +95,7 @@ impl<N: Node> LockService<N> {
         let who = caller.who(&req.owner);
         let outcome = self
             .locks
-            .acquire(name, ttl, wait, std::future::pending(), &who)
+            .acquire(name, (mode, ttl), wait, std::future::pending(), &who)
             .await?;
         Ok(match outcome {
             Acquired::Granted(lease) => {
@@ -172,6 +173,7 @@ impl<N: Node> LockService<N> {
             holder: view.holder.as_ref().map(wire_holder),
             waiting: waiter_owners.len() as u32,
             waiter_owners,
+            readers: view.readers,
         })
     }
 }

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::api::proto::{FailureReason as WireReason, Holder as WireHolder, Lease as WireLease, NodeOutcome};
-use crate::redlock::{FailureReason, Holder, Lease, NodeVote};
+use crate::api::proto::{FailureReason as WireReason, Holder as WireHolder, Lease as WireLease, LockMode, NodeOutcome};
+use crate::redlock::{FailureReason, Holder, Lease, Mode, NodeVote};
 
 /// What each master said, on the wire.
 pub(crate) fn wire_outcomes(votes: &[NodeVote]) -> Vec<i32> {
@@ -31,6 +31,15 @@ pub(crate) fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> W
         value: lease.value.expose().to_owned(),
         fencing_token: lease.fencing_token,
         validity: Some(wire_duration(validity)),
+        mode: wire_mode(lease.value.mode()).into(),
+    }
+}
+
+/// A lock's mode, on the wire.
+pub(crate) fn wire_mode(mode: Mode) -> LockMode {
+    match mode {
+        Mode::Exclusive => LockMode::Exclusive,
+        Mode::Shared => LockMode::Shared,
     }
 }
 

@@ -67,6 +67,9 @@ pub fn node(config: &Config, url: &str, tls: Option<Tls>) -> RedisNodeConfig {
         reconnect_min_delay: config.redis.reconnect_min_delay,
         reconnect_max_delay: config.redis.reconnect_max_delay,
         node_timeout: config.redis.node_timeout,
+        // A waiting writer tries again within a retry delay plus an
+        // attempt (at most two rounds): the mark outlives that gap.
+        writer_wait: config.lock.retry_delay_max * 2 + config.redis.node_timeout * 4,
     }
 }
 

@@ -26,7 +26,7 @@ use crate::locks::quota::Kind;
 use crate::locks::who::{Who, audit};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
-use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Node};
+use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Mode, Node};
 use crate::telemetry::metrics::{Metrics, Status};
 
 /// Locks over an engine, with local queues and session bookkeeping.
@@ -119,7 +119,13 @@ impl<N: Node> Locks<N> {
         let started = Instant::now();
         let forgotten = self.held.forget(value);
         let streak = forgotten.as_ref().map_or(0, |gone| gone.streak);
-        let outcome = match self.waiters.take_offer(resource, streak) {
+        // A shared holder hands nothing over: others may hold the lock
+        // still (docs/design.md#shared-locks).
+        let offer = match value.mode() {
+            Mode::Exclusive => self.waiters.take_offer(resource, streak),
+            Mode::Shared => None,
+        };
+        let outcome = match offer {
             // The next waiter here gets the lock in one round.
             Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
             // Local waiters must hear it even if none has tried yet.
@@ -178,9 +184,12 @@ impl<N: Node> Locks<N> {
         Ok(old_held)
     }
 
-    /// Takes the lock on `resource`, waiting up to `wait` in the local queue
-    /// and then in Redis. Stops when `give_up` resolves; a lock granted
-    /// after the caller left is released at once.
+    /// Takes the lock on `resource` in `mode`, waiting up to `wait` in the
+    /// local queue and then in Redis. Stops when `give_up` resolves; a lock
+    /// granted after the caller left is released at once. Shared
+    /// acquisitions queue in Redis only (docs/design.md#shared-locks): the
+    /// local queue lets one contender at a time try, and readers go
+    /// together.
     ///
     /// # Errors
     /// `ResourceExhausted` when the queue is full, `QuotaExceeded` past a
@@ -189,7 +198,7 @@ impl<N: Node> Locks<N> {
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         resource: String,
-        ttl: Duration,
+        (mode, ttl): (Mode, Duration),
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
         who: &Who,
@@ -197,7 +206,7 @@ impl<N: Node> Locks<N> {
         let started = Instant::now();
         let outcome = match self.check_quota(who) {
             Ok(()) => {
-                let outcome = self.acquire_unrecorded(resource, ttl, wait, give_up, who).await;
+                let outcome = self.acquire_unrecorded(resource, (mode, ttl), wait, give_up, who).await;
                 if let Ok(Acquired::Granted(lease)) = &outcome {
                     let unit = who.quota.as_ref().map(|q| q.count_one(Kind::LocksHeld));
                     self.held.granted(lease, &who.owner, 0, unit);
@@ -228,7 +237,7 @@ impl<N: Node> Locks<N> {
                 }),
             ),
         };
-        self.metrics.acquired(status, failure, started.elapsed());
+        self.metrics.acquired(mode.label(), status, failure, started.elapsed());
         outcome
     }
 
@@ -250,13 +259,13 @@ impl<N: Node> Locks<N> {
     async fn acquire_unrecorded(
         self: &Arc<Self>,
         resource: String,
-        ttl: Duration,
+        (mode, ttl): (Mode, Duration),
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
         who: &Who,
     ) -> Result<Acquired, Error> {
         let holder = self.engine.holder_tag(&who.tenant, &who.owner);
-        let slot = if wait.is_zero() {
+        let slot = if wait.is_zero() || mode == Mode::Shared {
             None
         } else {
             Some(self.waiters.join(&resource, who)?)
@@ -311,7 +320,7 @@ impl<N: Node> Locks<N> {
                 };
                 locks
                     .engine
-                    .acquire(&resource, ttl, left, stop, head, &holder)
+                    .acquire(&resource, (mode, ttl), left, stop, head, &holder)
                     .await
                     .map_err(Error::from)
             }

@@ -46,8 +46,9 @@ pub(super) struct Batches {
     pub(super) probe_wanted: Arc<Notify>,
     /// The fence counter and the marker.
     pub(super) head_keys: [String; 2],
-    /// This daemon's tag and the release channel.
-    pub(super) head_args: [Value; 2],
+    /// This daemon's tag, the release channel and how long (ms) a lock
+    /// refused by shared holders keeps new ones out.
+    pub(super) head_args: [Value; 3],
     pub(super) node_timeout: Duration,
     /// Where each request's latency and errors go, with this master's
     /// index (`RedisNode::observed`; releases are recorded here, by
@@ -230,7 +231,7 @@ impl Batches {
         let call = || {
             let mut keys = Vec::with_capacity(2 + 2 * requests.len());
             keys.extend(self.head_keys.iter().map(String::as_str));
-            let mut args = Vec::with_capacity(2 + 4 * requests.len());
+            let mut args = Vec::with_capacity(3 + 4 * requests.len());
             args.extend(self.head_args.iter().cloned());
             for (key, waiting, four) in requests {
                 keys.extend([*key, *waiting]);

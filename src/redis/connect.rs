@@ -27,6 +27,10 @@ pub struct RedisNodeConfig {
     pub reconnect_max_delay: Duration,
     /// The engine's per-node bound in a round.
     pub node_timeout: Duration,
+    /// How long an exclusive request refused by shared holders keeps new
+    /// shared holders out (docs/design.md#shared-locks): longer than a
+    /// waiting writer's gap between two attempts.
+    pub writer_wait: Duration,
     /// TLS roots and client certificate for `rediss://`; `None` = system roots.
     pub tls: Option<TlsConnector>,
 }

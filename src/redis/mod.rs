@@ -10,5 +10,6 @@ pub mod node;
 mod probe;
 pub mod replies;
 pub mod scripts;
+pub mod shared;
 pub(crate) mod subscriber;
 pub mod tls;

@@ -21,6 +21,8 @@ use super::scripts::{
     EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, cached_variants,
     released_channel,
 };
+use super::shared::SharedScripts;
+use crate::redlock::Mode;
 use crate::redlock::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
@@ -54,6 +56,8 @@ pub struct RedisNode {
     pub(super) inspect: Script,
     pub(super) views: Script,
     pub(super) force_release: Script,
+    /// The scripts of shared locks (`shared.rs`).
+    pub(super) shared: SharedScripts,
     pub(super) health: Arc<NodeHealth>,
     pub(super) probe_wanted: Arc<Notify>,
     /// The connection generation the scripts were last loaded on.
@@ -113,7 +117,11 @@ impl RedisNode {
             cached_ok,
             probe_wanted: probe_wanted.clone(),
             head_keys: [fence_key.clone(), marker_key.clone()],
-            head_args: [waiter_tag.clone(), Value::from(released_channel(&config.key_prefix))],
+            head_args: [
+                waiter_tag.clone(),
+                Value::from(released_channel(&config.key_prefix)),
+                ttl_arg(config.writer_wait),
+            ],
             node_timeout: config.node_timeout,
             observer: OnceLock::new(),
             idle: Notify::new(),
@@ -137,6 +145,7 @@ impl RedisNode {
             inspect: Script::new(INSPECT),
             views: Script::new(VIEWS),
             force_release: Script::new(FORCE_RELEASE),
+            shared: SharedScripts::new(),
             health,
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
@@ -179,7 +188,7 @@ impl RedisNode {
     /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
     /// `<prefix>:waiting:<name>`, apart from every lock key (those go on
     /// with `lock:` or `tenant:`).
-    fn waiting_key(&self, key: &str) -> String {
+    pub(super) fn waiting_key(&self, key: &str) -> String {
         let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
         // One allocation of the right size (not `format!`): five per lock
         // request (docs/performance.md, workload (b)).
@@ -204,11 +213,34 @@ impl RedisNode {
     /// as this master's. (The one-lock scripts: their keys and arguments are
     /// copied for a possible NOSCRIPT retry; the batches build theirs twice
     /// instead, `Batches::call`.)
-    async fn eval_observed(&self, script: &Script, keys: Vec<&str>, args: Vec<Value>) -> Result<Value, NodeError> {
+    pub(super) async fn eval_observed(
+        &self,
+        script: &Script,
+        keys: Vec<&str>,
+        args: Vec<Value>,
+    ) -> Result<Value, NodeError> {
         let timing = self.timing();
         let answer = eval_script(&self.client, script, || (keys.clone(), args.clone())).await;
         timing.answered(answer.is_ok());
         answer
+    }
+
+    /// `Node::extend` for exclusive locks: EXTEND, one call.
+    pub(super) async fn extend_exclusive(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+        let keys = locks.iter().map(|lock| lock.key).collect();
+        let mut args = Vec::with_capacity(locks.len() * 2);
+        for lock in locks {
+            args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
+        }
+        // The engine's timeout (node_timeout) ends the wait; the command
+        // itself runs with fred's defaults (see `eval_script`).
+        let reply = self.eval_observed(&self.extend, keys, args).await?;
+        replies::flags(reply, locks.len())
+    }
+
+    /// The release channel (as the batches announce on it).
+    pub(super) fn release_channel(&self) -> Value {
+        self.batches.head_args[1].clone()
     }
 
     /// Starts timing one request to this master: its latency is recorded
@@ -244,20 +276,11 @@ impl Node for RedisNode {
         let answer = self.batches.request(key, self.waiting_key(key), args).await;
         let locked = answer.and_then(replies::locked);
         timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
-        let unverified = match locked? {
-            Locked::Granted(counter) => return Ok(Some(counter)),
-            Locked::Taken => return Ok(None),
-            Locked::NotVerified => "UNVERIFIED node not verified since its data was lost or it started",
-            Locked::Changed => "UNVERIFIED node restarted or failed over since it was verified",
-            Locked::CounterFull => {
-                return Err(NodeError(
-                    "COUNTER the fence counter would reach 2^53 (docs/design.md#the-lock-on-one-master keeps it below); nothing granted".into(),
-                ));
-            }
-        };
-        self.health.invalidate();
-        self.probe_wanted.notify_one();
-        Err(NodeError(unverified.into()))
+        self.counted_grant(locked?)
+    }
+
+    async fn try_share(&self, key: &str, value: &str, ttl: Duration, _: &str) -> Result<Option<u64>, NodeError> {
+        self.share(key, value, ttl).await
     }
 
     async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration, holder: &str) -> Result<Swap, NodeError> {
@@ -292,23 +315,24 @@ impl Node for RedisNode {
     }
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
+        if Mode::of(value) == Mode::Shared {
+            return self.publish_shared_fence(key, value, counter).await;
+        }
         let args = vec![value.into(), Value::from(counter.to_string())];
         replies::flag(self.eval(&self.publish_fence, key, args).await?)
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        let keys = locks.iter().map(|lock| lock.key).collect();
-        let mut args = Vec::with_capacity(locks.len() * 2);
-        for lock in locks {
-            args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
+        if locks.iter().any(|lock| Mode::of(lock.value) == Mode::Shared) {
+            return self.extend_mixed(locks).await;
         }
-        // The engine's timeout (node_timeout) ends the wait; the command
-        // itself runs with fred's defaults (see `eval_script`).
-        let reply = self.eval_observed(&self.extend, keys, args).await?;
-        replies::flags(reply, locks.len())
+        self.extend_exclusive(locks).await
     }
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
+        if Mode::of(value) == Mode::Shared {
+            return self.unlock_shared(key, value, announce).await;
+        }
         let when = match announce {
             Announce::No => "",
             Announce::IfWaited => "waited",
@@ -326,7 +350,9 @@ impl Node for RedisNode {
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
-        replies::inspect(self.eval(&self.inspect, key, Vec::new()).await?)
+        let readers = self.readers_key(key);
+        let keys = vec![key, self.fence_key.as_str(), readers.as_str()];
+        replies::inspect(self.eval_observed(&self.inspect, keys, Vec::new()).await?)
     }
 
     async fn views(&self, keys: &[String]) -> Result<Vec<KeyView>, NodeError> {
@@ -346,8 +372,9 @@ impl Node for RedisNode {
     }
 
     async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {
-        // The release channel, as the batches announce on it.
-        let channel = self.batches.head_args[1].clone();
-        replies::flag(self.eval(&self.force_release, key, vec![channel]).await?)
+        replies::flag(
+            self.eval(&self.force_release, key, vec![self.release_channel()])
+                .await?,
+        )
     }
 }

@@ -154,24 +154,30 @@ pub fn flag(reply: Value) -> Result<bool, NodeError> {
     }
 }
 
-/// `INSPECT`: `{value or nil, PTTL in ms, fence counter or nil}`. A negative
-/// PTTL (-2: no key, -1: no expiry) is no time left.
+/// `INSPECT`: `{value or nil, PTTL in ms, fence counter or nil, live
+/// readers}`. A negative PTTL (-2: no key, -1: no expiry) is no time left.
 ///
 /// # Errors
-/// Anything but an array of those three.
+/// Anything but an array of those four.
 pub fn inspect(reply: Value) -> Result<KeyView, NodeError> {
     let parts = match reply {
         Value::Array(parts) => parts,
         other => return Err(NodeError(format!("unexpected inspect reply: {}", describe(&other)))),
     };
-    let [held, pttl, fence] = <[Value; 3]>::try_from(parts).map_err(|parts| {
+    let [held, pttl, fence, readers] = <[Value; 4]>::try_from(parts).map_err(|parts| {
         NodeError(format!(
-            "unexpected inspect reply: {} elements (expected the lock key, PTTL, fence counter)",
+            "unexpected inspect reply: {} elements (expected the lock key, PTTL, fence counter, readers)",
             parts.len()
         ))
     })?;
+    let readers = match readers {
+        Value::Integer(n) => u32::try_from(n).ok(),
+        _ => None,
+    }
+    .ok_or_else(|| NodeError("unexpected inspect reply: the readers are not a count".into()))?;
     Ok(KeyView {
         fence: counter(fence, "inspect reply: the fence counter")?,
+        readers,
         ..view(held, pttl, "inspect reply")?
     })
 }
@@ -202,6 +208,7 @@ pub(super) fn view(held: Value, pttl: Value, what: &str) -> Result<KeyView, Node
         ttl,
         fence: None,
         holder,
+        readers: 0,
     })
 }
 

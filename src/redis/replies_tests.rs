@@ -99,6 +99,7 @@ fn inspect_reads_value_record_ttl_and_fence() {
         s("abc\n7\n9\nd\nt\no"),
         Value::Integer(1500),
         s("1700000000000042"),
+        Value::Integer(0),
     ]);
     assert_eq!(
         inspect(held),
@@ -107,10 +108,11 @@ fn inspect_reads_value_record_ttl_and_fence() {
             ttl: Some(Duration::from_millis(1500)),
             fence: Some(1_700_000_000_000_042),
             holder: Some("7\n9\nd\nt\no".into()),
+            readers: 0,
         })
     );
     // Missing key (-2) on a node with no counter yet; Lua false is nil.
-    let free = array(vec![Value::Null, Value::Integer(-2), Value::Null]);
+    let free = array(vec![Value::Null, Value::Integer(-2), Value::Null, Value::Integer(0)]);
     assert_eq!(inspect(free), Ok(KeyView::default()));
     // A key without expiry (-1) has no time left to report; a key from
     // before holder records has none.
@@ -118,6 +120,7 @@ fn inspect_reads_value_record_ttl_and_fence() {
         Value::Bytes(Bytes::from_static(b"v")),
         Value::Integer(-1),
         Value::Integer(7),
+        Value::Integer(3),
     ]);
     assert_eq!(
         inspect(forever),
@@ -126,6 +129,7 @@ fn inspect_reads_value_record_ttl_and_fence() {
             ttl: None,
             fence: Some(7),
             holder: None,
+            readers: 3,
         })
     );
 }
@@ -147,9 +151,14 @@ fn inspect_refuses_other_shapes_without_showing_the_value() {
             ]),
             "5 elements",
         ),
-        (array(vec![s(secret), s("5"), Value::Null]), "PTTL"),
+        (array(vec![s(secret), s("5"), Value::Null, Value::Integer(0)]), "PTTL"),
         (
-            array(vec![Value::Integer(3), Value::Integer(5), Value::Null]),
+            array(vec![
+                Value::Integer(3),
+                Value::Integer(5),
+                Value::Null,
+                Value::Integer(0),
+            ]),
             "lock value",
         ),
         (
@@ -157,12 +166,36 @@ fn inspect_refuses_other_shapes_without_showing_the_value() {
                 Value::Bytes(Bytes::from_static(&[0xff])),
                 Value::Integer(5),
                 Value::Null,
+                Value::Integer(0),
             ]),
             "not UTF-8",
         ),
-        (array(vec![s(secret), Value::Integer(5), s("-3")]), "fence counter"),
-        (array(vec![s(secret), Value::Integer(5), Value::Integer(-3)]), "-3"),
-        (array(vec![s(secret), Value::Integer(5), s("1e5")]), "fence counter"),
+        (
+            array(vec![s(secret), Value::Integer(5), s("-3"), Value::Integer(0)]),
+            "fence counter",
+        ),
+        (
+            array(vec![
+                s(secret),
+                Value::Integer(5),
+                Value::Integer(-3),
+                Value::Integer(0),
+            ]),
+            "-3",
+        ),
+        (
+            array(vec![s(secret), Value::Integer(5), s("1e5"), Value::Integer(0)]),
+            "fence counter",
+        ),
+        (
+            array(vec![s(secret), Value::Integer(5), Value::Null, Value::Integer(-1)]),
+            "readers",
+        ),
+        (
+            array(vec![s(secret), Value::Integer(5), Value::Null, s("2")]),
+            "readers",
+        ),
+        (array(vec![s(secret), Value::Integer(5), Value::Null]), "3 elements"),
     ];
     for (reply, expected) in cases {
         let e = err(inspect(reply));

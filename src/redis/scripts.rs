@@ -14,6 +14,7 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 "
     };
 }
+pub(super) use run_id_from_info;
 
 /// Round-1 locks and releases for one master, a batch of them in one call,
 /// applied in the order they were asked for (docs/performance.md, workload (b)): requests that
@@ -23,12 +24,14 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 ///
 /// KEYS[1] is the fence counter, KEYS[2] the marker; request i has
 /// KEYS[2i+1] (its lock key) and KEYS[2i+2] (the lock's waiting mark).
-/// ARGV[1] is this daemon's tag, ARGV[2] the release channel; request i has
-/// ARGV[4i-1] (`L` lock or `U` release), ARGV[4i] (the value), ARGV[4i+1]
-/// (a lock's TTL in ms; a release's announcement: empty (never), `waited`
-/// or `always`) and ARGV[4i+2] (a lock's holder tag,
+/// ARGV[1] is this daemon's tag, ARGV[2] the release channel, ARGV[3] how
+/// long (ms) a lock refused by shared holders keeps new ones out; request i
+/// has ARGV[4i] (`L` lock or `U` release), ARGV[4i+1] (the value),
+/// ARGV[4i+2] (a lock's TTL in ms; a release's announcement: empty
+/// (never), `waited` or `always`) and ARGV[4i+3] (a lock's holder tag,
 /// `daemon\ntenant\nowner`; empty for a release). Replies one integer per
-/// request, in order.
+/// request, in order. (Exclusive values only: shared ones go by
+/// `shared.rs`.)
 ///
 /// A lock key holds the value, then (after `\n`) who holds it
 /// (docs/design.md#who-holds-it): `value\ncounter\ngranted_ms\n` + the tag.
@@ -58,7 +61,9 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 ///   grants), and the refusal marks the lock as waited for (for the TTL
 ///   asked plus the longest retry delay), so its release is announced; the
 ///   mark names who waits: this daemon's tag, or `*` once a second daemon
-///   was refused (see HAND_OFF). "Already mine" counts as success so a
+///   was refused (see HAND_OFF). A lock refused by shared holders writes
+///   before it until when new shared holders are refused (`W<ms>:`, on
+///   the master's clock; docs/design.md#shared-locks). "Already mine" counts as success so a
 ///   re-sent command is harmless; it takes a fresh counter value, which
 ///   keeps every counter value handed out once, and records it (the TTL
 ///   kept).
@@ -74,7 +79,7 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 /// `TIME` and the counter's `SET`), a release a `GET` and a `DEL`.
 pub const ROUND: &str = concat!(
     r"
-local tag, channel = ARGV[1], ARGV[2]
+local tag, channel, writer_wait = ARGV[1], ARGV[2], ARGV[3]
 local replies = {}
 local verified = nil
 local marker, stored = nil, nil
@@ -82,7 +87,7 @@ local counter = nil
 local clock, now_ms = nil, nil
 for i = 1, (#KEYS - 2) / 2 do
   local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
-  local kind, value, extra = ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
+  local kind, value, extra = ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2]
   if kind == 'U' then
     local held = redis.call('GET', key)
     if not held or string.sub(held, 1, #value) ~= value then
@@ -124,7 +129,7 @@ for i = 1, (#KEYS - 2) / 2 do
       else
         following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
       end
-      holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 2]
+      holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 3]
     end
     if following ~= nil and following < 9007199254740992
         and redis.call('SET', key, holding, 'NX', 'PX', extra) then
@@ -137,6 +142,11 @@ for i = 1, (#KEYS - 2) / 2 do
         local who = tag
         if found[2] ~= false and found[2] ~= tag then
           who = '*'
+        end
+        if string.sub(held, 1, 7) == '\tshared' then
+          local t = redis.call('TIME')
+          local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(writer_wait)
+          who = string.format('W%d:', until_ms) .. who
         end
         redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
         replies[i] = 0
@@ -238,9 +248,13 @@ return 1
 ";
 
 /// Introspection: the lock key (its value and holder record), its time
-/// left (ms) and the fence counter.
+/// left (ms), the fence counter (KEYS[2]) and how many shared holders
+/// (KEYS[3]) are alive on the master's clock.
 pub const INSPECT: &str = r"
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
+  redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')}
 ";
 
 /// Listing (docs/design.md#listing-and-force-release): for each lock key
@@ -325,6 +339,7 @@ pub fn released_channel(key_prefix: &str) -> String {
 }
 
 /// A Lua script and its SHA-1, computed once.
+#[derive(Clone)]
 pub struct Script {
     /// The Lua source, for SCRIPT LOAD.
     pub lua: String,

@@ -14,7 +14,7 @@ use super::fanout::gather;
 use super::node::{Announce, Node, Standing};
 use super::quorum::{self, Decision, Minted};
 use super::vote::{Acquired, FailureReason, NodeVote, summarize};
-use super::{Engine, Error, Lease, LockValue};
+use super::{Engine, Error, Lease, LockValue, Mode};
 
 /// How a single attempt failed, with what the nodes said in round 1.
 pub(super) enum Attempt {
@@ -45,6 +45,8 @@ impl<N: Node> Engine<N> {
     /// attempt is never abandoned half-way with keys left behind). `head`
     /// is given when the caller heads a local queue (see `Head`). `holder`
     /// (`Engine::holder_tag`) is recorded with the lock on each master.
+    /// A `Mode::Shared` lock is held with others of its mode
+    /// (docs/design.md#shared-locks).
     ///
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum
@@ -52,7 +54,7 @@ impl<N: Node> Engine<N> {
     pub async fn acquire<H: Future<Output = Lease>>(
         &self,
         resource: &str,
-        ttl: Duration,
+        (mode, ttl): (Mode, Duration),
         wait: Duration,
         give_up: impl Future<Output = ()>,
         head: Option<Head<'_, H>>,
@@ -99,7 +101,7 @@ impl<N: Node> Engine<N> {
                     }
                 }
                 attempts += 1;
-                let value = LockValue::random();
+                let value = LockValue::random_for(mode);
                 let failure = match self.attempt(&key, &value, ttl, holder).await {
                     Ok((fencing_token, validity)) => {
                         let lease = Lease {
@@ -223,7 +225,13 @@ impl<N: Node> Engine<N> {
         }
 
         match quorum::validity(ttl, t0.elapsed(), self.config.drift_factor) {
-            Some(validity) if validity >= self.config.min_validity => Ok((minted.token(), validity)),
+            Some(validity) if validity >= self.config.min_validity => Ok((
+                match value.mode() {
+                    Mode::Exclusive => minted.token(),
+                    Mode::Shared => minted.read_token(),
+                },
+                validity,
+            )),
             left => Err(Attempt::Failed(
                 FailureReason::ValidityUsedUp {
                     left: left.unwrap_or_default(),
@@ -233,7 +241,8 @@ impl<N: Node> Engine<N> {
         }
     }
 
-    /// Sends the acquire script to every node; one vote per node, in order.
+    /// Sends the acquire script to every node (the shared one for a shared
+    /// value); one vote per node, in order.
     async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration, holder: &str) -> Vec<NodeVote> {
         let calls = self.nodes.iter().map(|node| async move {
             match node.standing() {
@@ -242,7 +251,11 @@ impl<N: Node> Engine<N> {
                 Standing::Unverified => return NodeVote::Unusable("not verified yet".into()),
                 Standing::Failed { reason, .. } => return NodeVote::Unusable(reason),
             }
-            match node.try_lock(key, value.expose(), ttl, holder).await {
+            let locked = match value.mode() {
+                Mode::Exclusive => node.try_lock(key, value.expose(), ttl, holder).await,
+                Mode::Shared => node.try_share(key, value.expose(), ttl, holder).await,
+            };
+            match locked {
                 Ok(Some(counter)) => NodeVote::Granted(counter),
                 Ok(None) => NodeVote::Taken,
                 Err(e) => NodeVote::Errored(e.0),

@@ -40,7 +40,7 @@ fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Vec<FakeNode>
 
 async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
     engine
-        .acquire(resource, TTL, Duration::ZERO, pending(), ALONE, "")
+        .acquire(resource, (Mode::Exclusive, TTL), Duration::ZERO, pending(), ALONE, "")
         .await
 }
 
@@ -163,7 +163,9 @@ async fn nodes_left_out_when_the_limit_ran_out_timed_out() {
     // Granted by three at the limit, but the TTL is used up by then, so
     // the attempt fails and says what each node did.
     let ttl = NODE_TIMEOUT + Duration::from_millis(2);
-    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE, "").await;
+    let outcome = engine
+        .acquire("r", (Mode::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
+        .await;
     let Ok(Acquired::NotGranted { votes, .. }) = outcome else {
         panic!("expected a failed attempt, got {outcome:?}");
     };
@@ -178,7 +180,9 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
         node.set_fault(Fault::Slow(Duration::from_millis(45)));
     }
     let ttl = Duration::from_millis(40);
-    let outcome = engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE, "").await;
+    let outcome = engine
+        .acquire("r", (Mode::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
+        .await;
     let Ok(Acquired::NotGranted {
         reason: FailureReason::ValidityUsedUp { left: Duration::ZERO },
         attempts: 1,
@@ -313,7 +317,14 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
         let engine = engine.clone();
         tokio::spawn(async move {
             engine
-                .acquire("r", TTL, Duration::from_secs(5), pending(), ALONE, "")
+                .acquire(
+                    "r",
+                    (Mode::Exclusive, TTL),
+                    Duration::from_secs(5),
+                    pending(),
+                    ALONE,
+                    "",
+                )
                 .await
         })
     };
@@ -331,7 +342,14 @@ async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
     let (engine, _) = cluster(&[0; 5]);
     lease(once(&engine, "r").await);
     let outcome = engine
-        .acquire("r", TTL, Duration::from_secs(1), pending(), ALONE, "")
+        .acquire(
+            "r",
+            (Mode::Exclusive, TTL),
+            Duration::from_secs(1),
+            pending(),
+            ALONE,
+            "",
+        )
         .await;
     match outcome {
         Ok(Acquired::NotGranted { reason, attempts, .. }) => {
@@ -346,7 +364,11 @@ async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
 async fn extend_keeps_the_lock_and_is_refused_after_expiry() {
     let (engine, _) = cluster(&[0; 5]);
     let ttl = Duration::from_secs(1);
-    let lease = lease(engine.acquire("r", ttl, Duration::ZERO, pending(), ALONE, "").await);
+    let lease = lease(
+        engine
+            .acquire("r", (Mode::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
+            .await,
+    );
     tokio::time::sleep(Duration::from_millis(800)).await;
     let validity = engine.extend("r", &lease.value, ttl).await.unwrap();
     assert_eq!(validity, Some(ttl - Duration::from_millis(12)));
@@ -577,7 +599,7 @@ async fn give_up_stops_the_wait_and_leaves_nothing_held() {
     let first = lease(once(&engine, "r").await);
     let give_up = tokio::time::sleep(Duration::from_millis(500));
     let outcome = engine
-        .acquire("r", TTL, Duration::from_secs(30), give_up, ALONE, "")
+        .acquire("r", (Mode::Exclusive, TTL), Duration::from_secs(30), give_up, ALONE, "")
         .await;
     assert_eq!(outcome, Err(Error::Cancelled));
     let key = engine.lock_key("r");
@@ -767,7 +789,14 @@ async fn as_yielding_head(
     };
     lease(
         engine
-            .acquire("r", TTL, Duration::from_secs(5), pending(), Some(head), "")
+            .acquire(
+                "r",
+                (Mode::Exclusive, TTL),
+                Duration::from_secs(5),
+                pending(),
+                Some(head),
+                "",
+            )
             .await,
     )
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::node::{Announce, Extension, KeyView, Node, NodeError, Standing, Swap};
+use super::Mode;
+use super::node::{Announce, Extension, KeyView, Node, NodeError, SHARED_MARK, Standing, Swap};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +40,12 @@ struct State {
     /// (`mark_waited_elsewhere`), until an announcing unlock. This node's
     /// own refusals are its daemon's: they do not count (as in Redis).
     waited: std::collections::HashSet<String>,
+    /// Shared holders by key, each until its deadline; the key itself
+    /// holds `SHARED_MARK` until the last one's.
+    readers: HashMap<String, HashMap<String, Instant>>,
+    /// Until when an exclusive attempt refused by readers keeps new
+    /// readers out, by key.
+    writer_waits: HashMap<String, Instant>,
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -133,8 +140,40 @@ impl FakeNode {
     }
 }
 
+/// Whether `value` holds `key` (for a shared value: among its readers).
 fn holds(state: &State, key: &str, value: &str) -> bool {
-    state.keys.get(key).is_some_and(|(v, _)| v == value)
+    match Mode::of(value) {
+        Mode::Exclusive => state.keys.get(key).is_some_and(|(v, _)| v == value),
+        Mode::Shared => {
+            state.keys.get(key).is_some_and(|(v, _)| v == SHARED_MARK)
+                && (state.readers.get(key))
+                    .and_then(|r| r.get(value))
+                    .is_some_and(|until| *until > Instant::now())
+        }
+    }
+}
+
+/// How long a refused exclusive attempt keeps new readers out in the fake.
+const WRITER_WAIT: Duration = Duration::from_millis(500);
+
+impl State {
+    /// Drops expired readers of `key`; sets the key's mark to live until
+    /// the last one's deadline, or removes it with none left.
+    fn settle_readers(&mut self, key: &str, now: Instant) {
+        let readers = self.readers.entry(key.to_owned()).or_default();
+        readers.retain(|_, until| *until > now);
+        match readers.values().max().copied() {
+            Some(last) => {
+                self.keys.insert(key.to_owned(), (SHARED_MARK.to_owned(), last));
+            }
+            None => {
+                self.readers.remove(key);
+                if self.keys.get(key).is_some_and(|(v, _)| v == SHARED_MARK) {
+                    self.keys.remove(key);
+                }
+            }
+        }
+    }
 }
 
 impl Node for FakeNode {
@@ -150,7 +189,10 @@ impl Node for FakeNode {
         self.call(|state, now| {
             state.tries += 1;
             if !holds(state, key, value) {
-                if state.keys.contains_key(key) {
+                if let Some((held, _)) = state.keys.get(key) {
+                    if held == SHARED_MARK {
+                        state.writer_waits.insert(key.to_owned(), now + WRITER_WAIT);
+                    }
                     return None;
                 }
                 state.keys.insert(key.to_owned(), (value.to_owned(), now + ttl));
@@ -159,6 +201,29 @@ impl Node for FakeNode {
             state.counter = Some(next);
             state.records.insert(key.to_owned(), format!("{next}\n0\n{holder}"));
             Some(next)
+        })
+        .await
+    }
+
+    async fn try_share(&self, key: &str, value: &str, ttl: Duration, _: &str) -> Result<Option<u64>, NodeError> {
+        self.call(|state, now| {
+            state.tries += 1;
+            let writer_waits = state.writer_waits.get(key).is_some_and(|until| *until > now);
+            match state.keys.get(key) {
+                Some((held, _)) if held != SHARED_MARK => return None,
+                Some(_) if writer_waits && !holds(state, key, value) => return None,
+                None => {
+                    state.readers.remove(key);
+                }
+                Some(_) => {}
+            }
+            state
+                .readers
+                .entry(key.to_owned())
+                .or_default()
+                .insert(value.to_owned(), now + ttl);
+            state.settle_readers(key, now);
+            Some(*state.counter.get_or_insert(1))
         })
         .await
     }
@@ -205,7 +270,11 @@ impl Node for FakeNode {
                 .iter()
                 .map(|lock| {
                     let held = holds(state, lock.key, lock.value);
-                    if held {
+                    if held && Mode::of(lock.value) == Mode::Shared {
+                        let readers = state.readers.entry(lock.key.to_owned()).or_default();
+                        readers.insert(lock.value.to_owned(), now + lock.ttl);
+                        state.settle_readers(lock.key, now);
+                    } else if held {
                         state
                             .keys
                             .insert(lock.key.to_owned(), (lock.value.to_owned(), now + lock.ttl));
@@ -223,9 +292,17 @@ impl Node for FakeNode {
         // done (after a `Slow` delay too) even when nobody waits for it.
         let (node, key, value) = (self.clone(), key.to_owned(), value.to_owned());
         let unlock = tokio::spawn(async move {
-            node.call(|state, _| {
+            node.call(|state, now| {
                 let held = holds(state, &key, &value);
-                if held {
+                if held && Mode::of(&value) == Mode::Shared {
+                    if let Some(readers) = state.readers.get_mut(&key) {
+                        readers.remove(&value);
+                    }
+                    state.settle_readers(&key, now);
+                    if !state.keys.contains_key(&key) && announce != Announce::No {
+                        state.waited.remove(&key);
+                    }
+                } else if held {
                     state.keys.remove(&key);
                     // Like ROUND: an announcing release clears the mark.
                     if announce != Announce::No {
@@ -249,6 +326,7 @@ impl Node for FakeNode {
                 ttl: held.map(|(_, expires)| expires.saturating_duration_since(now)),
                 fence: state.counter,
                 holder: held.and_then(|_| state.records.get(key).cloned()),
+                readers: (state.readers.get(key)).map_or(0, |r| r.values().filter(|u| **u > now).count() as u32),
             }
         })
         .await
@@ -259,6 +337,7 @@ impl Node for FakeNode {
         for key in keys {
             views.push(KeyView {
                 fence: None,
+                readers: 0,
                 ..self.inspect(key).await?
             });
         }
@@ -281,6 +360,7 @@ impl Node for FakeNode {
         self.call(|state, _| {
             state.records.remove(key);
             state.waited.remove(key);
+            state.readers.remove(key);
             state.keys.remove(key).is_some()
         })
         .await

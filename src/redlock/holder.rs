@@ -128,6 +128,7 @@ mod tests {
             ttl: Some(Duration::from_millis(ttl_ms)),
             fence: None,
             holder: record.map(str::to_owned),
+            readers: 0,
         })
     }
 

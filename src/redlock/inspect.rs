@@ -4,7 +4,7 @@
 use futures::future::join_all;
 use tokio::time::timeout;
 
-use super::node::{KeyView, Node};
+use super::node::{KeyView, Node, SHARED_MARK};
 use super::vote::{Inspection, NodeInspection};
 use super::{Engine, holder, quorum};
 
@@ -41,9 +41,20 @@ impl<N: Node> Engine<N> {
                 fence: view.as_ref().and_then(|v| v.fence),
             })
             .collect();
+        let held = quorum::majority(agreeing, self.nodes.len());
+        // Readers as the quorum-th master counts them: a majority sees at
+        // least that many.
+        let mut readers: Vec<u32> = views.iter().flatten().map(|v| v.readers).collect();
+        readers.sort_unstable_by(|a, b| b.cmp(a));
+        let shared = held && majority == Some(SHARED_MARK);
         Inspection {
-            holder: holder::agreed(&views),
-            held: quorum::majority(agreeing, self.nodes.len()),
+            readers: if shared {
+                readers.get(self.quorum() - 1).copied().unwrap_or(0)
+            } else {
+                0
+            },
+            holder: holder::agreed(&views).filter(|_| !shared),
+            held,
             agreeing,
             quorum: self.quorum(),
             nodes,

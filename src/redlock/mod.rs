@@ -22,6 +22,8 @@ pub mod node;
 pub(crate) mod observer;
 pub(crate) mod quorum;
 mod release;
+#[cfg(test)]
+mod shared_tests;
 pub mod standing;
 pub(crate) mod vote;
 
@@ -69,13 +71,48 @@ fn os_random_bytes() -> [u8; VALUE_BYTES] {
     })
 }
 
+/// How a lock is held (docs/design.md#shared-locks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// One holder at a time (a writer).
+    #[default]
+    Exclusive,
+    /// Any number of holders at once while no exclusive holder has it (readers).
+    Shared,
+}
+
+impl Mode {
+    /// The mode a lock value was issued for: a shared lock's value starts
+    /// with `r`, an exclusive one's is plain hex.
+    pub fn of(value: &str) -> Mode {
+        if value.starts_with(SHARED_VALUE_START) {
+            Mode::Shared
+        } else {
+            Mode::Exclusive
+        }
+    }
+
+    /// A bounded name for metrics and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Exclusive => "exclusive",
+            Mode::Shared => "shared",
+        }
+    }
+}
+
+/// The first character of a shared lock's value (never a hex digit).
+const SHARED_VALUE_START: char = 'r';
+
 /// The secret that proves ownership of one acquisition: 40 lowercase hex
-/// characters. `Debug` and `Display` hide it, so it cannot reach a log line.
+/// characters, after an `r` for a shared lock (so the value says how it is
+/// held: `Mode::of`). `Debug` and `Display` hide it, so it cannot reach a
+/// log line.
 #[derive(Clone, PartialEq, Eq)]
 pub struct LockValue(String);
 
 impl LockValue {
-    /// A fresh value from the operating system's CSPRNG.
+    /// A fresh exclusive value from the operating system's CSPRNG.
     ///
     /// # Panics
     /// When the OS has no randomness to give (no lock can be safe then).
@@ -83,22 +120,40 @@ impl LockValue {
         LockValue(hex::encode(os_random_bytes()))
     }
 
+    /// A fresh value for a lock held in `mode`.
+    ///
+    /// # Panics
+    /// As `random`.
+    pub fn random_for(mode: Mode) -> LockValue {
+        let hex = hex::encode(os_random_bytes());
+        match mode {
+            Mode::Exclusive => LockValue(hex),
+            Mode::Shared => LockValue(format!("{SHARED_VALUE_START}{hex}")),
+        }
+    }
+
     /// Accepts a value in the format this daemon issues.
     ///
     /// # Errors
     /// A message saying what the format is, when `s` is not in it.
     pub fn parse(s: &str) -> Result<LockValue, String> {
+        let hex = s.strip_prefix(SHARED_VALUE_START).unwrap_or(s);
         let well_formed =
-            s.len() == 2 * VALUE_BYTES && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            hex.len() == 2 * VALUE_BYTES && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if well_formed {
             Ok(LockValue(s.to_owned()))
         } else {
             Err(format!(
-                "must be the {} lowercase hex characters Acquire returned (got {} bytes)",
+                "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock (got {} bytes)",
                 2 * VALUE_BYTES,
                 s.len()
             ))
         }
+    }
+
+    /// How the lock this value holds is held.
+    pub fn mode(&self) -> Mode {
+        Mode::of(&self.0)
     }
 
     /// The value itself, for the wire and the scripts.
@@ -150,8 +205,27 @@ mod tests {
     }
 
     #[test]
+    fn a_value_says_its_mode() {
+        let shared = LockValue::random_for(Mode::Shared);
+        assert_eq!((shared.mode(), shared.expose().len()), (Mode::Shared, 41));
+        assert_eq!(LockValue::parse(shared.expose()), Ok(shared.clone()));
+        assert_eq!(LockValue::random_for(Mode::Exclusive).mode(), Mode::Exclusive);
+        assert_eq!(LockValue::random().mode(), Mode::Exclusive);
+    }
+
+    #[test]
     fn values_in_another_format_are_refused() {
-        for bad in ["", "abc", &"A".repeat(40), &"g".repeat(40), &"a".repeat(41)] {
+        let after_r = format!("r{}", "a".repeat(41));
+        for bad in [
+            "",
+            "abc",
+            &"A".repeat(40),
+            &"g".repeat(40),
+            &"a".repeat(41),
+            "r",
+            &after_r,
+            &format!("x{}", "a".repeat(40)),
+        ] {
             assert!(LockValue::parse(bad).is_err(), "{bad:?} was accepted");
         }
     }

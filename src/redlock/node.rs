@@ -54,6 +54,23 @@ pub trait Node: Send + Sync + 'static {
         holder: &str,
     ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
 
+    /// Round 1 of a shared lock (docs/design.md#shared-locks): add `value`
+    /// (a `Mode::Shared` value) to the key's readers until `ttl` from now on
+    /// the node's clock, when no exclusive holder has the key and no
+    /// exclusive waiter was refused lately; return the node's fence counter
+    /// without advancing it (seeded as `try_lock` seeds it). `Ok(None)`
+    /// when refused. Already a reader counts as success.
+    ///
+    /// `publish_fence`, `extend` and `unlock` take shared values too: the
+    /// value says its mode (`Mode::of`), and the node acts on the readers.
+    fn try_share(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
+
     /// Hand-off: atomically release `old` and lock `new` for `ttl` (when
     /// `key` holds `old`, is free, or already holds `new`), advancing the
     /// fence counter as `try_lock` does. Returns whether `old` held the key,
@@ -144,7 +161,14 @@ pub struct KeyView {
     pub fence: Option<u64>,
     /// The holder record kept with the value (`counter\ngranted_ms\ndaemon\ntenant\nowner`).
     pub holder: Option<String>,
+    /// Shared holders alive now (docs/design.md#shared-locks); 0 for
+    /// listing.
+    pub readers: u32,
 }
+
+/// What a lock key holds while shared holders have it (docs/design.md#shared-locks): no
+/// value starts with a tab.
+pub const SHARED_MARK: &str = "\tshared";
 
 /// Whether a release is published on the release channel (docs/design.md#waiting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -66,6 +66,14 @@ impl Minted {
     pub(crate) fn token(&self) -> u64 {
         fencing_token(self.max, self.at_max[0])
     }
+
+    /// A shared holder's token (docs/design.md#shared-locks): `max` with
+    /// the highest index, so it is at least every exclusive token minted
+    /// from a counter up to `max`, and below every one minted from a higher
+    /// counter. Readers mint nothing: two of them may share it.
+    pub(crate) fn read_token(&self) -> u64 {
+        fencing_token(self.max, MAX_NODES - 1)
+    }
 }
 
 /// `counter * 16 + node_index`, the wire form of a fencing token.

@@ -101,8 +101,11 @@ pub struct HandOff {
 pub struct Inspection {
     /// A majority holds the same value.
     pub held: bool,
-    /// Who holds it, as a majority recorded it (when `held`).
+    /// Who holds it, as a majority recorded it (when `held` exclusively).
     pub holder: Option<super::holder::Holder>,
+    /// Shared holders, as the quorum-th node counts them (0 unless a
+    /// majority shows the lock shared).
+    pub readers: u32,
     /// How many nodes hold the most common value.
     pub agreeing: usize,
     /// The majority size.

@@ -12,6 +12,9 @@ use prometheus::{
 /// The node states, as label values.
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
 
+/// The kinds of lock, the `kind` label's values.
+pub const KINDS: [&str; 2] = ["exclusive", "shared"];
+
 /// Why an acquisition ended without a lock (`redlock_acquire_failures_total`).
 const FAILURE_REASONS: [&str; 8] = [
     "taken",
@@ -62,6 +65,9 @@ pub struct Metrics {
     node_preflight_failed: IntGaugeVec,
     /// `redlock_acquire_total{status}` (seed 001).
     acquire_total: IntCounterVec,
+    /// `redlockd_acquire_by_kind_total{kind,status}`: the same by kind of
+    /// lock (a bounded set: `KINDS`).
+    acquire_by_kind: IntCounterVec,
     acquire_failures: IntCounterVec,
     acquire_seconds: Histogram,
     extend_total: IntCounterVec,
@@ -163,7 +169,17 @@ impl Metrics {
         )
         .expect("metric definition");
         registry.register(Box::new(node_seconds.clone())).expect("register");
+        let acquire_by_kind = IntCounterVec::new(
+            Opts::new(
+                "redlockd_acquire_by_kind_total",
+                "Acquire requests by kind of lock (exclusive, shared) and outcome",
+            ),
+            &["kind", "status"],
+        )
+        .expect("metric definition");
+        registry.register(Box::new(acquire_by_kind.clone())).expect("register");
         let metrics = Metrics {
+            acquire_by_kind,
             acquire_total: counter("redlock_acquire_total", "Acquire requests by outcome", "status"),
             acquire_failures: counter(
                 "redlock_acquire_failures_total",
@@ -226,6 +242,9 @@ impl Metrics {
             for counter in [&metrics.acquire_total, &metrics.extend_total, &metrics.release_total] {
                 counter.with_label_values(&[status.as_str()]);
             }
+            for kind in KINDS {
+                metrics.acquire_by_kind.with_label_values(&[kind, status.as_str()]);
+            }
         }
         for reason in FAILURE_REASONS {
             metrics.acquire_failures.with_label_values(&[reason]);
@@ -236,9 +255,12 @@ impl Metrics {
         metrics
     }
 
-    /// An Acquire ended: `failure` names the reason when it has no lock.
-    pub fn acquired(&self, status: Status, failure: Option<&str>, took: Duration) {
+    /// An Acquire of a lock of `kind` (one of `KINDS`) ended: `failure`
+    /// names the reason when it has no lock.
+    pub fn acquired(&self, kind: &str, status: Status, failure: Option<&str>, took: Duration) {
         self.acquire_total.with_label_values(&[status.as_str()]).inc();
+        debug_assert!(KINDS.contains(&kind), "{kind}");
+        self.acquire_by_kind.with_label_values(&[kind, status.as_str()]).inc();
         if let Some(reason) = failure {
             self.acquire_failures.with_label_values(&[reason]).inc();
         }

@@ -31,6 +31,7 @@ fn grant(h: &History, client: &str, resource: &str, times: (u64, u64), token: u6
         token,
         validity: ms(validity),
         value: value.clone(),
+        shared: false,
     });
     op(h, client, resource, Kind::Acquire, times, reply);
     value
@@ -452,6 +453,7 @@ async fn run_clients(lock: FakeLock, tasks: usize, rounds: usize, barrier: Optio
                         token,
                         validity: ms(10_000),
                         value: value.clone(),
+                        shared: false,
                     }),
                 );
                 let _ = store.write(&client, token, round);

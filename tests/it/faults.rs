@@ -16,7 +16,19 @@ const CLIENTS: usize = 4;
 /// Runs the workload on "r"; `fault` at 1 s, `heal` 2.5 s later, then 4 s
 /// more. Returns the checked report (liveness counted from the heal).
 async fn scenario(rig: &mut Rig, fault: impl AsyncFnOnce(&mut Rig), heal: impl AsyncFnOnce(&mut Rig)) {
-    let work = rig.workload(CLIENTS, "r", Duration::from_millis(7500)).await;
+    mixed_scenario(rig, (CLIENTS, 0), fault, heal).await;
+}
+
+/// `scenario` with `writers` exclusive clients and `readers` shared ones; returns the report.
+async fn mixed_scenario(
+    rig: &mut Rig,
+    (writers, readers): (usize, usize),
+    fault: impl AsyncFnOnce(&mut Rig),
+    heal: impl AsyncFnOnce(&mut Rig),
+) -> support::history::Report {
+    let work = rig
+        .mixed_workload(writers, readers, "r", Duration::from_millis(7500))
+        .await;
     sleep(Duration::from_secs(1)).await;
     fault(rig).await;
     sleep(Duration::from_millis(2500)).await;
@@ -30,9 +42,38 @@ async fn scenario(rig: &mut Rig, fault: impl AsyncFnOnce(&mut Rig), heal: impl A
         "too few grants to mean anything: {}",
         report.stats
     );
+    report
 }
 
 async fn nothing(_: &mut Rig) {}
+
+/// Readers and writers (docs/design.md#shared-locks) through kill -9 of two masters and their empty
+/// restarts: no writer overlaps anyone, writers' tokens rise above every read, reads reach the last write.
+#[tokio::test]
+async fn readers_and_writers_through_kill_9_and_empty_restarts_are_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    let report = mixed_scenario(
+        &mut rig,
+        (2, 3),
+        async |rig| {
+            rig.cluster.masters[0].kill();
+            rig.cluster.masters[3].kill();
+        },
+        async |rig| {
+            rig.cluster.masters[0].restart_empty().unwrap();
+            rig.cluster.masters[3].restart_empty().unwrap();
+        },
+    )
+    .await;
+    let grants: Vec<_> = (rig.history.ops().into_iter())
+        .filter_map(|op| match op.reply {
+            support::history::Reply::Granted(grant) => Some((op.complete, grant.shared)),
+            _ => None,
+        })
+        .collect();
+    let readers = grants.iter().filter(|g| g.1).count();
+    assert!(readers >= 3 && grants.len() - readers >= 2, "{}", report.stats);
+}
 
 #[tokio::test]
 async fn kill_9_of_one_and_then_two_masters_is_safe() {

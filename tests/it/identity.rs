@@ -191,7 +191,15 @@ async fn control_the_cached_round_grants_wherever_it_is_loaded() {
                 "redlockd:waiting:c",
             ];
             let value = LockValue::random();
-            let args = vec!["tag", "redlockd:released", "L", value.expose(), "10000", "d\nt\no"];
+            let args = vec![
+                "tag",
+                "redlockd:released",
+                "500",
+                "L",
+                value.expose(),
+                "10000",
+                "d\nt\no",
+            ];
             admin.eval::<Vec<i64>, _, _, _>(lua, keys, args).await.unwrap()[0]
         }
     };

@@ -26,6 +26,7 @@ pub(crate) fn node_config(url: String) -> RedisNodeConfig {
         reconnect_min_delay: Duration::from_millis(20),
         reconnect_max_delay: Duration::from_millis(200),
         node_timeout: Duration::from_millis(100),
+        writer_wait: Duration::from_millis(500),
         tls: None,
     }
 }
@@ -866,7 +867,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
             .collect();
         let call = |admin: &fred::prelude::Client, requests: &[(usize, [&str; 4])]| {
             let mut keys = vec!["redlockd:fence".to_owned(), "redlockd:verified".to_owned()];
-            let mut args = vec![tag.to_owned(), "redlockd:released".to_owned()];
+            let mut args = vec![tag.to_owned(), "redlockd:released".to_owned(), "500".to_owned()];
             for (j, request) in requests {
                 keys.extend([locks[*j].clone(), marks[*j].clone()]);
                 args.extend(request.iter().map(|s| (*s).to_owned()));

@@ -438,6 +438,31 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
         .into_inner();
     assert_eq!(reply.masters_held, 4);
     assert!(!release(&mut client, &forced).await);
+    // Shared locks: their scripts (sorted sets, PEXPIREAT) run under it too.
+    let shared = |resource: &str| redlockd_client::proto::AcquireRequest {
+        mode: redlockd_client::proto::LockMode::Shared.into(),
+        ..acquire_req(resource, 2.0, 0.0)
+    };
+    let reader = client.acquire(shared("read")).await.unwrap().into_inner();
+    let reader = reader
+        .lease
+        .filter(|_| reader.acquired)
+        .expect("a shared lock under the ACL");
+    let extend = ExtendRequest {
+        resource: "read".into(),
+        value: reader.value.clone(),
+        ttl: secs(2.0),
+    };
+    assert!(client.extend(extend).await.unwrap().into_inner().extended);
+    let view = client
+        .inspect(InspectRequest {
+            resource: "read".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(view.held && view.readers == 1 && view.agreeing == 4, "{view:?}");
+    assert!(release(&mut client, &reader).await);
     assert!(release(&mut client, &lease).await);
     // A waiter is woken by the release published under the ACL.
     let first = must_acquire(&mut client, "acl-wake", 2.0, 0.0).await;

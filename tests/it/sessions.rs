@@ -32,6 +32,7 @@ async fn hold(client: &mut LockClient<Channel>, resource: &str, ttl: f64, max_ho
         wait: secs(5.0),
         owner: "session-test".into(),
         max_hold: max_hold.and_then(secs),
+        ..Default::default()
     };
     tx.send(HoldRequest {
         request: Some(hold_request::Request::Start(start)),

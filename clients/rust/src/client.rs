@@ -38,6 +38,7 @@ pub struct AcquireOptions {
     pub(crate) ttl: Option<Duration>,
     pub(crate) wait: Duration,
     pub(crate) owner: String,
+    pub(crate) shared: bool,
 }
 
 impl AcquireOptions {
@@ -65,6 +66,14 @@ impl AcquireOptions {
     #[must_use]
     pub fn owner(mut self, owner: impl Into<String>) -> AcquireOptions {
         self.owner = owner.into();
+        self
+    }
+
+    /// Held shared with other shared holders (a reader of a read-write
+    /// lock), not exclusively: see `LockMode` in the proto.
+    #[must_use]
+    pub fn shared(mut self) -> AcquireOptions {
+        self.shared = true;
         self
     }
 }
@@ -112,6 +121,7 @@ impl Client {
                 ttl: options.ttl.map(wire::duration),
                 wait: (!left.is_zero()).then(|| wire::duration(left)),
                 owner: options.owner.clone(),
+                mode: wire::mode(options.shared).into(),
             };
             match self.stub.clone().acquire(request).await {
                 Ok(reply) => {

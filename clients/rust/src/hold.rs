@@ -22,6 +22,7 @@ pub struct HoldOptions {
     pub(crate) wait: Duration,
     pub(crate) owner: String,
     pub(crate) max_hold: Option<Duration>,
+    pub(crate) shared: bool,
 }
 
 impl HoldOptions {
@@ -48,6 +49,13 @@ impl HoldOptions {
     #[must_use]
     pub fn owner(mut self, owner: impl Into<String>) -> HoldOptions {
         self.owner = owner.into();
+        self
+    }
+
+    /// Held shared with other shared holders (a reader), not exclusively.
+    #[must_use]
+    pub fn shared(mut self) -> HoldOptions {
+        self.shared = true;
         self
     }
 
@@ -93,6 +101,7 @@ pub(crate) async fn open(
         wait: (!wait.is_zero()).then(|| wire::duration(wait)),
         owner: options.owner.clone(),
         max_hold: options.max_hold.map(wire::duration),
+        mode: wire::mode(options.shared).into(),
     };
     let first = HoldRequest {
         request: Some(hold_request::Request::Start(start)),

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use redlockd_client::proto::{
-    AcquireRequest, ExtendRequest, ForceReleaseRequest, Holder, InspectRequest, ListLocksRequest, ReleaseRequest,
+    AcquireRequest, ExtendRequest, ForceReleaseRequest, Holder, InspectRequest, ListLocksRequest, LockMode,
+    ReleaseRequest,
 };
 use redlockd_client::wire_duration as wire;
 
@@ -39,11 +40,25 @@ struct LockArgs {
     /// A label for logs (pod name, job id).
     #[arg(long, default_value = "")]
     owner: String,
+    /// Hold it shared with other shared holders (a reader), not exclusively.
+    #[arg(long)]
+    shared: bool,
+}
+
+impl LockArgs {
+    fn mode(&self) -> LockMode {
+        if self.shared {
+            LockMode::Shared
+        } else {
+            LockMode::Exclusive
+        }
+    }
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Acquire a lock; prints resource, value, fencing_token, validity_ms.
+    /// Acquire a lock; prints resource, value, fencing_token, validity_ms
+    /// (and mode=shared for a shared one).
     Acquire {
         /// The resource to lock.
         resource: String,
@@ -151,7 +166,12 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Run {
         resource,
-        lock: LockArgs { ttl, wait, owner },
+        lock: LockArgs {
+            ttl,
+            wait,
+            owner,
+            shared,
+        },
         grace,
         command,
     } = cli.command
@@ -168,6 +188,7 @@ async fn main() -> ExitCode {
             ttl,
             wait,
             owner,
+            shared,
             grace,
             command,
         };
@@ -223,15 +244,13 @@ async fn call(cli: Cli) -> Result<bool, String> {
             println!("masters_held={}", reply.masters_held);
             Ok(true)
         }
-        Command::Acquire {
-            resource,
-            lock: LockArgs { ttl, wait, owner },
-        } => {
+        Command::Acquire { resource, lock } => {
             let request = AcquireRequest {
                 resource,
-                ttl: ttl.map(wire),
-                wait: Some(wire(wait)),
-                owner,
+                ttl: lock.ttl.map(wire),
+                wait: Some(wire(lock.wait)),
+                mode: lock.mode().into(),
+                owner: lock.owner,
             };
             let reply = client.acquire(request).await.map_err(status)?.into_inner();
             match reply.lease {
@@ -240,6 +259,9 @@ async fn call(cli: Cli) -> Result<bool, String> {
                     println!("value={}", lease.value);
                     println!("fencing_token={}", lease.fencing_token);
                     println!("validity_ms={}", millis(lease.validity));
+                    if lease.mode() == LockMode::Shared {
+                        println!("mode=shared");
+                    }
                     Ok(true)
                 }
                 _ => {
@@ -274,8 +296,8 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 .map_err(status)?
                 .into_inner();
             println!(
-                "held={} agreeing={} quorum={} waiting={}",
-                reply.held, reply.agreeing, reply.quorum, reply.waiting
+                "held={} agreeing={} quorum={} waiting={} readers={}",
+                reply.held, reply.agreeing, reply.quorum, reply.waiting, reply.readers
             );
             if let Some(holder) = &reply.holder {
                 println!("holder: {}", holder_fields(holder));

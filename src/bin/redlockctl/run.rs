@@ -25,6 +25,8 @@ pub struct Job {
     pub ttl: Option<Duration>,
     pub wait: Duration,
     pub owner: String,
+    /// Held shared (a reader).
+    pub shared: bool,
     pub grace: Duration,
     pub command: Vec<String>,
 }
@@ -35,6 +37,9 @@ pub async fn run(client: Client, job: Job) -> ExitCode {
     let mut options = HoldOptions::new().wait(job.wait).owner(job.owner.clone());
     if let Some(ttl) = job.ttl {
         options = options.ttl(ttl);
+    }
+    if job.shared {
+        options = options.shared();
     }
     let lock = match client.hold(&job.resource, options).await {
         Ok(lock) => lock,

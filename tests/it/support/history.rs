@@ -4,7 +4,7 @@
 //!
 //! ```ignore
 //! let op = history.invoke(client, resource, Kind::Acquire);               // just before sending
-//! history.complete(op, Reply::Granted(Grant { token, validity, value }));  // just after the reply
+//! history.complete(op, Reply::Granted(Grant { token, validity, value, shared }));  // just after the reply
 //! let op = history.invoke(client, resource, Kind::Release(value));        // after the last use of the lock
 //! history.complete(op, Reply::Released);
 //! check(&history, &[&fenced, &unfenced], Options { drift_margin, ..Options::default() }).assert_safe();
@@ -20,6 +20,10 @@
 //! release must not stretch the window. Failed and unknown acquires are never grants: the daemon releases
 //! failed attempts on every master, and a grant the client never learned of is used by nobody, so it can
 //! neither overlap anyone's use nor carry a token to a fenced store (it can only delay others: liveness).
+//!
+//! Shared grants (readers) may overlap each other and share a token; a writer overlaps no grant. Tokens:
+//! a writer's is above every grant's completed before it was sent, a reader's at least every writer's
+//! completed before it was sent (docs/design.md#shared-locks). Readers write to no store.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Display, Formatter};
@@ -40,12 +44,13 @@ pub enum Kind {
     Release(String),
 }
 
-/// What a granted acquire returned.
+/// What a granted acquire returned; `shared` for a reader of a read-write lock.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grant {
     pub token: u64,
     pub validity: Duration,
     pub value: String,
+    pub shared: bool,
 }
 
 /// How an operation ended: `Granted` (acquire), `Extended` (extend, new validity) and `Released` (release)
@@ -336,6 +341,7 @@ impl Options {
 pub struct Held {
     pub resource: String,
     pub client: String,
+    pub shared: bool,
     pub token: u64,
     pub op: OpId,
     pub invoke: Duration,
@@ -351,7 +357,8 @@ impl Display for Held {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let (client, token, op) = (&self.client, self.token, self.op.0);
         let (invoke, start, end) = (t(self.invoke), t(self.start), t(self.end));
-        write!(f, "{client} token {token} (acquire #{op} sent {invoke}, ")?;
+        let kind = if self.shared { " (reader)" } else { "" };
+        write!(f, "{client}{kind} token {token} (acquire #{op} sent {invoke}, ")?;
         write!(f, "granted {start}, window ends {end})")
     }
 }
@@ -371,10 +378,11 @@ pub enum Violation {
     /// `(first, second, overlap)`: the windows of two grants of one resource overlap by more than the
     /// drift margin; `first` starts first.
     Overlap(Held, Held, Duration),
-    /// `(earlier, later)`: `later` was invoked after `earlier` was granted, yet its token is not larger.
-    /// `earlier` is the grant with the largest token among those completed before `later` was invoked.
+    /// `(earlier, later)`: `later` was invoked after `earlier` was granted, yet its token is not larger
+    /// (a reader's: is smaller than a writer's). `earlier` is the grant with the largest token among those
+    /// completed before `later` was invoked (writers only, for a reader).
     TokenOrder(Held, Held),
-    /// Two grants of one resource carry the same token.
+    /// Two grants of one resource carry the same token (two readers may).
     TokenDuplicate(Held, Held),
     /// `(store, stale, after)`: a fenced store accepted `stale` after `after`, whose token was higher (or
     /// equal, from another client).
@@ -407,7 +415,8 @@ impl Display for Violation {
             Violation::Overlap(a, b, overlap) => write!(f, "on {}: {a} and {b} overlap by {overlap:?}", a.resource),
             Violation::TokenOrder(a, b) => {
                 write!(f, "on {}: {b} was sent after {a} was granted, ", a.resource)?;
-                write!(f, "yet {} <= {}", b.token, a.token)
+                let relation = if b.shared { "<" } else { "<=" };
+                write!(f, "yet {} {relation} {}", b.token, a.token)
             }
             Violation::TokenDuplicate(a, b) => {
                 write!(f, "on {}: token {} granted twice: {a} and {b}", a.resource, a.token)
@@ -540,6 +549,7 @@ pub fn check(history: &History, stores: &[&dyn Audit], options: Options) -> Repo
     let held = |&(op, grant, start, end): &Window| Held {
         resource: op.resource.clone(),
         client: op.client.clone(),
+        shared: grant.shared,
         token: grant.token,
         op: op.id,
         invoke: since(op.invoke),
@@ -555,17 +565,22 @@ pub fn check(history: &History, stores: &[&dyn Audit], options: Options) -> Repo
         list.sort_by_key(|g| (g.2, g.0.id));
         for (i, &a) in list.iter().enumerate() {
             for &b in &list[i + 1..] {
+                let readers = a.1.shared && b.1.shared;
                 let overlap = a.3.min(b.3).saturating_duration_since(b.2);
-                if overlap > options.drift_margin {
+                if overlap > options.drift_margin && !readers {
                     violations.push(Violation::Overlap(held(a), held(b), overlap));
                 }
-                if a.1.token == b.1.token {
+                if a.1.token == b.1.token && !readers {
                     violations.push(Violation::TokenDuplicate(held(a), held(b)));
                 }
             }
-            // With `a` as the later grant: the earlier grant with the largest token.
-            let earlier = list.iter().filter(|e| e.2 < a.0.invoke).max_by_key(|e| e.1.token);
-            if let Some(&earlier) = earlier.filter(|e| a.1.token <= e.1.token) {
+            // With `a` as the later grant: the earlier grant with the largest token (a writer's, for a
+            // reader), which a writer must exceed and a reader must reach.
+            let earlier = (list.iter())
+                .filter(|e| e.2 < a.0.invoke && !(a.1.shared && e.1.shared))
+                .max_by_key(|e| e.1.token);
+            let behind = |e: &&&Window| a.1.token < e.1.token || (a.1.token == e.1.token && !a.1.shared);
+            if let Some(&earlier) = earlier.filter(behind) {
                 violations.push(Violation::TokenOrder(held(earlier), held(a)));
             }
         }

@@ -272,6 +272,7 @@ pub fn acquire_req(resource: &str, ttl: f64, wait: f64) -> AcquireRequest {
         ttl: secs(ttl),
         wait: if wait > 0.0 { secs(wait) } else { None },
         owner: "test".into(),
+        ..Default::default()
     }
 }
 

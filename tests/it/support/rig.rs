@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use redlockd_client::proto::lock_client::LockClient;
-use redlockd_client::proto::{AcquireRequest, ReleaseRequest};
+use redlockd_client::proto::{AcquireRequest, LockMode, ReleaseRequest};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tonic::transport::Channel;
@@ -83,7 +83,7 @@ impl Rig {
         // A fresh cluster is quarantined for MAX_TTL: wait for the first grant.
         for daemon in &rig.daemons {
             let mut client = daemon.client().await;
-            let reply = acquire(&mut client, "warmup", TTL, MAX_TTL * 8)
+            let reply = acquire(&mut client, "warmup", (false, TTL), MAX_TTL * 8)
                 .await
                 .expect("warm-up acquire failed");
             let lease = reply.expect("no grant within the warm-up wait");
@@ -120,6 +120,7 @@ impl Rig {
         Client {
             name: name.to_owned(),
             rpc: self.daemons[d].client().await,
+            shared: false,
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }
@@ -129,10 +130,23 @@ impl Rig {
     /// until `run_for` has passed: acquire, write to the fenced store while
     /// the lease is valid, hold briefly, release.
     pub async fn workload(&self, n: usize, resource: &str, run_for: Duration) -> JoinHandle<()> {
+        self.mixed_workload(n, 0, resource, run_for).await
+    }
+
+    /// `workload` with `writers` exclusive clients and `readers` shared ones (readers write to no store).
+    pub async fn mixed_workload(
+        &self,
+        writers: usize,
+        readers: usize,
+        resource: &str,
+        run_for: Duration,
+    ) -> JoinHandle<()> {
         let until = Instant::now() + run_for;
         let mut clients = Vec::new();
-        for i in 0..n {
-            clients.push(self.client(i % self.daemons.len(), &format!("c{i}")).await);
+        for i in 0..writers + readers {
+            let mut client = self.client(i % self.daemons.len(), &format!("c{i}")).await;
+            client.shared = i >= writers;
+            clients.push(client);
         }
         let resource = resource.to_owned();
         tokio::spawn(async move {
@@ -168,6 +182,8 @@ impl Rig {
 pub struct Client {
     pub name: String,
     pub rpc: LockClient<Channel>,
+    /// Takes shared locks (a reader).
+    pub shared: bool,
     history: History,
     fenced: FencedStore,
 }
@@ -190,13 +206,14 @@ impl Client {
     pub async fn acquire_ttl(&mut self, resource: &str, ttl: Duration, wait: Duration) -> Option<Held> {
         let op = self.history.invoke(&self.name, resource, Kind::Acquire);
         let sent = Instant::now();
-        match acquire(&mut self.rpc, resource, ttl, wait).await {
+        match acquire(&mut self.rpc, resource, (self.shared, ttl), wait).await {
             Ok(Some(lease)) => {
                 let validity = lease.validity.and_then(|v| v.try_into().ok()).unwrap_or_default();
                 let grant = Grant {
                     token: lease.fencing_token,
                     validity,
                     value: lease.value.clone(),
+                    shared: lease.mode() == LockMode::Shared,
                 };
                 self.history.complete(op, Reply::Granted(grant));
                 Some(Held {
@@ -241,7 +258,9 @@ impl Client {
     /// One acquire, write, hold, release.
     pub async fn cycle(&mut self, resource: &str, hold: Duration) {
         if let Some(held) = self.acquire(resource, WAIT).await {
-            self.write_fenced(&held, &format!("{}:{}", self.name, held.token));
+            if !self.shared {
+                self.write_fenced(&held, &format!("{}:{}", self.name, held.token));
+            }
             tokio::time::sleep(hold).await;
             self.release(resource, &held).await;
         }
@@ -252,14 +271,16 @@ impl Client {
 async fn acquire(
     rpc: &mut LockClient<Channel>,
     resource: &str,
-    ttl: Duration,
+    (shared, ttl): (bool, Duration),
     wait: Duration,
 ) -> Result<Option<redlockd_client::proto::Lease>, tonic::Status> {
+    let mode = if shared { LockMode::Shared } else { LockMode::Exclusive };
     let mut request = tonic::Request::new(AcquireRequest {
         resource: resource.into(),
         ttl: secs(ttl.as_secs_f64()),
         wait: secs(wait.as_secs_f64()),
         owner: String::new(),
+        mode: mode.into(),
     });
     request.set_timeout(wait + Duration::from_secs(2));
     let reply = rpc.acquire(request).await?.into_inner();
@@ -284,6 +305,7 @@ impl Rig {
         Client {
             name: name.to_owned(),
             rpc,
+            shared: false,
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }

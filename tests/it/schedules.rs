@@ -1,0 +1,247 @@
+//! Controls on chosen quorums (docs/safety.md#where-each-claim-is-tested): an engine in the test over
+//! five real masters, each behind a gate that picks who takes part in each acquisition, runs a schedule
+//! that breaks a mechanism when it is switched off, and the checker must catch it; the twin, with the
+//! mechanism on, must pass.
+
+use crate::support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use fred::prelude::KeysInterface;
+use redlockd::redis::node::RedisNode;
+use redlockd::redlock::node::Probed;
+use redlockd::redlock::{ALONE, Acquired, Engine, EngineConfig, Mode};
+use support::history::{Grant, History, Kind, Options, Reply, Report, ViolationKind, check};
+
+/// A real master behind a switch: closed, it refuses at once like a dead
+/// node, so a test can pick each acquisition's quorum exactly.
+/// With `advance_readers`, a shared grant also advances the master's fence
+/// counter and answers the advanced value: the unsafe control of
+/// docs/design.md#shared-locks ("readers must not advance it").
+struct Gate {
+    node: RedisNode,
+    open: AtomicBool,
+    advance_readers: bool,
+}
+
+impl redlockd::redlock::Node for Gate {
+    fn name(&self) -> &str {
+        self.node.name()
+    }
+
+    async fn try_lock(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<Option<u64>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.try_lock(key, value, ttl, holder).await
+    }
+
+    async fn try_share(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<Option<u64>, redlockd::redlock::NodeError> {
+        self.check()?;
+        let granted = self.node.try_share(key, value, ttl, holder).await?;
+        if granted.is_none() || !self.advance_readers {
+            return Ok(granted);
+        }
+        let advanced: u64 = (self.node.client().incr("redlockd:fence").await)
+            .map_err(|e| redlockd::redlock::NodeError(e.to_string()))?;
+        Ok(Some(advanced))
+    }
+
+    async fn hand_off(
+        &self,
+        key: &str,
+        old: &str,
+        new: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<redlockd::redlock::Swap, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.hand_off(key, old, new, ttl, holder).await
+    }
+
+    async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.publish_fence(key, value, counter).await
+    }
+
+    async fn extend(
+        &self,
+        locks: &[redlockd::redlock::Extension<'_>],
+    ) -> Result<Vec<bool>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.extend(locks).await
+    }
+
+    async fn unlock(
+        &self,
+        key: &str,
+        value: &str,
+        announce: redlockd::redlock::Announce,
+    ) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.unlock(key, value, announce).await
+    }
+
+    async fn inspect(&self, key: &str) -> Result<redlockd::redlock::KeyView, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.inspect(key).await
+    }
+
+    async fn views(&self, keys: &[String]) -> Result<Vec<redlockd::redlock::KeyView>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.views(keys).await
+    }
+
+    async fn scan(
+        &self,
+        start: &str,
+        cursor: u64,
+        count: u32,
+    ) -> Result<(u64, Vec<String>), redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.scan(start, cursor, count).await
+    }
+
+    async fn force_unlock(&self, key: &str) -> Result<bool, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.force_unlock(key).await
+    }
+}
+
+impl Gate {
+    fn check(&self) -> Result<(), redlockd::redlock::NodeError> {
+        if self.open.load(Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(redlockd::redlock::NodeError("gate closed".into()))
+        }
+    }
+}
+
+/// An engine over five real masters whose counters start at 0, each behind a gate.
+async fn gated_engine(cluster: &support::Cluster, publish_round: bool, advance_readers: bool) -> Engine<Gate> {
+    let mut gates = Vec::new();
+    for (i, master) in cluster.masters.iter().enumerate() {
+        let config = redlockd::app::settings::node(&support::test_config(cluster), &master.url(), None);
+        let node = RedisNode::connect(&config).unwrap();
+        node.wait_connected(Duration::from_secs(5)).await.unwrap();
+        let seen = node.probe().await.unwrap();
+        node.repair(None, &seen.identity()).await.unwrap();
+        node.health().set(redlockd::redlock::node::Standing::Usable);
+        let admin = cluster.admin(i).await;
+        let _: () = admin.set("redlockd:fence", 0, None, None, false).await.unwrap();
+        gates.push(Gate {
+            node,
+            open: true.into(),
+            advance_readers,
+        });
+    }
+    let config = EngineConfig {
+        publish_round,
+        ..redlockd::app::settings::engine(&support::test_config(cluster))
+    };
+    Engine::new(gates, config)
+}
+
+/// Runs `schedule` (each acquisition's quorum and mode, one after the other, each released before the
+/// next), recording each grant, and checks the history.
+async fn run(engine: &Engine<Gate>, schedule: &[([usize; 3], Mode)]) -> Report {
+    let history = History::new();
+    for (quorum, mode) in schedule {
+        for (i, gate) in engine.nodes().iter().enumerate() {
+            gate.open.store(quorum.contains(&i), Ordering::SeqCst);
+        }
+        let op = history.invoke("client", "r", Kind::Acquire);
+        let ttl = Duration::from_secs(5);
+        let outcome = engine
+            .acquire("r", (*mode, ttl), Duration::ZERO, std::future::pending(), ALONE, "")
+            .await;
+        let Ok(Acquired::Granted(lease)) = outcome else {
+            panic!("the quorum {quorum:?} did not grant: {outcome:?}");
+        };
+        let grant = Grant {
+            token: lease.fencing_token,
+            validity: lease.validity,
+            value: lease.value.expose().to_owned(),
+            shared: *mode == Mode::Shared,
+        };
+        history.complete(op, Reply::Granted(grant));
+        let op = history.invoke("client", "r", Kind::Release(lease.value.expose().to_owned()));
+        let released = engine.release("r", &lease.value).await.unwrap();
+        history.complete(op, if released { Reply::Released } else { Reply::Fail });
+    }
+    let report = check(&history, &[], Options::default());
+    println!("{}", report.stats);
+    report
+}
+
+const A: usize = 0;
+const B: usize = 1;
+const C: usize = 2;
+const D: usize = 3;
+const E: usize = 4;
+
+/// The schedule of docs/design.md#the-fencing-token: the per-master maximum alone goes down.
+const WRITERS: [([usize; 3], Mode); 5] = [
+    ([A, B, C], Mode::Exclusive),
+    ([C, D, E], Mode::Exclusive),
+    ([A, B, C], Mode::Exclusive),
+    ([C, D, E], Mode::Exclusive),
+    ([A, B, D], Mode::Exclusive),
+];
+
+#[tokio::test]
+async fn control_without_round_two_the_adversarial_schedule_makes_a_token_go_down() {
+    let cluster = support::Cluster::start(5);
+    let report = run(&gated_engine(&cluster, false, false).await, &WRITERS).await;
+    assert!(
+        report.has(ViolationKind::TokenOrder),
+        "the checker missed the decrease:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn twin_with_round_two_the_adversarial_schedule_keeps_tokens_rising() {
+    let cluster = support::Cluster::start(5);
+    run(&gated_engine(&cluster, true, false).await, &WRITERS)
+        .await
+        .assert_safe();
+}
+
+/// Two readers on overlapping majorities, then a writer (docs/design.md#shared-locks).
+const READERS_THEN_WRITER: [([usize; 3], Mode); 3] = [
+    ([A, B, C], Mode::Shared),
+    ([C, D, E], Mode::Shared),
+    ([A, B, D], Mode::Exclusive),
+];
+
+/// Readers that advance the counter (as a plain lock would) and do not publish: C is left one ahead,
+/// the writer mints on A, B, D the value C gave the second reader, and is fenced below that read.
+#[tokio::test]
+async fn control_readers_advancing_the_counter_fence_a_later_write_below_an_earlier_read() {
+    let cluster = support::Cluster::start(5);
+    let report = run(&gated_engine(&cluster, false, true).await, &READERS_THEN_WRITER).await;
+    assert!(
+        report.has(ViolationKind::TokenOrder),
+        "the checker missed the write below a read:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn twin_readers_that_read_the_counter_and_publish_it_keep_every_write_above_every_read() {
+    let cluster = support::Cluster::start(5);
+    run(&gated_engine(&cluster, true, false).await, &READERS_THEN_WRITER)
+        .await
+        .assert_safe();
+}
