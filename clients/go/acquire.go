@@ -31,7 +31,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts ...LockOptio
 	retry := newRetry(s.wait)
 	for {
 		sent := time.Now() // the client rule: validity counts from here
-		request := &pb.AcquireRequest{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl)}
+		request := &pb.AcquireRequest{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl), Mode: s.mode()}
 		if left := retry.left(); left > 0 {
 			request.Wait = durationpb.New(left)
 		}

@@ -235,3 +235,40 @@ func TestClientAContextDeadlineShorterThanTheWaitEndsItWithDeadlineExceeded(t *t
 		t.Fatalf("the deadline ended the wait after %v", took)
 	}
 }
+
+func TestClientSharedLeasesHoldTogetherAndAWriterAfterThemGetsALargerToken(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	var readers []*redlockd.Lease
+	for i := 0; i < 2; i++ {
+		r, err := c.Acquire(ctx, name, redlockd.TTL(10*time.Second), redlockd.Shared())
+		if err != nil {
+			t.Fatalf("shared acquire %d: %v", i+1, err)
+		}
+		if !r.Shared() || !strings.Contains(r.String(), "shared") {
+			t.Fatalf("a shared lease says %v (shared %v)", r, r.Shared())
+		}
+		readers = append(readers, r)
+	}
+	if view, err := c.Inspect(ctx, name); err != nil || !view.Held || view.Readers != 2 {
+		t.Fatalf("inspect beside two readers: %v %v", view, err)
+	}
+	if l, err := c.Acquire(ctx, name, redlockd.TTL(10*time.Second)); !errors.Is(err, redlockd.ErrNotAcquired) {
+		t.Fatalf("an exclusive acquire beside two readers: %v %v", l, err)
+	}
+	for _, r := range readers {
+		mustRelease(t, r)
+	}
+	writer, err := c.Acquire(ctx, name, redlockd.TTL(10*time.Second))
+	if err != nil {
+		t.Fatalf("the writer after the readers left: %v", err)
+	}
+	defer mustRelease(t, writer)
+	if writer.Shared() {
+		t.Fatalf("an exclusive lease says it is shared: %v", writer)
+	}
+	for _, r := range readers {
+		if writer.FencingToken() <= r.FencingToken() {
+			t.Fatalf("the writer's token %d is not above the reader's %d", writer.FencingToken(), r.FencingToken())
+		}
+	}
+}

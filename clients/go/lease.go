@@ -22,6 +22,7 @@ type Lease struct {
 	resource string
 	value    string
 	token    uint64
+	shared   bool
 
 	mu         sync.Mutex
 	validUntil time.Time
@@ -39,7 +40,8 @@ type Lease struct {
 // request was sent (Acquire) or its message received (Hold).
 func newLease(c *Client, lease *pb.Lease, from time.Time) *Lease {
 	ctx, stop := context.WithCancel(context.Background())
-	l := &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken, ctx: ctx, stop: stop}
+	l := &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken, ctx: ctx, stop: stop,
+		shared: lease.Mode == pb.LockMode_LOCK_MODE_SHARED}
 	l.setValidity(from, lease.GetValidity().AsDuration())
 	return l
 }
@@ -86,6 +88,10 @@ func (l *Lease) Resource() string { return l.resource }
 // one it has seen. Exact over the whole uint64 range.
 func (l *Lease) FencingToken() uint64 { return l.token }
 
+// Shared is true for a shared lock (a reader, taken with Shared()), false
+// for an exclusive one.
+func (l *Lease) Shared() bool { return l.shared }
+
 // ValidUntil is until when the lock is guaranteed: the send time of the
 // request plus the daemon's validity (a Hold session's moves on with every
 // extension, counted from its message). It carries Go's monotonic clock
@@ -119,8 +125,12 @@ func (l *Lease) Err() error {
 	return l.cause
 }
 
-// String shows the resource and the token, never the lock's value.
+// String shows the resource, the token and whether the lock is shared, never
+// the lock's value.
 func (l *Lease) String() string {
+	if l.shared {
+		return fmt.Sprintf("Lease{resource: %q, fencing_token: %d, shared}", l.resource, l.token)
+	}
 	return fmt.Sprintf("Lease{resource: %q, fencing_token: %d}", l.resource, l.token)
 }
 

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	pb "github.com/redlockd/redlockd/clients/go/redlockdv1"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -29,6 +30,7 @@ type lockSettings struct {
 	owner      string
 	maxHold    time.Duration
 	maxHoldSet bool
+	shared     bool
 }
 
 // TTL is how long the lock lives on the masters unless extended; within
@@ -51,6 +53,22 @@ func Owner(owner string) LockOption { return func(s *lockSettings) { s.owner = o
 // lock.max_hold, 1 h by default. Acquire ignores it.
 func MaxHold(d time.Duration) LockOption {
 	return func(s *lockSettings) { s.maxHold, s.maxHoldSet = d, true }
+}
+
+// Shared takes a shared lock (a reader of a read-write lock) instead of an
+// exclusive one: readers hold the lock together, while an exclusive holder
+// (a writer, the default) excludes every reader and every other writer. A
+// writer refused by readers keeps new readers out while it waits. Readers
+// may share a fencing token; a writer's token is larger than that of every
+// reader before it. Lease.Shared says which kind was granted.
+func Shared() LockOption { return func(s *lockSettings) { s.shared = true } }
+
+// mode is the wire's lock mode for these settings.
+func (s lockSettings) mode() pb.LockMode {
+	if s.shared {
+		return pb.LockMode_LOCK_MODE_SHARED
+	}
+	return pb.LockMode_LOCK_MODE_EXCLUSIVE
 }
 
 func settingsOf(resource string, wait time.Duration, opts []LockOption) (lockSettings, error) {

@@ -215,3 +215,36 @@ func TestHelperHolder(t *testing.T) {
 	os.Stdout.WriteString("held\n")
 	time.Sleep(60 * time.Second)
 }
+
+func TestClientSharedHoldSessionsHoldTogetherAndKeepAWriterOut(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	first, err := c.Hold(ctx, name, redlockd.TTL(5*time.Second), redlockd.Shared())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens []uint64
+	err = c.Do(ctx, name, func(ctx context.Context, second *redlockd.Lease) error {
+		if !first.Shared() || !second.Shared() {
+			t.Errorf("shared sessions say %v and %v", first, second)
+		}
+		tokens = append(tokens, first.FencingToken(), second.FencingToken())
+		if l, err := c.Acquire(ctx, name); !errors.Is(err, redlockd.ErrNotAcquired) {
+			t.Errorf("an exclusive acquire beside two shared sessions: %v %v", l, err)
+		}
+		return nil
+	}, redlockd.TTL(5*time.Second), redlockd.Wait(0), redlockd.Shared())
+	if err != nil {
+		t.Fatalf("a second shared session: %v", err)
+	}
+	mustRelease(t, first)
+	writer, err := c.Acquire(ctx, name)
+	if err != nil {
+		t.Fatalf("the writer after the sessions ended: %v", err)
+	}
+	defer mustRelease(t, writer)
+	for _, token := range tokens {
+		if writer.FencingToken() <= token {
+			t.Fatalf("the writer's token %d is not above a reader's %d", writer.FencingToken(), token)
+		}
+	}
+}

@@ -10,6 +10,13 @@ export interface AcquireOptions {
     wait?: number;
     /** A label for logs and Inspect (a pod name, a job id); never part of the lock's identity. */
     owner?: string;
+    /**
+     * Take a shared lock (a reader of a read-write lock): readers hold it
+     * together; an exclusive lock (the default, a writer) excludes them all.
+     * Readers may share a fencing token; a writer's is larger than every
+     * earlier reader's.
+     */
+    shared?: boolean;
     /** Aborting it gives up the wait; the promise rejects with its reason. */
     signal?: AbortSignal;
 }

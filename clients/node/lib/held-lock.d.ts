@@ -17,6 +17,8 @@ export declare class HeldLock implements AsyncDisposable {
     readonly resource: string;
     /** The session's fencing token (it never changes within a session): a bigint, exact above 2^53. */
     readonly fencingToken: bigint;
+    /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
+    readonly shared: boolean;
     /**
      * A performance.now() deadline (ms) that moves on with every extension
      * the daemon makes. The daemon says LOST ahead of it; should it fall
@@ -44,6 +46,7 @@ export declare class HeldLock implements AsyncDisposable {
     toJSON(): {
         resource: string;
         fencingToken: string;
+        shared: boolean;
         validUntil: number;
         lost: boolean;
     };

@@ -42,7 +42,8 @@ function openSession(call, start, signal) {
                 return lock._event(reply, receivedAt);
             if (reply.event === lock_1.HoldEvent.HOLD_EVENT_ACQUIRED && reply.lease) {
                 settled = true;
-                lock = new HeldLock(call, reply.lease.resource, reply.lease.fencingToken, receivedAt + (0, validate_1.fromDuration)(reply.lease.validity));
+                const { resource, fencingToken, validity, mode } = reply.lease;
+                lock = new HeldLock(call, resource, fencingToken, receivedAt + (0, validate_1.fromDuration)(validity), mode === lock_1.LockMode.LOCK_MODE_SHARED);
                 lock._whenEnded(() => signal?.removeEventListener('abort', onAbort));
                 resolve(lock);
             }
@@ -66,6 +67,8 @@ class HeldLock {
     resource;
     /** The session's fencing token (it never changes within a session): a bigint, exact above 2^53. */
     fencingToken;
+    /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
+    shared;
     /**
      * A performance.now() deadline (ms) that moves on with every extension
      * the daemon makes. The daemon says LOST ahead of it; should it fall
@@ -87,10 +90,11 @@ class HeldLock {
     #onEnd = [];
     #released;
     /** @internal */
-    constructor(call, resource, fencingToken, validUntil) {
+    constructor(call, resource, fencingToken, validUntil, shared = false) {
         this.#call = call;
         this.resource = resource;
         this.fencingToken = fencingToken;
+        this.shared = shared;
         this.validUntil = validUntil;
         this.signal = this.#lost.signal;
         this.#arm();
@@ -204,10 +208,16 @@ class HeldLock {
         }
     }
     toJSON() {
-        return { resource: this.resource, fencingToken: this.fencingToken.toString(), validUntil: this.validUntil, lost: this.lost };
+        return {
+            resource: this.resource,
+            fencingToken: this.fencingToken.toString(),
+            shared: this.shared,
+            validUntil: this.validUntil,
+            lost: this.lost,
+        };
     }
     [node_util_1.inspect.custom]() {
-        return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, lost: ${this.lost} }`;
+        return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}, lost: ${this.lost} }`;
     }
 }
 exports.HeldLock = HeldLock;

@@ -1,6 +1,6 @@
 import './polyfill';
 import { inspect } from 'node:util';
-import type { ExtendRequest, ExtendResponse, ReleaseRequest, ReleaseResponse } from './gen/redlockd/v1/lock';
+import { type ExtendRequest, type ExtendResponse, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
 /** The unary calls a Lease makes, on its client's connection. */
 export interface LeaseCalls {
     extend(request: ExtendRequest): Promise<ExtendResponse>;
@@ -16,6 +16,8 @@ export declare class Lease implements AsyncDisposable {
     readonly resource: string;
     /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
     readonly fencingToken: bigint;
+    /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
+    readonly shared: boolean;
     /**
      * A performance.now() deadline (ms): the lock is guaranteed until then,
      * counted from when the Acquire (or the last Extend) was SENT.
@@ -41,6 +43,7 @@ export declare class Lease implements AsyncDisposable {
     toJSON(): {
         resource: string;
         fencingToken: string;
+        shared: boolean;
         validUntil: number;
     };
     [inspect.custom](): string;

@@ -6,6 +6,7 @@ require("./polyfill");
 const node_perf_hooks_1 = require("node:perf_hooks");
 const node_util_1 = require("node:util");
 const errors_1 = require("./errors");
+const lock_1 = require("./gen/redlockd/v1/lock");
 const validate_1 = require("./validate");
 /**
  * A granted lock. Its value (the secret that proves ownership) is kept in a
@@ -16,6 +17,8 @@ class Lease {
     resource;
     /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
     fencingToken;
+    /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
+    shared;
     /**
      * A performance.now() deadline (ms): the lock is guaranteed until then,
      * counted from when the Acquire (or the last Extend) was SENT.
@@ -32,6 +35,7 @@ class Lease {
         this.#ttl = ttl;
         this.resource = lease.resource;
         this.fencingToken = lease.fencingToken;
+        this.shared = lease.mode === lock_1.LockMode.LOCK_MODE_SHARED;
         this.validUntil = sentAt + (0, validate_1.fromDuration)(lease.validity);
     }
     /** Milliseconds of guaranteed hold left (0 once past validUntil). */
@@ -80,10 +84,10 @@ class Lease {
         }
     }
     toJSON() {
-        return { resource: this.resource, fencingToken: this.fencingToken.toString(), validUntil: this.validUntil };
+        return { resource: this.resource, fencingToken: this.fencingToken.toString(), shared: this.shared, validUntil: this.validUntil };
     }
     [node_util_1.inspect.custom]() {
-        return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n }`;
+        return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared} }`;
     }
 }
 exports.Lease = Lease;

@@ -1,4 +1,5 @@
 import type { Duration } from './gen/google/protobuf/duration';
+import { LockMode } from './gen/redlockd/v1/lock';
 /** Longest resource name, in bytes (as the daemon). */
 export declare const MAX_RESOURCE_BYTES = 256;
 /** Longest owner label, in bytes (as the daemon). */
@@ -7,6 +8,8 @@ export declare const MAX_OWNER_BYTES = 256;
 export declare function resource(value: unknown): string;
 /** An owner label: 0 to 256 bytes of printable UTF-8. */
 export declare function owner(value: unknown): string;
+/** The wire's lock mode for the `shared` option (unset: exclusive). */
+export declare function mode(shared: unknown): LockMode;
 /** A duration in milliseconds: a finite number >= 0. */
 export declare function millis(field: string, value: unknown): number;
 /** Milliseconds as a protobuf Duration. */

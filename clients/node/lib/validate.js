@@ -7,10 +7,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
 exports.resource = resource;
 exports.owner = owner;
+exports.mode = mode;
 exports.millis = millis;
 exports.toDuration = toDuration;
 exports.fromDuration = fromDuration;
 const errors_1 = require("./errors");
+const lock_1 = require("./gen/redlockd/v1/lock");
 /** Longest resource name, in bytes (as the daemon). */
 exports.MAX_RESOURCE_BYTES = 256;
 /** Longest owner label, in bytes (as the daemon). */
@@ -45,6 +47,13 @@ function resource(value) {
 /** An owner label: 0 to 256 bytes of printable UTF-8. */
 function owner(value) {
     return printable('owner', value, 0, exports.MAX_OWNER_BYTES);
+}
+/** The wire's lock mode for the `shared` option (unset: exclusive). */
+function mode(shared) {
+    if (shared !== undefined && typeof shared !== 'boolean') {
+        throw new errors_1.InvalidArgumentError(`invalid shared: must be a boolean, not ${typeof shared}`);
+    }
+    return shared ? lock_1.LockMode.LOCK_MODE_SHARED : lock_1.LockMode.LOCK_MODE_EXCLUSIVE;
 }
 /** A duration in milliseconds: a finite number >= 0. */
 function millis(field, value) {

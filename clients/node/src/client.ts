@@ -10,7 +10,7 @@ import { LockClient, type InspectResponse, type AcquireResponse } from './gen/re
 import { type HeldLock, openSession } from './held-lock';
 import { Lease, type LeaseCalls } from './lease';
 import { untilDeadline } from './retry';
-import { millis, owner as checkOwner, resource as checkResource, toDuration } from './validate';
+import { millis, mode as checkMode, owner as checkOwner, resource as checkResource, toDuration } from './validate';
 
 /** Options of Client.acquire(). */
 export interface AcquireOptions {
@@ -20,6 +20,13 @@ export interface AcquireOptions {
   wait?: number;
   /** A label for logs and Inspect (a pod name, a job id); never part of the lock's identity. */
   owner?: string;
+  /**
+   * Take a shared lock (a reader of a read-write lock): readers hold it
+   * together; an exclusive lock (the default, a writer) excludes them all.
+   * Readers may share a fencing token; a writer's is larger than every
+   * earlier reader's.
+   */
+  shared?: boolean;
   /** Aborting it gives up the wait; the promise rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -88,16 +95,17 @@ export class Client {
    * runs out, then rejects with UnavailableError.
    */
   async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease | null> {
-    const { ttl = 10_000, wait = 0, owner = '', signal } = options;
+    const { ttl = 10_000, wait = 0, owner = '', shared, signal } = options;
     checkResource(resource);
     checkOwner(owner);
+    const mode = checkMode(shared);
     millis('ttl', ttl);
     const deadline = performance.now() + millis('wait', wait);
     return untilDeadline(deadline, signal, async (waitLeft) => {
       const sentAt = performance.now();
       const reply = await this.#unary<unknown, AcquireResponse>(
         'acquire',
-        { resource, owner, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
+        { resource, owner, mode, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
         waitLeft,
         signal,
       );
@@ -114,9 +122,10 @@ export class Client {
    *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
    */
   async hold(resource: string, options: HoldOptions = {}): Promise<HeldLock> {
-    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, signal } = options;
+    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, signal } = options;
     checkResource(resource);
     checkOwner(owner);
+    const mode = checkMode(shared);
     millis('ttl', ttl);
     if (maxHold !== undefined) millis('max_hold', maxHold);
     const deadline = performance.now() + millis('wait', wait);
@@ -126,6 +135,7 @@ export class Client {
         {
           resource,
           owner,
+          mode,
           ttl: toDuration(ttl),
           wait: waitLeft > 0 ? toDuration(waitLeft) : undefined,
           maxHold: maxHold === undefined ? undefined : toDuration(maxHold),

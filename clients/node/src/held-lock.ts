@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { fromStatus, LockLostError, NotAcquiredError, RedlockdError } from './errors';
-import { HoldEvent, type HoldRequest, type HoldResponse, type HoldStart, NodeOutcome } from './gen/redlockd/v1/lock';
+import { HoldEvent, type HoldRequest, type HoldResponse, type HoldStart, LockMode, NodeOutcome } from './gen/redlockd/v1/lock';
 import { fromDuration } from './validate';
 
 /** A Hold stream. */
@@ -43,7 +43,8 @@ export function openSession(call: HoldStream, start: HoldStart, signal?: AbortSi
       if (lock) return lock._event(reply, receivedAt);
       if (reply.event === HoldEvent.HOLD_EVENT_ACQUIRED && reply.lease) {
         settled = true;
-        lock = new HeldLock(call, reply.lease.resource, reply.lease.fencingToken, receivedAt + fromDuration(reply.lease.validity));
+        const { resource, fencingToken, validity, mode } = reply.lease;
+        lock = new HeldLock(call, resource, fencingToken, receivedAt + fromDuration(validity), mode === LockMode.LOCK_MODE_SHARED);
         lock._whenEnded(() => signal?.removeEventListener('abort', onAbort));
         resolve(lock);
       } else if (reply.event === HoldEvent.HOLD_EVENT_NOT_ACQUIRED) {
@@ -66,6 +67,8 @@ export class HeldLock implements AsyncDisposable {
   readonly resource: string;
   /** The session's fencing token (it never changes within a session): a bigint, exact above 2^53. */
   readonly fencingToken: bigint;
+  /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
+  readonly shared: boolean;
   /**
    * A performance.now() deadline (ms) that moves on with every extension
    * the daemon makes. The daemon says LOST ahead of it; should it fall
@@ -88,10 +91,11 @@ export class HeldLock implements AsyncDisposable {
   #released: Promise<boolean> | undefined;
 
   /** @internal */
-  constructor(call: HoldStream, resource: string, fencingToken: bigint, validUntil: number) {
+  constructor(call: HoldStream, resource: string, fencingToken: bigint, validUntil: number, shared = false) {
     this.#call = call;
     this.resource = resource;
     this.fencingToken = fencingToken;
+    this.shared = shared;
     this.validUntil = validUntil;
     this.signal = this.#lost.signal;
     this.#arm();
@@ -212,11 +216,17 @@ export class HeldLock implements AsyncDisposable {
     }
   }
 
-  toJSON(): { resource: string; fencingToken: string; validUntil: number; lost: boolean } {
-    return { resource: this.resource, fencingToken: this.fencingToken.toString(), validUntil: this.validUntil, lost: this.lost };
+  toJSON(): { resource: string; fencingToken: string; shared: boolean; validUntil: number; lost: boolean } {
+    return {
+      resource: this.resource,
+      fencingToken: this.fencingToken.toString(),
+      shared: this.shared,
+      validUntil: this.validUntil,
+      lost: this.lost,
+    };
   }
 
   [inspect.custom](): string {
-    return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, lost: ${this.lost} }`;
+    return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}, lost: ${this.lost} }`;
   }
 }

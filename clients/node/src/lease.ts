@@ -4,7 +4,7 @@ import './polyfill';
 import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
 import { LockLostError, RedlockdError } from './errors';
-import type { ExtendRequest, ExtendResponse, Lease as WireLease, ReleaseRequest, ReleaseResponse } from './gen/redlockd/v1/lock';
+import { type ExtendRequest, type ExtendResponse, LockMode, type Lease as WireLease, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
 import { fromDuration, millis, toDuration } from './validate';
 
 /** The unary calls a Lease makes, on its client's connection. */
@@ -22,6 +22,8 @@ export class Lease implements AsyncDisposable {
   readonly resource: string;
   /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
   readonly fencingToken: bigint;
+  /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
+  readonly shared: boolean;
   /**
    * A performance.now() deadline (ms): the lock is guaranteed until then,
    * counted from when the Acquire (or the last Extend) was SENT.
@@ -39,6 +41,7 @@ export class Lease implements AsyncDisposable {
     this.#ttl = ttl;
     this.resource = lease.resource;
     this.fencingToken = lease.fencingToken;
+    this.shared = lease.mode === LockMode.LOCK_MODE_SHARED;
     this.validUntil = sentAt + fromDuration(lease.validity);
   }
 
@@ -90,11 +93,11 @@ export class Lease implements AsyncDisposable {
     }
   }
 
-  toJSON(): { resource: string; fencingToken: string; validUntil: number } {
-    return { resource: this.resource, fencingToken: this.fencingToken.toString(), validUntil: this.validUntil };
+  toJSON(): { resource: string; fencingToken: string; shared: boolean; validUntil: number } {
+    return { resource: this.resource, fencingToken: this.fencingToken.toString(), shared: this.shared, validUntil: this.validUntil };
   }
 
   [inspect.custom](): string {
-    return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n }`;
+    return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared} }`;
   }
 }

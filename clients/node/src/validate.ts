@@ -5,6 +5,7 @@
 
 import { InvalidArgumentError } from './errors';
 import type { Duration } from './gen/google/protobuf/duration';
+import { LockMode } from './gen/redlockd/v1/lock';
 
 /** Longest resource name, in bytes (as the daemon). */
 export const MAX_RESOURCE_BYTES = 256;
@@ -49,6 +50,14 @@ export function resource(value: unknown): string {
 /** An owner label: 0 to 256 bytes of printable UTF-8. */
 export function owner(value: unknown): string {
   return printable('owner', value, 0, MAX_OWNER_BYTES);
+}
+
+/** The wire's lock mode for the `shared` option (unset: exclusive). */
+export function mode(shared: unknown): LockMode {
+  if (shared !== undefined && typeof shared !== 'boolean') {
+    throw new InvalidArgumentError(`invalid shared: must be a boolean, not ${typeof shared}`);
+  }
+  return shared ? LockMode.LOCK_MODE_SHARED : LockMode.LOCK_MODE_EXCLUSIVE;
 }
 
 /** A duration in milliseconds: a finite number >= 0. */

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { Client, InvalidArgumentError, Lease, LockLostError } from '@redlockd/client';
-import { LockClient } from '@redlockd/client/proto';
+import { LockClient, LockMode } from '@redlockd/client/proto';
 import { masterPorts, redis, resource, sleep } from './helpers';
 
 const client = new Client();
@@ -91,6 +91,47 @@ describe('acquire, extend and release', () => {
   });
 });
 
+describe('shared locks', () => {
+  test('two shared leases hold together, a writer is refused beside them and gets a larger token after them', async () => {
+    const name = resource();
+    const readers = await Promise.all([1, 2].map(() => client.acquire(name, { ttl: 10_000, shared: true })));
+    const [first, second] = readers;
+    assert.ok(first && second, 'a second shared acquire was refused');
+    assert.equal(first.shared && second.shared, true);
+    assert.match(inspect(first), /shared: true/);
+    const view = await client.inspect(name);
+    assert.equal(view.held, true);
+    assert.equal(view.readers, 2);
+    assert.equal(await client.acquire(name, { ttl: 10_000 }), null, 'an exclusive lock was granted beside two readers');
+    assert.equal(await first.release(), true);
+    assert.equal(await second.release(), true);
+    const writer = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(writer, 'the writer was refused after the readers left');
+    assert.equal(writer.shared, false);
+    assert.ok(writer.fencingToken > first.fencingToken && writer.fencingToken > second.fencingToken,
+      `writer ${writer.fencingToken}, readers ${first.fencingToken} and ${second.fencingToken}`);
+    await writer.release();
+  });
+
+  test('shared Hold sessions (hold and using) hold together and keep a writer out', async () => {
+    const name = resource();
+    const tokens: bigint[] = [];
+    {
+      await using reader = await client.hold(name, { ttl: 5_000, shared: true });
+      assert.equal(reader.shared, true);
+      tokens.push(reader.fencingToken);
+      await client.using(name, { ttl: 5_000, wait: 0, shared: true }, async (_signal, other) => {
+        assert.equal(other.shared, true);
+        tokens.push(other.fencingToken);
+        assert.equal(await client.acquire(name, { ttl: 10_000 }), null, 'an exclusive lock was granted beside two readers');
+      });
+    }
+    const writer = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(writer && tokens.every((t) => writer.fencingToken > t));
+    await writer.release();
+  });
+});
+
 describe('bad arguments', () => {
   // The last suite's hook: an open channel would keep the process alive.
   after(() => client.close());
@@ -105,6 +146,8 @@ describe('bad arguments', () => {
       [nowhere.acquire('r', { wait: Number.NaN }), /^invalid wait: NaNms/],
       [nowhere.hold('r', { maxHold: -5 }), /^invalid max_hold: /],
       [nowhere.hold('tab\there'), /^invalid resource: contains the control character '\\t'/],
+      [nowhere.acquire('r', { shared: 'yes' as unknown as boolean }), /^invalid shared: must be a boolean, not string$/],
+      [nowhere.hold('r', { shared: 1 as unknown as boolean }), /^invalid shared: must be a boolean, not number$/],
     ];
     for (const [call, message] of cases) {
       await assert.rejects(call, (e: Error) => e instanceof InvalidArgumentError && message.test(e.message));
@@ -120,7 +163,7 @@ describe('bad arguments', () => {
     if (token) metadata.set('authorization', `Bearer ${token}`);
     for (const bad of ['', 'a\nb', 'nul\0', 'del\u007f', 'x'.repeat(300)]) {
       const daemon = await new Promise<string>((resolve) =>
-        raw.acquire({ resource: bad, owner: '' }, metadata, (error) => resolve(error?.details ?? 'accepted')),
+        raw.acquire({ resource: bad, owner: '', mode: LockMode.LOCK_MODE_EXCLUSIVE }, metadata, (error) => resolve(error?.details ?? 'accepted')),
       );
       const ours = await client.acquire(bad).then(
         () => 'accepted',

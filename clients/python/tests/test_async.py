@@ -153,3 +153,17 @@ async def test_bad_arguments_fail_before_anything_is_sent(client, resource):
             async with nowhere.hold(resource, wait=0.6):
                 pass
         assert time.monotonic() - started >= 0.6, "the wait was not retried"
+
+
+@scenario
+async def test_shared_leases_and_sessions_hold_together_and_a_writer_after_them_gets_a_larger_token(client, resource):
+    readers = await asyncio.gather(*(client.acquire(resource, ttl=10, shared=True) for _ in range(2)))
+    assert all(r is not None and r.shared for r in readers), "a second shared acquire was refused"
+    async with client.hold(resource, ttl=5, wait=0, shared=True) as session:
+        assert session.shared
+        assert (await client.inspect(resource)).readers == 3
+        assert await client.acquire(resource, ttl=10) is None, "an exclusive lock was granted beside readers"
+    assert all([await r.release() for r in readers])
+    async with await client.acquire(resource, ttl=10) as writer:
+        assert not writer.shared
+        assert writer.fencing_token > max(r.fencing_token for r in [*readers, session])

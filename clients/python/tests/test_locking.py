@@ -161,3 +161,38 @@ def test_the_client_refuses_no_resource_the_daemon_takes(client, resource):
         lease = client.acquire(name, ttl=5)
         assert lease is not None and lease.resource == name
         assert lease.release() is True
+
+
+def test_shared_leases_hold_together_and_a_writer_after_them_gets_a_larger_token(client, resource):
+    readers = [client.acquire(resource, ttl=10, shared=True) for _ in range(2)]
+    assert all(r is not None for r in readers), "a second shared acquire was refused"
+    assert all(r.shared for r in readers)
+    # A shared lease's value is the daemon's "r" + 40 hex digits, never shown.
+    assert all(r._value.startswith("r") and r._value not in repr(r) for r in readers)
+    assert "shared=True" in repr(readers[0])
+    view = client.inspect(resource)
+    assert view.held and view.readers == 2
+    assert client.acquire(resource, ttl=10) is None, "an exclusive lock was granted beside two readers"
+    assert all(r.release() is True for r in readers)
+    writer = client.acquire(resource, ttl=10)
+    assert writer is not None and not writer.shared
+    assert writer.fencing_token > max(r.fencing_token for r in readers)
+    assert writer.release() is True
+
+
+def test_shared_hold_sessions_hold_together_and_keep_a_writer_out(client, resource):
+    with client.hold(resource, ttl=5, shared=True) as first, client.hold(resource, ttl=5, wait=0, shared=True) as second:
+        assert first.shared and second.shared
+        assert client.acquire(resource, ttl=10) is None, "an exclusive lock was granted beside two shared sessions"
+    writer = client.acquire(resource, ttl=10)
+    assert writer is not None and writer.fencing_token > max(first.fencing_token, second.fencing_token)
+    assert writer.release() is True
+
+
+def test_shared_must_be_a_bool():
+    with redlockd.Client("127.0.0.1:1") as nowhere:
+        for bad in (1, "yes", None):
+            with pytest.raises(redlockd.InvalidArgument, match="^invalid shared: must be a bool"):
+                nowhere.acquire("examples/x", shared=bad)
+            with pytest.raises(redlockd.InvalidArgument, match="^invalid shared: must be a bool"):
+                nowhere.hold("examples/x", shared=bad)

@@ -51,17 +51,24 @@ class AsyncClient:
             raise from_rpc_error(e) from None
 
     async def acquire(
-        self, resource: str, ttl: Optional[v.Seconds] = 10, wait: v.Seconds = 0, owner: str = ""
+        self,
+        resource: str,
+        ttl: Optional[v.Seconds] = 10,
+        wait: v.Seconds = 0,
+        owner: str = "",
+        *,
+        shared: bool = False,
     ) -> Optional["AsyncLease"]:
         """As ``Client.acquire``: ``None`` when someone else kept the lock.
         Cancelling the task gives up the wait."""
         v.resource(resource)
         v.owner(owner)
+        mode = v.mode(shared)
         ttl_s = v.optional_seconds(ttl, "ttl")
         backoff = Backoff(v.seconds(wait, "wait"))
         while True:
             left = backoff.left()
-            request = pb.AcquireRequest(resource=resource, owner=owner)
+            request = pb.AcquireRequest(resource=resource, owner=owner, mode=mode)
             if ttl_s is not None:
                 request.ttl.CopyFrom(v.to_wire(ttl_s))
             if left > 0:
@@ -79,7 +86,8 @@ class AsyncClient:
                 return None
             lease = reply.lease
             valid_until = sent + v.from_wire(lease.validity)
-            return AsyncLease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s)
+            shared_lease = lease.mode == pb.LOCK_MODE_SHARED
+            return AsyncLease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, shared_lease)
 
     def hold(
         self,
@@ -88,11 +96,13 @@ class AsyncClient:
         wait: v.Seconds = 5,
         owner: str = "",
         max_hold: Optional[v.Seconds] = None,
+        *,
+        shared: bool = False,
     ) -> AsyncHold:
         """As ``Client.hold``, with ``async with``; ``lease.lost`` is an
         ``asyncio.Event``. Cancelling the task gives up the wait, or, once
         held, leaves the block and releases."""
-        start, wait_s = start_message(resource, ttl, wait, owner, max_hold)
+        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared)
         return AsyncHold(self._stub, self._metadata, start, wait_s)
 
     async def inspect(self, resource: str) -> pb.InspectResponse:
@@ -107,8 +117,17 @@ class AsyncLease(LeaseInfo):
 
     __slots__ = ("_client", "_ttl")
 
-    def __init__(self, client: AsyncClient, resource: str, value: str, fencing_token: int, valid_until: float, ttl):
-        super().__init__(resource, value, fencing_token, valid_until)
+    def __init__(
+        self,
+        client: AsyncClient,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        ttl,
+        shared: bool = False,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, shared)
         self._client = client
         self._ttl = ttl
 

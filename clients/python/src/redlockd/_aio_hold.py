@@ -23,8 +23,8 @@ class AsyncHeldLease(HeldLeaseBase):
 
     __slots__ = ()
 
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float):
-        super().__init__(resource, value, fencing_token, valid_until, asyncio.Event())
+    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float, shared: bool = False):
+        super().__init__(resource, value, fencing_token, valid_until, asyncio.Event(), shared)
 
 
 class AsyncHold:

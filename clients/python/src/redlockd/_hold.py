@@ -23,8 +23,8 @@ class HeldLease(HeldLeaseBase):
 
     __slots__ = ()
 
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float):
-        super().__init__(resource, value, fencing_token, valid_until, threading.Event())
+    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float, shared: bool = False):
+        super().__init__(resource, value, fencing_token, valid_until, threading.Event(), shared)
 
 
 class Hold:

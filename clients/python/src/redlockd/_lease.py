@@ -10,11 +10,15 @@ import time
 class LeaseInfo:
     """The common face of ``Lease``, ``HeldLease`` and their async twins."""
 
-    __slots__ = ("resource", "fencing_token", "valid_until", "_value")
+    __slots__ = ("resource", "fencing_token", "valid_until", "shared", "_value")
 
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float):
+    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float, shared: bool = False):
         #: The locked resource, as requested.
         self.resource = resource
+        #: ``True`` for a shared lock (a reader, taken with ``shared=True``):
+        #: other readers may hold it too and share its fencing token; a
+        #: writer's token is larger than every earlier reader's.
+        self.shared = shared
         #: Strictly increases per resource; exact at any size (a Python
         #: int). Send it with every write to the protected storage.
         self.fencing_token = fencing_token
@@ -32,7 +36,7 @@ class LeaseInfo:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(resource={self.resource!r}, fencing_token={self.fencing_token}, "
-            f"remaining={self.remaining:.3f}s)"
+            f"{'shared=True, ' if self.shared else ''}remaining={self.remaining:.3f}s)"
         )
 
     __str__ = __repr__

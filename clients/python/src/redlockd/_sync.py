@@ -51,20 +51,30 @@ class Client:
             raise from_rpc_error(e) from None
 
     def acquire(
-        self, resource: str, ttl: Optional[v.Seconds] = 10, wait: v.Seconds = 0, owner: str = ""
+        self,
+        resource: str,
+        ttl: Optional[v.Seconds] = 10,
+        wait: v.Seconds = 0,
+        owner: str = "",
+        *,
+        shared: bool = False,
     ) -> Optional["Lease"]:
         """Takes the lock on ``resource``, trying for up to ``wait`` seconds.
         Returns ``None`` when someone else kept it all along: contention is a
         value, not an error. ``ttl=None`` means the daemon's default. A wait
         the daemon cuts short with UNAVAILABLE is retried with jitter until
-        it runs out; then ``Unavailable`` is raised."""
+        it runs out; then ``Unavailable`` is raised. ``shared=True`` takes a
+        shared lock (a reader of a read-write lock): readers hold it
+        together, a writer (the default) excludes them all; ``lease.shared``
+        says which was granted."""
         v.resource(resource)
         v.owner(owner)
+        mode = v.mode(shared)
         ttl_s = v.optional_seconds(ttl, "ttl")
         backoff = Backoff(v.seconds(wait, "wait"))
         while True:
             left = backoff.left()
-            request = pb.AcquireRequest(resource=resource, owner=owner)
+            request = pb.AcquireRequest(resource=resource, owner=owner, mode=mode)
             if ttl_s is not None:
                 request.ttl.CopyFrom(v.to_wire(ttl_s))
             if left > 0:
@@ -82,7 +92,8 @@ class Client:
                 return None
             lease = reply.lease
             valid_until = sent + v.from_wire(lease.validity)
-            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s)
+            shared_lease = lease.mode == pb.LOCK_MODE_SHARED
+            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, shared_lease)
 
     def hold(
         self,
@@ -91,6 +102,8 @@ class Client:
         wait: v.Seconds = 5,
         owner: str = "",
         max_hold: Optional[v.Seconds] = None,
+        *,
+        shared: bool = False,
     ) -> Hold:
         """A Hold session, as a context manager::
 
@@ -103,8 +116,9 @@ class Client:
         raises, and when the process dies. ``lease.lost`` (a
         ``threading.Event``) is set the moment the lock is lost; leaving the
         block after a loss, or a release that finds the lock gone, raises
-        ``LockLost``. ``max_hold``: the longest the daemon keeps the lock."""
-        start, wait_s = start_message(resource, ttl, wait, owner, max_hold)
+        ``LockLost``. ``max_hold``: the longest the daemon keeps the lock.
+        ``shared=True``: a shared lock (a reader), as for ``acquire``."""
+        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared)
         return Hold(self._stub, self._metadata, start, wait_s)
 
     def inspect(self, resource: str) -> pb.InspectResponse:
@@ -121,8 +135,17 @@ class Lease(LeaseInfo):
 
     __slots__ = ("_client", "_ttl")
 
-    def __init__(self, client: Client, resource: str, value: str, fencing_token: int, valid_until: float, ttl):
-        super().__init__(resource, value, fencing_token, valid_until)
+    def __init__(
+        self,
+        client: Client,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        ttl,
+        shared: bool = False,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, shared)
         self._client = client
         self._ttl = ttl
 

@@ -16,6 +16,7 @@ from typing import Optional, Union
 from google.protobuf.duration_pb2 import Duration
 
 from ._errors import InvalidArgument
+from .v1 import lock_pb2 as pb
 
 #: The daemon's limits on text fields, in bytes.
 MAX_RESOURCE_BYTES = 256
@@ -59,6 +60,13 @@ def to_wire(value: float) -> Duration:
 
 def from_wire(d: Duration) -> float:
     return d.ToNanoseconds() / 1e9
+
+
+def mode(shared: bool) -> int:
+    """The wire's ``LockMode`` for ``shared``: a reader or a writer."""
+    if not isinstance(shared, bool):
+        raise InvalidArgument(f"invalid shared: must be a bool, not {type(shared).__name__}")
+    return pb.LOCK_MODE_SHARED if shared else pb.LOCK_MODE_EXCLUSIVE
 
 
 def resource(value: str) -> None:

@@ -11,6 +11,11 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class LockMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LOCK_MODE_EXCLUSIVE: _ClassVar[LockMode]
+    LOCK_MODE_SHARED: _ClassVar[LockMode]
+
 class NodeOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     NODE_OUTCOME_UNSPECIFIED: _ClassVar[NodeOutcome]
@@ -36,6 +41,8 @@ class HoldEvent(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOLD_EVENT_LOST: _ClassVar[HoldEvent]
     HOLD_EVENT_RELEASED: _ClassVar[HoldEvent]
     HOLD_EVENT_NOT_ACQUIRED: _ClassVar[HoldEvent]
+LOCK_MODE_EXCLUSIVE: LockMode
+LOCK_MODE_SHARED: LockMode
 NODE_OUTCOME_UNSPECIFIED: NodeOutcome
 NODE_OUTCOME_GRANTED: NodeOutcome
 NODE_OUTCOME_TAKEN: NodeOutcome
@@ -55,28 +62,32 @@ HOLD_EVENT_RELEASED: HoldEvent
 HOLD_EVENT_NOT_ACQUIRED: HoldEvent
 
 class AcquireRequest(_message.Message):
-    __slots__ = ("resource", "ttl", "wait", "owner")
+    __slots__ = ("resource", "ttl", "wait", "owner", "mode")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     resource: str
     ttl: _duration_pb2.Duration
     wait: _duration_pb2.Duration
     owner: str
-    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
+    mode: LockMode
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., mode: _Optional[_Union[LockMode, str]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ("resource", "value", "fencing_token", "validity")
+    __slots__ = ("resource", "value", "fencing_token", "validity", "mode")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
     VALIDITY_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     resource: str
     value: str
     fencing_token: int
     validity: _duration_pb2.Duration
-    def __init__(self, resource: _Optional[str] = ..., value: _Optional[str] = ..., fencing_token: _Optional[int] = ..., validity: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    mode: LockMode
+    def __init__(self, resource: _Optional[str] = ..., value: _Optional[str] = ..., fencing_token: _Optional[int] = ..., validity: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("acquired", "lease", "reason", "attempts", "nodes", "validity_left")
@@ -135,18 +146,20 @@ class HoldRequest(_message.Message):
     def __init__(self, start: _Optional[_Union[HoldStart, _Mapping]] = ..., release: _Optional[_Union[HoldRelease, _Mapping]] = ...) -> None: ...
 
 class HoldStart(_message.Message):
-    __slots__ = ("resource", "ttl", "wait", "owner", "max_hold")
+    __slots__ = ("resource", "ttl", "wait", "owner", "max_hold", "mode")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     MAX_HOLD_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     resource: str
     ttl: _duration_pb2.Duration
     wait: _duration_pb2.Duration
     owner: str
     max_hold: _duration_pb2.Duration
-    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., max_hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    mode: LockMode
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., max_hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ...) -> None: ...
 
 class HoldRelease(_message.Message):
     __slots__ = ()
@@ -211,7 +224,7 @@ class InspectRequest(_message.Message):
     def __init__(self, resource: _Optional[str] = ...) -> None: ...
 
 class InspectResponse(_message.Message):
-    __slots__ = ("held", "agreeing", "quorum", "nodes", "holder", "waiting", "waiter_owners")
+    __slots__ = ("held", "agreeing", "quorum", "nodes", "holder", "waiting", "waiter_owners", "readers")
     HELD_FIELD_NUMBER: _ClassVar[int]
     AGREEING_FIELD_NUMBER: _ClassVar[int]
     QUORUM_FIELD_NUMBER: _ClassVar[int]
@@ -219,6 +232,7 @@ class InspectResponse(_message.Message):
     HOLDER_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
     WAITER_OWNERS_FIELD_NUMBER: _ClassVar[int]
+    READERS_FIELD_NUMBER: _ClassVar[int]
     held: bool
     agreeing: int
     quorum: int
@@ -226,7 +240,8 @@ class InspectResponse(_message.Message):
     holder: Holder
     waiting: int
     waiter_owners: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, held: _Optional[bool] = ..., agreeing: _Optional[int] = ..., quorum: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeView, _Mapping]]] = ..., holder: _Optional[_Union[Holder, _Mapping]] = ..., waiting: _Optional[int] = ..., waiter_owners: _Optional[_Iterable[str]] = ...) -> None: ...
+    readers: int
+    def __init__(self, held: _Optional[bool] = ..., agreeing: _Optional[int] = ..., quorum: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeView, _Mapping]]] = ..., holder: _Optional[_Union[Holder, _Mapping]] = ..., waiting: _Optional[int] = ..., waiter_owners: _Optional[_Iterable[str]] = ..., readers: _Optional[int] = ...) -> None: ...
 
 class Holder(_message.Message):
     __slots__ = ("owner", "tenant", "daemon", "since", "fencing_token", "ttl")

@@ -32,6 +32,24 @@ import { Timestamp } from "../../google/protobuf/timestamp";
  * "node.<index>" -> what it said ("granted", "held by another owner",
  * "timed out", "errored", "quarantined", "unusable"), plus "needed".
  */
+/** LockMode is how a lock is held. */
+export declare enum LockMode {
+    /**
+     * LOCK_MODE_EXCLUSIVE - LOCK_MODE_EXCLUSIVE: one holder at a time, shared holders excluded (a
+     * writer). The default.
+     */
+    LOCK_MODE_EXCLUSIVE = 0,
+    /**
+     * LOCK_MODE_SHARED - LOCK_MODE_SHARED: any number of shared holders at once while no
+     * exclusive holder has the lock (readers). An exclusive request refused
+     * by readers keeps new readers out for a moment, so a stream of readers
+     * cannot starve it. A shared lease's fencing token is the token of the
+     * last exclusive grant or above, and below any later exclusive grant's;
+     * shared leases may share a token (they do not exclude each other).
+     */
+    LOCK_MODE_SHARED = 1,
+    UNRECOGNIZED = -1
+}
 /** NodeOutcome is what one master said in an acquisition attempt. */
 export declare enum NodeOutcome {
     /** NODE_OUTCOME_UNSPECIFIED - NODE_OUTCOME_UNSPECIFIED is never sent. */
@@ -133,6 +151,11 @@ export interface AcquireRequest {
      * lock's identity.
      */
     owner: string;
+    /**
+     * mode is how the lock is held: exclusive (the default) or shared with
+     * other shared holders (a read-write lock's readers).
+     */
+    mode: LockMode;
 }
 /** Lease is a granted lock. */
 export interface Lease {
@@ -141,7 +164,8 @@ export interface Lease {
     /**
      * value is the secret that proves ownership: pass it to Extend and
      * Release. 40 lowercase hexadecimal characters (20 random bytes from the
-     * operating system's CSPRNG), unique per acquisition. Do not log it.
+     * operating system's CSPRNG), after an `r` for a shared lock; unique per
+     * acquisition. Do not log it.
      */
     value: string;
     /**
@@ -158,6 +182,8 @@ export interface Lease {
      * the TTL minus the time the acquisition took minus a clock-drift margin.
      */
     validity?: Duration | undefined;
+    /** mode is how the lock is held, as requested. */
+    mode: LockMode;
 }
 /** AcquireResponse tells whether the lock was taken. */
 export interface AcquireResponse {
@@ -268,6 +294,8 @@ export interface HoldStart {
      * (400ms by default), so that extensions fit before LOST would be due.
      */
     maxHold?: Duration | undefined;
+    /** mode is as in AcquireRequest. */
+    mode: LockMode;
 }
 /** HoldRelease ends a session's lock. */
 export interface HoldRelease {
@@ -388,6 +416,12 @@ export interface InspectResponse {
     waiting: number;
     /** waiter_owners are their `owner` labels, first in line first. */
     waiterOwners: string[];
+    /**
+     * readers is how many shared holders have the lock, as the quorum-th
+     * master counts them (0 when no majority shows it shared). `held` is then
+     * true and `holder` unset.
+     */
+    readers: number;
 }
 /** Holder is who holds a lock. Never the lock value. */
 export interface Holder {

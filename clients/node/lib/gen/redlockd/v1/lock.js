@@ -5,7 +5,7 @@
 //   protoc               v7.35.1
 // source: redlockd/v1/lock.proto
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.LockClient = exports.LockService = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = void 0;
+exports.LockClient = exports.LockService = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = exports.LockMode = void 0;
 /* eslint-disable */
 const wire_1 = require("@bufbuild/protobuf/wire");
 const grpc_js_1 = require("@grpc/grpc-js");
@@ -41,6 +41,25 @@ const timestamp_1 = require("../../google/protobuf/timestamp");
  * "node.<index>" -> what it said ("granted", "held by another owner",
  * "timed out", "errored", "quarantined", "unusable"), plus "needed".
  */
+/** LockMode is how a lock is held. */
+var LockMode;
+(function (LockMode) {
+    /**
+     * LOCK_MODE_EXCLUSIVE - LOCK_MODE_EXCLUSIVE: one holder at a time, shared holders excluded (a
+     * writer). The default.
+     */
+    LockMode[LockMode["LOCK_MODE_EXCLUSIVE"] = 0] = "LOCK_MODE_EXCLUSIVE";
+    /**
+     * LOCK_MODE_SHARED - LOCK_MODE_SHARED: any number of shared holders at once while no
+     * exclusive holder has the lock (readers). An exclusive request refused
+     * by readers keeps new readers out for a moment, so a stream of readers
+     * cannot starve it. A shared lease's fencing token is the token of the
+     * last exclusive grant or above, and below any later exclusive grant's;
+     * shared leases may share a token (they do not exclude each other).
+     */
+    LockMode[LockMode["LOCK_MODE_SHARED"] = 1] = "LOCK_MODE_SHARED";
+    LockMode[LockMode["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(LockMode || (exports.LockMode = LockMode = {}));
 /** NodeOutcome is what one master said in an acquisition attempt. */
 var NodeOutcome;
 (function (NodeOutcome) {
@@ -120,7 +139,7 @@ var HoldEvent;
     HoldEvent[HoldEvent["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
 })(HoldEvent || (exports.HoldEvent = HoldEvent = {}));
 function createBaseAcquireRequest() {
-    return { resource: "", ttl: undefined, wait: undefined, owner: "" };
+    return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0 };
 }
 exports.AcquireRequest = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -135,6 +154,9 @@ exports.AcquireRequest = {
         }
         if (message.owner !== "") {
             writer.uint32(34).string(message.owner);
+        }
+        if (message.mode !== 0) {
+            writer.uint32(40).int32(message.mode);
         }
         return writer;
     },
@@ -179,6 +201,13 @@ exports.AcquireRequest = {
                         message.owner = reader.string();
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.mode = reader.int32();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -193,7 +222,7 @@ exports.AcquireRequest = {
     },
 };
 function createBaseLease() {
-    return { resource: "", value: "", fencingToken: 0n, validity: undefined };
+    return { resource: "", value: "", fencingToken: 0n, validity: undefined, mode: 0 };
 }
 exports.Lease = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -211,6 +240,9 @@ exports.Lease = {
         }
         if (message.validity !== undefined) {
             duration_1.Duration.encode(message.validity, writer.uint32(34).fork()).join();
+        }
+        if (message.mode !== 0) {
+            writer.uint32(40).int32(message.mode);
         }
         return writer;
     },
@@ -253,6 +285,13 @@ exports.Lease = {
                             break;
                         }
                         message.validity = duration_1.Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.mode = reader.int32();
                         continue;
                     }
                 }
@@ -640,7 +679,7 @@ exports.HoldRequest = {
     },
 };
 function createBaseHoldStart() {
-    return { resource: "", ttl: undefined, wait: undefined, owner: "", maxHold: undefined };
+    return { resource: "", ttl: undefined, wait: undefined, owner: "", maxHold: undefined, mode: 0 };
 }
 exports.HoldStart = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -658,6 +697,9 @@ exports.HoldStart = {
         }
         if (message.maxHold !== undefined) {
             duration_1.Duration.encode(message.maxHold, writer.uint32(42).fork()).join();
+        }
+        if (message.mode !== 0) {
+            writer.uint32(48).int32(message.mode);
         }
         return writer;
     },
@@ -707,6 +749,13 @@ exports.HoldStart = {
                             break;
                         }
                         message.maxHold = duration_1.Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.mode = reader.int32();
                         continue;
                     }
                 }
@@ -1143,7 +1192,16 @@ exports.InspectRequest = {
     },
 };
 function createBaseInspectResponse() {
-    return { held: false, agreeing: 0, quorum: 0, nodes: [], holder: undefined, waiting: 0, waiterOwners: [] };
+    return {
+        held: false,
+        agreeing: 0,
+        quorum: 0,
+        nodes: [],
+        holder: undefined,
+        waiting: 0,
+        waiterOwners: [],
+        readers: 0,
+    };
 }
 exports.InspectResponse = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -1167,6 +1225,9 @@ exports.InspectResponse = {
         }
         for (const v of message.waiterOwners) {
             writer.uint32(58).string(v);
+        }
+        if (message.readers !== 0) {
+            writer.uint32(64).uint32(message.readers);
         }
         return writer;
     },
@@ -1230,6 +1291,13 @@ exports.InspectResponse = {
                             break;
                         }
                         message.waiterOwners.push(reader.string());
+                        continue;
+                    }
+                    case 8: {
+                        if (tag !== 64) {
+                            break;
+                        }
+                        message.readers = reader.uint32();
                         continue;
                     }
                 }

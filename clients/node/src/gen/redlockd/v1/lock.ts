@@ -54,6 +54,25 @@ import { Timestamp } from "../../google/protobuf/timestamp";
  * "timed out", "errored", "quarantined", "unusable"), plus "needed".
  */
 
+/** LockMode is how a lock is held. */
+export enum LockMode {
+  /**
+   * LOCK_MODE_EXCLUSIVE - LOCK_MODE_EXCLUSIVE: one holder at a time, shared holders excluded (a
+   * writer). The default.
+   */
+  LOCK_MODE_EXCLUSIVE = 0,
+  /**
+   * LOCK_MODE_SHARED - LOCK_MODE_SHARED: any number of shared holders at once while no
+   * exclusive holder has the lock (readers). An exclusive request refused
+   * by readers keeps new readers out for a moment, so a stream of readers
+   * cannot starve it. A shared lease's fencing token is the token of the
+   * last exclusive grant or above, and below any later exclusive grant's;
+   * shared leases may share a token (they do not exclude each other).
+   */
+  LOCK_MODE_SHARED = 1,
+  UNRECOGNIZED = -1,
+}
+
 /** NodeOutcome is what one master said in an acquisition attempt. */
 export enum NodeOutcome {
   /** NODE_OUTCOME_UNSPECIFIED - NODE_OUTCOME_UNSPECIFIED is never sent. */
@@ -162,6 +181,11 @@ export interface AcquireRequest {
    * lock's identity.
    */
   owner: string;
+  /**
+   * mode is how the lock is held: exclusive (the default) or shared with
+   * other shared holders (a read-write lock's readers).
+   */
+  mode: LockMode;
 }
 
 /** Lease is a granted lock. */
@@ -171,7 +195,8 @@ export interface Lease {
   /**
    * value is the secret that proves ownership: pass it to Extend and
    * Release. 40 lowercase hexadecimal characters (20 random bytes from the
-   * operating system's CSPRNG), unique per acquisition. Do not log it.
+   * operating system's CSPRNG), after an `r` for a shared lock; unique per
+   * acquisition. Do not log it.
    */
   value: string;
   /**
@@ -187,7 +212,11 @@ export interface Lease {
    * moment the client SENT the request (see the client rule above). It is
    * the TTL minus the time the acquisition took minus a clock-drift margin.
    */
-  validity?: Duration | undefined;
+  validity?:
+    | Duration
+    | undefined;
+  /** mode is how the lock is held, as requested. */
+  mode: LockMode;
 }
 
 /** AcquireResponse tells whether the lock was taken. */
@@ -303,7 +332,11 @@ export interface HoldStart {
    * The TTL of a session must be at least 8 x the daemon's node_timeout
    * (400ms by default), so that extensions fit before LOST would be due.
    */
-  maxHold?: Duration | undefined;
+  maxHold?:
+    | Duration
+    | undefined;
+  /** mode is as in AcquireRequest. */
+  mode: LockMode;
 }
 
 /** HoldRelease ends a session's lock. */
@@ -422,6 +455,12 @@ export interface InspectResponse {
   waiting: number;
   /** waiter_owners are their `owner` labels, first in line first. */
   waiterOwners: string[];
+  /**
+   * readers is how many shared holders have the lock, as the quorum-th
+   * master counts them (0 when no majority shows it shared). `held` is then
+   * true and `holder` unset.
+   */
+  readers: number;
 }
 
 /** Holder is who holds a lock. Never the lock value. */
@@ -475,7 +514,7 @@ export interface NodeView {
 }
 
 function createBaseAcquireRequest(): AcquireRequest {
-  return { resource: "", ttl: undefined, wait: undefined, owner: "" };
+  return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0 };
 }
 
 export const AcquireRequest: MessageFns<AcquireRequest> = {
@@ -491,6 +530,9 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
     }
     if (message.owner !== "") {
       writer.uint32(34).string(message.owner);
+    }
+    if (message.mode !== 0) {
+      writer.uint32(40).int32(message.mode);
     }
     return writer;
   },
@@ -540,6 +582,14 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
             message.owner = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -554,7 +604,7 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
 };
 
 function createBaseLease(): Lease {
-  return { resource: "", value: "", fencingToken: 0n, validity: undefined };
+  return { resource: "", value: "", fencingToken: 0n, validity: undefined, mode: 0 };
 }
 
 export const Lease: MessageFns<Lease> = {
@@ -573,6 +623,9 @@ export const Lease: MessageFns<Lease> = {
     }
     if (message.validity !== undefined) {
       Duration.encode(message.validity, writer.uint32(34).fork()).join();
+    }
+    if (message.mode !== 0) {
+      writer.uint32(40).int32(message.mode);
     }
     return writer;
   },
@@ -620,6 +673,14 @@ export const Lease: MessageFns<Lease> = {
             }
 
             message.validity = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
             continue;
           }
         }
@@ -1038,7 +1099,7 @@ export const HoldRequest: MessageFns<HoldRequest> = {
 };
 
 function createBaseHoldStart(): HoldStart {
-  return { resource: "", ttl: undefined, wait: undefined, owner: "", maxHold: undefined };
+  return { resource: "", ttl: undefined, wait: undefined, owner: "", maxHold: undefined, mode: 0 };
 }
 
 export const HoldStart: MessageFns<HoldStart> = {
@@ -1057,6 +1118,9 @@ export const HoldStart: MessageFns<HoldStart> = {
     }
     if (message.maxHold !== undefined) {
       Duration.encode(message.maxHold, writer.uint32(42).fork()).join();
+    }
+    if (message.mode !== 0) {
+      writer.uint32(48).int32(message.mode);
     }
     return writer;
   },
@@ -1112,6 +1176,14 @@ export const HoldStart: MessageFns<HoldStart> = {
             }
 
             message.maxHold = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
             continue;
           }
         }
@@ -1585,7 +1657,16 @@ export const InspectRequest: MessageFns<InspectRequest> = {
 };
 
 function createBaseInspectResponse(): InspectResponse {
-  return { held: false, agreeing: 0, quorum: 0, nodes: [], holder: undefined, waiting: 0, waiterOwners: [] };
+  return {
+    held: false,
+    agreeing: 0,
+    quorum: 0,
+    nodes: [],
+    holder: undefined,
+    waiting: 0,
+    waiterOwners: [],
+    readers: 0,
+  };
 }
 
 export const InspectResponse: MessageFns<InspectResponse> = {
@@ -1610,6 +1691,9 @@ export const InspectResponse: MessageFns<InspectResponse> = {
     }
     for (const v of message.waiterOwners) {
       writer.uint32(58).string(v!);
+    }
+    if (message.readers !== 0) {
+      writer.uint32(64).uint32(message.readers);
     }
     return writer;
   },
@@ -1681,6 +1765,14 @@ export const InspectResponse: MessageFns<InspectResponse> = {
             }
 
             message.waiterOwners.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.readers = reader.uint32();
             continue;
           }
         }
