@@ -14,13 +14,14 @@ use std::time::Duration;
 
 use fred::types::Value;
 use prost::Message;
-use redlockd::config::Config;
-use redlockd::locks::error::Error;
 use redlockd::api::proto::{
     AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest, hold_request,
 };
-use redlockd::redis::replies;
 use redlockd::api::request::{self, Limits};
+use redlockd::config::Config;
+use redlockd::locks::error::Error;
+use redlockd::redis::replies;
+use redlockd::redlock::Kind;
 
 /// The request limits of `config/default.toml` (loaded as the daemon does,
 /// with three placeholder masters so the configuration is complete).
@@ -43,6 +44,7 @@ pub fn check_request(data: &[u8]) {
         owner(&m.owner);
         ttl(m.ttl);
         wait(m.wait);
+        kind(m.mode, m.permits);
     }
     if let Some(m) = decode::<ExtendRequest>(data) {
         resource(&m.resource);
@@ -62,7 +64,10 @@ pub fn check_request(data: &[u8]) {
                     wait: w,
                     owner: o,
                     max_hold: h,
+                    mode: m,
+                    permits: p,
                 } = start;
+                kind(m, p);
                 resource(&r);
                 owner(&o);
                 ttl(t);
@@ -121,8 +126,55 @@ fn owner(s: &str) {
     }
 }
 
+/// What a request asks for: a mode of the enum; 0 or 1 permits (a lock,
+/// either mode) or 2 to `max_permits` (a permit, exclusive only).
+fn kind(mode: i32, permits: u32) {
+    let l = &*LIMITS;
+    match l.kind(mode, permits) {
+        Ok(Kind::Exclusive) => assert!(mode == 0 && permits <= 1, "exclusive from {mode}, {permits}"),
+        Ok(Kind::Shared) => assert!(mode == 1 && permits <= 1, "shared from {mode}, {permits}"),
+        Ok(Kind::Permits(n)) => {
+            assert!(
+                mode == 0 && n == permits && (2..=l.max_permits).contains(&n),
+                "{n} permits from {mode}, {permits}"
+            )
+        }
+        Err(e) => match field_of(&e) {
+            "mode" => assert!(!(0..=1).contains(&mode), "refused mode {mode}: {e}"),
+            "permits" => assert!(
+                (0..=1).contains(&mode) && permits >= 2 && (mode == 1 || permits > l.max_permits),
+                "refused permits {permits} (mode {mode}): {e}"
+            ),
+            other => panic!("kind named {other}: {e}"),
+        },
+    }
+}
+
+/// Whether `s` is 40 lowercase hex characters.
+fn hex40(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// A permit's value, `p<of>.<slot>.<hex40>` with `2 <= of`, `slot < of`, both plain decimal of at
+/// most 5 digits.
+fn permit_value(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('p') else { return false };
+    let parts: Vec<&str> = rest.splitn(3, '.').collect();
+    let number = |d: &str| {
+        (!d.is_empty() && d.len() <= 5 && d.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| d.parse::<u32>().ok())
+            .flatten()
+    };
+    match parts.as_slice() {
+        [of, slot, hex] => {
+            matches!((number(of), number(slot)), (Some(of), Some(slot)) if of >= 2 && slot < of) && hex40(hex)
+        }
+        _ => false,
+    }
+}
+
 fn value(s: &str) {
-    let issued = s.len() == 40 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let issued = hex40(s) || s.strip_prefix('r').is_some_and(hex40) || permit_value(s);
     match request::value(s) {
         Ok(v) => {
             assert!(issued, "accepted value {s:?}");
@@ -224,7 +276,10 @@ pub fn check_reply(reply: &Value) {
                 assert_eq!(part, &Value::Integer(*answer), "round read {part:?} as {answer}");
                 match replies::locked(*answer) {
                     Ok(replies::Locked::Granted(counter)) => {
-                        assert!(*answer > 0 && u64::try_from(*answer) == Ok(counter), "{answer} as {counter}")
+                        assert!(
+                            *answer > 0 && u64::try_from(*answer) == Ok(counter),
+                            "{answer} as {counter}"
+                        )
                     }
                     Ok(replies::Locked::Taken) => assert_eq!(*answer, 0),
                     Ok(replies::Locked::NotVerified) => assert_eq!(*answer, -1),
@@ -324,16 +379,35 @@ pub fn check_reply(reply: &Value) {
             let Value::Array(parts) = reply else {
                 panic!("inspect accepted {reply:?}")
             };
-            let [value, pttl, fence, readers] = parts.as_slice() else {
+            let [value, pttl, fence, readers, permits] = parts.as_slice() else {
                 panic!("inspect accepted {} parts", parts.len())
             };
-            assert_eq!(&Value::Integer(i64::from(view.readers)), readers, "inspect misread the readers");
+            assert_eq!(
+                &Value::Integer(i64::from(view.readers)),
+                readers,
+                "inspect misread the readers"
+            );
+            assert_eq!(
+                view.permits.map(u64::from),
+                counter(permits),
+                "inspect misread the permits {permits:?}"
+            );
             // The key holds the value, then (after the first newline) who
             // holds it.
             let held = text(value);
-            let split = held.as_deref().map(|h| h.split_once('\n').map_or((h, None), |(v, r)| (v, Some(r))));
-            assert_eq!(view.value.as_deref(), split.map(|(v, _)| v), "inspect misread the value");
-            assert_eq!(view.holder.as_deref(), split.and_then(|(_, r)| r), "inspect misread the record");
+            let split = held
+                .as_deref()
+                .map(|h| h.split_once('\n').map_or((h, None), |(v, r)| (v, Some(r))));
+            assert_eq!(
+                view.value.as_deref(),
+                split.map(|(v, _)| v),
+                "inspect misread the value"
+            );
+            assert_eq!(
+                view.holder.as_deref(),
+                split.and_then(|(_, r)| r),
+                "inspect misread the record"
+            );
             let Value::Integer(ms) = pttl else {
                 panic!("inspect accepted PTTL {pttl:?}")
             };
@@ -496,6 +570,7 @@ fn request_seeds() -> Vec<(String, Vec<u8>)> {
                 ttl: pd(10, 0),
                 wait: pd(2, 500_000_000),
                 owner: "billing-worker-7".into(),
+                ..Default::default()
             }
             .encode_to_vec(),
         ),
@@ -514,6 +589,26 @@ fn request_seeds() -> Vec<(String, Vec<u8>)> {
                 ttl: pd(-1, 0),
                 wait: pd(61, 0),
                 owner: "tab\there".into(),
+                mode: 7,
+                permits: 65,
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "acquire-permits",
+            AcquireRequest {
+                resource: "pool".into(),
+                permits: 4,
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "acquire-shared",
+            AcquireRequest {
+                resource: "books".into(),
+                mode: 1,
+                ..Default::default()
             }
             .encode_to_vec(),
         ),
@@ -543,6 +638,8 @@ fn request_seeds() -> Vec<(String, Vec<u8>)> {
                     wait: pd(60, 0),
                     owner: "scheduler-0".into(),
                     max_hold: pd(3600, 0),
+                    mode: 0,
+                    permits: 2,
                 })),
             }
             .encode_to_vec(),
@@ -589,11 +686,23 @@ fn reply_seeds() -> Vec<(String, Vec<u8>)> {
         ("flag-negative", Value::Integer(-1)),
         (
             "inspect-held",
-            Value::Array(vec![s(VALUE), Value::Integer(9_500), s("1700000000000042"), Value::Integer(0)]),
+            Value::Array(vec![
+                s(VALUE),
+                Value::Integer(9_500),
+                s("1700000000000042"),
+                Value::Integer(0),
+                Value::Null,
+            ]),
         ),
         (
             "inspect-free",
-            Value::Array(vec![Value::Null, Value::Integer(-2), Value::Null, Value::Integer(0)]),
+            Value::Array(vec![
+                Value::Null,
+                Value::Integer(-2),
+                Value::Null,
+                Value::Integer(0),
+                Value::Null,
+            ]),
         ),
         ("fence", s("1700000000000042")),
         ("time", Value::Array(vec![s("1700000000"), s("123456")])),

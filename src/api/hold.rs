@@ -20,7 +20,7 @@ use crate::api::wire::{wire_lease, wire_outcomes, wire_reason};
 use crate::locks::error::Error;
 use crate::locks::who::{Who, audit};
 use crate::locks::{Locks, SessionGuard};
-use crate::redlock::{Acquired, Lease, Mode, Node};
+use crate::redlock::{Acquired, Kind, Lease, Node};
 
 /// How long a new stream may take to send `start`.
 const START_WITHIN: Duration = Duration::from_secs(10);
@@ -34,7 +34,9 @@ struct Plan {
     resource: String,
     /// Its lock name (namespaced by tenant).
     name: String,
-    mode: Mode,
+    kind: Kind,
+    /// The acquisition's reentrancy key (docs/design.md#reentrancy).
+    reentrancy_key: Option<String>,
     ttl: Duration,
     wait: Duration,
     max_hold: Duration,
@@ -68,7 +70,8 @@ fn plan(caller: &Caller, start: HoldStart, limits: &Limits, node_timeout: Durati
         ));
     }
     Ok(Plan {
-        mode: request::mode(start.mode)?,
+        kind: limits.kind(start.mode, start.permits)?,
+        reentrancy_key: request::reentrancy_key(&start.reentrancy_key)?.map(str::to_owned),
         ttl,
         wait: limits.wait(start.wait)?,
         max_hold: limits.max_hold(start.max_hold)?,
@@ -170,12 +173,17 @@ async fn open<N: Node>(
     let Plan {
         resource,
         name,
-        mode,
+        kind,
+        reentrancy_key,
         ttl,
         wait,
         max_hold,
     } = plan;
-    match locks.acquire(name, (mode, ttl), wait, give_up, &who).await {
+    let acquired = match &reentrancy_key {
+        Some(key) => (locks.acquire_keyed(name, (kind, ttl), wait, give_up, (&who, key))).await,
+        None => locks.acquire(name, (kind, ttl), wait, give_up, &who).await,
+    };
+    match acquired {
         Ok(Acquired::Granted(lease)) => Some(Holding {
             resource,
             ttl,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::api::proto::LockMode;
 use crate::config::{LockConfig, show};
 use crate::locks::error::Error;
-use crate::redlock::{LockValue, Mode};
+use crate::redlock::{Kind, LockValue, Mode};
 
 /// Longest resource name, in bytes.
 pub const MAX_RESOURCE_BYTES: usize = 256;
@@ -26,6 +26,8 @@ pub struct Limits {
     pub max_wait: Duration,
     /// Longest a session may hold a lock.
     pub max_hold: Duration,
+    /// The most permits of a semaphore.
+    pub max_permits: u32,
 }
 
 impl From<&LockConfig> for Limits {
@@ -36,6 +38,7 @@ impl From<&LockConfig> for Limits {
             max_ttl: lock.max_ttl,
             max_wait: lock.max_wait,
             max_hold: lock.max_hold,
+            max_permits: lock.max_permits,
         }
     }
 }
@@ -62,6 +65,32 @@ impl Limits {
             ));
         }
         Ok(ttl)
+    }
+
+    /// What a request asks for: its `mode` (`LockMode` on the wire) and
+    /// `permits` (0 or 1: a lock; 2 to `max_permits`: a permit of a
+    /// semaphore, which is never shared).
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `mode` or `permits`.
+    pub fn kind(&self, wire_mode: i32, permits: u32) -> Result<Kind, Error> {
+        let shared = mode(wire_mode)? == Mode::Shared;
+        match permits {
+            0 | 1 if shared => Ok(Kind::Shared),
+            0 | 1 => Ok(Kind::Exclusive),
+            n if n > self.max_permits => Err(Error::invalid(
+                "permits",
+                format!(
+                    "{n} is above the allowed maximum of {} (0 or 1: a lock)",
+                    self.max_permits
+                ),
+            )),
+            _ if shared => Err(Error::invalid(
+                "permits",
+                "a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE",
+            )),
+            n => Ok(Kind::Permits(n)),
+        }
     }
 
     /// A wait within `[0, max_wait]`; unset means no wait.
@@ -163,6 +192,24 @@ pub fn mode(wire: i32) -> Result<Mode, Error> {
     }
 }
 
+/// Longest reentrancy key, in bytes.
+pub const MAX_REENTRANCY_KEY_BYTES: usize = 128;
+
+/// A reentrancy key: at most 128 bytes; empty is none.
+///
+/// # Errors
+/// `InvalidArgument` naming `reentrancy_key` (without the key: it is never
+/// shown).
+pub fn reentrancy_key(key: &str) -> Result<Option<&str>, Error> {
+    if key.len() > MAX_REENTRANCY_KEY_BYTES {
+        return Err(Error::invalid(
+            "reentrancy_key",
+            format!("is {} bytes; at most {MAX_REENTRANCY_KEY_BYTES} are allowed", key.len()),
+        ));
+    }
+    Ok(Some(key).filter(|k| !k.is_empty()))
+}
+
 /// A listing's resource prefix: 1–256 bytes of printable UTF-8.
 ///
 /// # Errors
@@ -226,6 +273,7 @@ mod tests {
             max_ttl: Duration::from_secs(60),
             max_wait: Duration::from_secs(60),
             max_hold: Duration::from_secs(3600),
+            max_permits: 64,
         }
     }
 
@@ -294,6 +342,36 @@ mod tests {
             assert_eq!(field_of(err.clone()), "mode");
             assert!(err.to_string().contains("LOCK_MODE_SHARED (1)"), "{err}");
         }
+    }
+
+    #[test]
+    fn permits_are_bounded_and_never_shared() {
+        let l = limits();
+        assert_eq!(l.kind(0, 0), Ok(Kind::Exclusive));
+        assert_eq!(l.kind(0, 1), Ok(Kind::Exclusive));
+        assert_eq!(l.kind(1, 1), Ok(Kind::Shared));
+        assert_eq!(l.kind(0, 64), Ok(Kind::Permits(64)));
+        let above = l.kind(0, 65).unwrap_err();
+        assert!(above.to_string().contains("maximum of 64"), "{above}");
+        assert_eq!(field_of(above), "permits");
+        let shared = l.kind(1, 3).unwrap_err();
+        assert!(shared.to_string().contains("shared lock takes no permits"), "{shared}");
+        assert_eq!(field_of(shared), "permits");
+        assert_eq!(field_of(l.kind(5, 3).unwrap_err()), "mode");
+    }
+
+    #[test]
+    fn reentrancy_keys_are_at_most_128_bytes_and_never_shown() {
+        assert_eq!(reentrancy_key(""), Ok(None));
+        assert_eq!(reentrancy_key("trace-1"), Ok(Some("trace-1")));
+        assert!(reentrancy_key(&"k".repeat(128)).is_ok());
+        let long = "s3cret-".repeat(20);
+        let err = reentrancy_key(&long).unwrap_err();
+        assert!(
+            err.to_string().contains("140 bytes") && !err.to_string().contains("s3cret"),
+            "{err}"
+        );
+        assert_eq!(field_of(err), "reentrancy_key");
     }
 
     #[test]

@@ -81,7 +81,8 @@ impl<N: Node> LockService<N> {
         let ttl = self.limits.ttl("ttl", req.ttl)?;
         let wait = self.limits.wait(req.wait)?;
         request::owner(&req.owner)?;
-        let mode = request::mode(req.mode)?;
+        let kind = self.limits.kind(req.mode, req.permits)?;
+        let key = request::reentrancy_key(&req.reentrancy_key)?;
         if self.locks.is_closing() {
             return Err(Error::ShuttingDown);
         }
@@ -93,10 +94,15 @@ impl<N: Node> LockService<N> {
         // If this handler is dropped (the client left), the acquisition
         // stops and a lock granted meanwhile is released.
         let who = caller.who(&req.owner);
-        let outcome = self
-            .locks
-            .acquire(name, (mode, ttl), wait, std::future::pending(), &who)
-            .await?;
+        let give_up = std::future::pending();
+        let outcome = match key {
+            Some(key) => {
+                (self.locks)
+                    .acquire_keyed(name, (kind, ttl), wait, give_up, (&who, key))
+                    .await?
+            }
+            None => self.locks.acquire(name, (kind, ttl), wait, give_up, &who).await?,
+        };
         Ok(match outcome {
             Acquired::Granted(lease) => {
                 tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");
@@ -174,6 +180,8 @@ impl<N: Node> LockService<N> {
             waiting: waiter_owners.len() as u32,
             waiter_owners,
             readers: view.readers,
+            permits: view.permits,
+            permits_out: view.permits_out,
         })
     }
 }

@@ -16,6 +16,7 @@ pub(crate) fn code(error: &Error) -> Code {
         Error::InvalidArgument { .. } => Code::InvalidArgument,
         Error::Unavailable { .. } | Error::ShuttingDown => Code::Unavailable,
         Error::DeadlineExceeded => Code::DeadlineExceeded,
+        Error::FailedPrecondition(_) => Code::FailedPrecondition,
         Error::Cancelled => Code::Cancelled,
         Error::Internal(_) => Code::Internal,
         Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => Code::ResourceExhausted,

@@ -32,6 +32,8 @@ pub(crate) fn wire_lease(resource: &str, lease: &Lease, validity: Duration) -> W
         fencing_token: lease.fencing_token,
         validity: Some(wire_duration(validity)),
         mode: wire_mode(lease.value.mode()).into(),
+        permits: lease.value.permit().map_or(0, |p| p.of),
+        slot: lease.value.permit().map_or(0, |p| p.slot),
     }
 }
 

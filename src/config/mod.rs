@@ -243,6 +243,8 @@ pub struct LockConfig {
     /// once a waiter on another daemon was refused, before one is published
     /// for every daemon (0: never hand off).
     pub max_handoffs_in_row: u32,
+    /// The most permits a semaphore may have.
+    pub max_permits: u32,
 }
 
 /// A configuration that cannot be used; the message names the setting.

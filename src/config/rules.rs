@@ -133,6 +133,12 @@ impl Config {
                 return fail(format!("{name} ({n}) must lie within [1, 1000000]"));
             }
         }
+        if !(2..=1024).contains(&lock.max_permits) {
+            return fail(format!(
+                "lock.max_permits ({}) must lie within [2, 1024]",
+                lock.max_permits
+            ));
+        }
         if lock.max_handoffs_in_row > 1000 {
             return fail(format!(
                 "lock.max_handoffs_in_row ({}) must lie within [0, 1000]",

@@ -48,6 +48,10 @@ pub enum Error {
         /// What was exceeded.
         message: String,
     },
+    /// The request contradicts the state the lock is in (a semaphore held
+    /// with another number of permits).
+    #[error("{0}")]
+    FailedPrecondition(String),
     /// The client's gRPC deadline passed first.
     #[error("the request's deadline passed before the lock could be taken")]
     DeadlineExceeded,
@@ -84,6 +88,7 @@ impl From<redlock::Error> for Error {
                 votes,
             },
             redlock::Error::Cancelled => Error::Cancelled,
+            differ @ redlock::Error::PermitsDiffer { .. } => Error::FailedPrecondition(format!("permits: {differ}")),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod error;
 mod held;
+mod reentry;
 mod sessions;
 pub(crate) use sessions::SessionGuard;
 pub(crate) mod queue;
@@ -22,12 +23,21 @@ use tokio::time::Instant;
 use crate::locks::error::Error;
 use crate::locks::held::HeldLocks;
 use crate::locks::queue::{Offer, Place, Waiters};
-use crate::locks::quota::Kind;
+use crate::locks::quota::Kind as Quota;
 use crate::locks::who::{Who, audit};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
-use crate::redlock::{Acquired, Engine, FailureReason, HandOff, LockValue, Mode, Node};
+use crate::redlock::{Acquired, Engine, FailureReason, HandOff, Kind, LockValue, Mode, Node, slot_name};
 use crate::telemetry::metrics::{Metrics, Status};
+
+/// The lock name a value holds under `resource`'s: a permit's slot
+/// (docs/design.md#semaphores), else the resource's own.
+fn lock_name(resource: &str, value: &LockValue) -> String {
+    match value.permit() {
+        Some(permit) => slot_name(resource, permit.slot),
+        None => resource.to_owned(),
+    }
+}
 
 /// Locks over an engine, with local queues and session bookkeeping.
 pub(crate) struct Locks<N> {
@@ -43,6 +53,8 @@ pub(crate) struct Locks<N> {
     metrics: Arc<Metrics>,
     /// Locks granted through this daemon.
     held: HeldLocks,
+    /// Locks held under reentrancy keys (docs/design.md#reentrancy).
+    reentries: reentry::Reentries,
     /// The lock names taken away by `force_release`, for the sessions
     /// holding them here.
     revoked: broadcast::Sender<String>,
@@ -64,6 +76,7 @@ impl<N: Node> Locks<N> {
             closing: watch::channel(false).0,
             shutdown: Notify::new(),
             held: HeldLocks::new(metrics.clone()),
+            reentries: reentry::Reentries::default(),
             metrics,
             revoked: broadcast::channel(64).0,
         }
@@ -88,13 +101,18 @@ impl<N: Node> Locks<N> {
         who: &Who,
     ) -> Result<Option<Duration>, Error> {
         let started = Instant::now();
-        let outcome = self.engine.extend(resource, value, ttl).await;
+        let outcome = self.engine.extend(&lock_name(resource, value), value, ttl).await;
         let status = match &outcome {
             Ok(Some(validity)) => {
                 self.held.extended(value, Instant::now() + *validity);
+                self.reentries
+                    .extended(value.expose(), Instant::now() + *validity)
+                    .await;
                 Status::Success
             }
             Ok(None) => {
+                // Lost: no reentrant acquisition may get it.
+                self.reentries.extended(value.expose(), Instant::now()).await;
                 let gone = self.held.forget(value);
                 audit(
                     "extension_failed",
@@ -117,14 +135,22 @@ impl<N: Node> Locks<N> {
     /// `Unavailable` without a quorum (the deletes still went to all).
     pub(crate) async fn release(&self, resource: &str, value: &LockValue, who: &Who) -> Result<bool, Error> {
         let started = Instant::now();
+        // Held under a reentrancy key more than once: one hold fewer, the
+        // lock stays (docs/design.md#reentrancy).
+        if let reentry::Left::Counted(_) = self.reentries.leave(value.expose()).await {
+            self.metrics.released(Status::Success, started.elapsed(), None);
+            return Ok(true);
+        }
         let forgotten = self.held.forget(value);
         let streak = forgotten.as_ref().map_or(0, |gone| gone.streak);
         // A shared holder hands nothing over: others may hold the lock
-        // still (docs/design.md#shared-locks).
-        let offer = match value.mode() {
-            Mode::Exclusive => self.waiters.take_offer(resource, streak),
-            Mode::Shared => None,
+        // still (docs/design.md#shared-locks); nor does a permit (permits
+        // do not queue here).
+        let offer = match (value.mode(), value.permit()) {
+            (Mode::Exclusive, None) => self.waiters.take_offer(resource, streak),
+            _ => None,
         };
+        let name = lock_name(resource, value);
         let outcome = match offer {
             // The next waiter here gets the lock in one round.
             Some(offer) => self.hand_off(resource, value, offer, streak + 1).await,
@@ -132,13 +158,13 @@ impl<N: Node> Locks<N> {
             None if self.waiters.has_waiters(resource) => {
                 let released = self
                     .engine
-                    .release_announced(resource, value, Announce::Always)
+                    .release_announced(&name, value, Announce::Always)
                     .await
                     .map_err(Error::from);
                 self.waiters.step_aside(resource, streak);
                 released
             }
-            None => self.engine.release(resource, value).await.map_err(Error::from),
+            None => self.engine.release(&name, value).await.map_err(Error::from),
         };
         let held_for = forgotten.as_ref().map(|gone| gone.held_for);
         if outcome.is_ok() {
@@ -198,7 +224,7 @@ impl<N: Node> Locks<N> {
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         resource: String,
-        (mode, ttl): (Mode, Duration),
+        (kind, ttl): (Kind, Duration),
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
         who: &Who,
@@ -206,9 +232,9 @@ impl<N: Node> Locks<N> {
         let started = Instant::now();
         let outcome = match self.check_quota(who) {
             Ok(()) => {
-                let outcome = self.acquire_unrecorded(resource, (mode, ttl), wait, give_up, who).await;
+                let outcome = self.acquire_unrecorded(resource, (kind, ttl), wait, give_up, who).await;
                 if let Ok(Acquired::Granted(lease)) = &outcome {
-                    let unit = who.quota.as_ref().map(|q| q.count_one(Kind::LocksHeld));
+                    let unit = who.quota.as_ref().map(|q| q.count_one(Quota::LocksHeld));
                     self.held.granted(lease, &who.owner, 0, unit);
                     audit("grant", who, None, &lease.resource, Some(lease.fencing_token));
                 }
@@ -232,12 +258,13 @@ impl<N: Node> Locks<N> {
                     Error::Unavailable { .. } => "no_quorum",
                     Error::Cancelled => "cancelled",
                     Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => "limit",
+                    Error::FailedPrecondition(_) => "permits_differ",
                     Error::DeadlineExceeded => "deadline",
                     _ => "other",
                 }),
             ),
         };
-        self.metrics.acquired(mode.label(), status, failure, started.elapsed());
+        self.metrics.acquired(kind.label(), status, failure, started.elapsed());
         outcome
     }
 
@@ -249,9 +276,9 @@ impl<N: Node> Locks<N> {
             return Ok(());
         };
         quota.acquisition()?;
-        if quota.check(Kind::LocksHeld).is_err() {
+        if quota.check(Quota::LocksHeld).is_err() {
             self.held.sweep();
-            quota.check(Kind::LocksHeld)?;
+            quota.check(Quota::LocksHeld)?;
         }
         Ok(())
     }
@@ -259,13 +286,13 @@ impl<N: Node> Locks<N> {
     async fn acquire_unrecorded(
         self: &Arc<Self>,
         resource: String,
-        (mode, ttl): (Mode, Duration),
+        (kind, ttl): (Kind, Duration),
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
         who: &Who,
     ) -> Result<Acquired, Error> {
         let holder = self.engine.holder_tag(&who.tenant, &who.owner);
-        let slot = if wait.is_zero() || mode == Mode::Shared {
+        let slot = if wait.is_zero() || kind != Kind::Exclusive {
             None
         } else {
             Some(self.waiters.join(&resource, who)?)
@@ -320,7 +347,7 @@ impl<N: Node> Locks<N> {
                 };
                 locks
                     .engine
-                    .acquire(&resource, (mode, ttl), left, stop, head, &holder)
+                    .acquire(&resource, (kind, ttl), left, stop, head, &holder)
                     .await
                     .map_err(Error::from)
             }

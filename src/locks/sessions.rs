@@ -69,6 +69,7 @@ impl<N: Node> Locks<N> {
     pub(crate) async fn force_release(&self, resource: &str, who: &Who, reason: &str) -> Result<usize, Error> {
         let held = self.engine.force_release(resource).await?;
         self.held.forget_name(resource);
+        self.reentries.lapse_name(resource).await;
         let _ = self.revoked.send(resource.to_owned());
         if tracing::enabled!(target: who::AUDIT, tracing::Level::INFO) {
             tracing::info!(

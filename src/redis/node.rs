@@ -16,16 +16,17 @@ use super::batch::{Batches, Timing};
 use super::connect::{RedisNodeConfig, builder};
 use super::eval::{eval_if_loaded, eval_script, glob_escaped, node_error, ttl_arg};
 use super::listing;
+use super::permits::PermitScripts;
 use super::replies::{self, Locked};
 use super::scripts::{
     EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, cached_variants,
     released_channel,
 };
 use super::shared::SharedScripts;
-use crate::redlock::Mode;
-use crate::redlock::node::{Announce, Extension, KeyView, Node, NodeError, Swap};
+use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
+use crate::redlock::{Mode, Permit};
 
 /// One Redis master behind a fred client (auto-pipelined: concurrent
 /// requests share the connection).
@@ -58,6 +59,8 @@ pub struct RedisNode {
     pub(super) force_release: Script,
     /// The scripts of shared locks (`shared.rs`).
     pub(super) shared: SharedScripts,
+    /// The scripts of semaphores (`permits.rs`).
+    pub(super) permits: PermitScripts,
     pub(super) health: Arc<NodeHealth>,
     pub(super) probe_wanted: Arc<Notify>,
     /// The connection generation the scripts were last loaded on.
@@ -146,6 +149,7 @@ impl RedisNode {
             views: Script::new(VIEWS),
             force_release: Script::new(FORCE_RELEASE),
             shared: SharedScripts::new(),
+            permits: PermitScripts::new(),
             health,
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
@@ -283,6 +287,16 @@ impl Node for RedisNode {
         self.share(key, value, ttl).await
     }
 
+    async fn agree_permits(
+        &self,
+        permits_key: &str,
+        slots: &[String],
+        n: u32,
+        ttl: Duration,
+    ) -> Result<Agreement, NodeError> {
+        self.agree(permits_key, slots, n, ttl).await
+    }
+
     async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration, holder: &str) -> Result<Swap, NodeError> {
         let args = vec![
             old.into(),
@@ -323,7 +337,8 @@ impl Node for RedisNode {
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        if locks.iter().any(|lock| Mode::of(lock.value) == Mode::Shared) {
+        let plain = |lock: &Extension<'_>| Mode::of(lock.value) == Mode::Exclusive && Permit::of(lock.value).is_none();
+        if !locks.iter().all(plain) {
             return self.extend_mixed(locks).await;
         }
         self.extend_exclusive(locks).await
@@ -350,8 +365,8 @@ impl Node for RedisNode {
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
-        let readers = self.readers_key(key);
-        let keys = vec![key, self.fence_key.as_str(), readers.as_str()];
+        let (readers, permits) = (self.readers_key(key), self.permits_key_for(key));
+        let keys = vec![key, self.fence_key.as_str(), readers.as_str(), permits.as_str()];
         replies::inspect(self.eval_observed(&self.inspect, keys, Vec::new()).await?)
     }
 

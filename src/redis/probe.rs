@@ -101,7 +101,7 @@ impl Probed for RedisNode {
                 &self.views,
                 &self.force_release,
             ];
-            for script in scripts.into_iter().chain(self.shared.all()) {
+            for script in scripts.into_iter().chain(self.shared.all()).chain(self.permits.all()) {
                 if let Err(e) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
                     scripts_loaded = Err(e.to_string());
                 }

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use fred::types::Value;
 
-use crate::redlock::node::{KeyView, NodeError, Swap};
+use crate::redlock::node::{Agreement, KeyView, NodeError, Swap};
+
+pub use super::probe_replies::{Info, config_get, fence, info, info_text, marker, time};
 
 /// What `ROUND` said about one lock request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,21 +157,25 @@ pub fn flag(reply: Value) -> Result<bool, NodeError> {
 }
 
 /// `INSPECT`: `{value or nil, PTTL in ms, fence counter or nil, live
-/// readers}`. A negative PTTL (-2: no key, -1: no expiry) is no time left.
+/// readers, permits or nil}`. A negative PTTL (-2: no key, -1: no expiry)
+/// is no time left.
 ///
 /// # Errors
-/// Anything but an array of those four.
+/// Anything but an array of those five.
 pub fn inspect(reply: Value) -> Result<KeyView, NodeError> {
     let parts = match reply {
         Value::Array(parts) => parts,
         other => return Err(NodeError(format!("unexpected inspect reply: {}", describe(&other)))),
     };
-    let [held, pttl, fence, readers] = <[Value; 4]>::try_from(parts).map_err(|parts| {
+    let [held, pttl, fence, readers, permits] = <[Value; 5]>::try_from(parts).map_err(|parts| {
         NodeError(format!(
-            "unexpected inspect reply: {} elements (expected the lock key, PTTL, fence counter, readers)",
+            "unexpected inspect reply: {} elements (expected the lock key, PTTL, fence counter, readers, permits)",
             parts.len()
         ))
     })?;
+    let permits = counter(permits, "inspect reply: the number of permits")?
+        .map(|n| u32::try_from(n).map_err(|_| NodeError("unexpected inspect reply: too many permits".into())))
+        .transpose()?;
     let readers = match readers {
         Value::Integer(n) => u32::try_from(n).ok(),
         _ => None,
@@ -178,6 +184,7 @@ pub fn inspect(reply: Value) -> Result<KeyView, NodeError> {
     Ok(KeyView {
         fence: counter(fence, "inspect reply: the fence counter")?,
         readers,
+        permits,
         ..view(held, pttl, "inspect reply")?
     })
 }
@@ -209,144 +216,41 @@ pub(super) fn view(held: Value, pttl: Value, what: &str) -> Result<KeyView, Node
         fence: None,
         holder,
         readers: 0,
+        permits: None,
     })
 }
 
-/// `GET <prefix>:fence`: the fence counter, `None` when the node has none.
+/// `PERMITS`: `{held}` for another number of permits remembered, or `{0,
+/// flag per slot}` (`slots` of them).
 ///
 /// # Errors
-/// When the key holds anything but a non-negative integer.
-pub fn fence(reply: Value) -> Result<Option<u64>, NodeError> {
-    counter(reply, "fence counter")
-}
-
-/// `GET <prefix>:verified`: the marker (an identity), `None` when unset.
-///
-/// # Errors
-/// When the reply is not a UTF-8 string or nil.
-pub fn marker(reply: Value) -> Result<Option<String>, NodeError> {
-    optional_text(reply, "verified marker")
-}
-
-/// `TIME`: `[seconds, microseconds]`, as microseconds since the epoch.
-///
-/// # Errors
-/// Anything but two non-negative integers (microseconds below 1,000,000)
-/// whose total fits in a `u64`.
-pub fn time(reply: Value) -> Result<u64, NodeError> {
-    let parts = match reply {
-        Value::Array(parts) => parts,
-        other => return Err(NodeError(format!("unexpected TIME reply: {}", describe(&other)))),
+/// Any other shape.
+pub fn agreement(reply: Value, slots: usize) -> Result<Agreement, NodeError> {
+    let bad = |what: &str| NodeError(format!("unexpected permits reply: {what}"));
+    let Value::Array(parts) = reply else {
+        return Err(bad("not an array"));
     };
-    let [secs, micros] = <[Value; 2]>::try_from(parts).map_err(|parts| {
-        NodeError(format!(
-            "unexpected TIME reply: {} elements (expected seconds, microseconds)",
-            parts.len()
-        ))
-    })?;
-    let secs = unsigned(secs, "TIME seconds")?;
-    let micros = unsigned(micros, "TIME microseconds")?;
-    if micros >= 1_000_000 {
-        return Err(NodeError(format!(
-            "unexpected TIME reply: {micros} microseconds (expected below 1000000)"
-        )));
-    }
-    secs.checked_mul(1_000_000)
-        .and_then(|us| us.checked_add(micros))
-        .ok_or_else(|| NodeError(format!("unexpected TIME reply: {secs} seconds is out of range")))
-}
-
-/// `CONFIG GET <name>`: the parameter's value; empty when the node does not
-/// know the parameter. RESP2 sends name/value pairs in an array, RESP3 a map.
-///
-/// # Errors
-/// When the reply is neither, or a name or value is not a UTF-8 string.
-pub fn config_get(reply: Value, name: &str) -> Result<String, NodeError> {
-    let what = "CONFIG GET reply";
-    match reply {
-        Value::Array(parts) => {
-            if parts.len() % 2 != 0 {
-                return Err(NodeError(format!(
-                    "unexpected {what}: {} elements (expected name/value pairs)",
-                    parts.len()
-                )));
-            }
-            let mut parts = parts.into_iter();
-            while let (Some(key), Some(value)) = (parts.next(), parts.next()) {
-                let key = text(key, what)?;
-                let value = text(value, what)?;
-                if key.eq_ignore_ascii_case(name) {
-                    return Ok(value);
-                }
-            }
-            Ok(String::new())
-        }
-        Value::Map(map) => {
-            for (key, value) in map.inner() {
-                let key = key
-                    .into_string()
-                    .ok_or_else(|| NodeError(format!("unexpected {what}: a name is not UTF-8")))?;
-                let value = text(value, what)?;
-                if key.eq_ignore_ascii_case(name) {
-                    return Ok(value);
-                }
-            }
-            Ok(String::new())
-        }
-        Value::Null => Ok(String::new()),
-        other => Err(NodeError(format!("unexpected {what}: {}", describe(&other)))),
-    }
-}
-
-/// The fields of `INFO` the probe looks at. A field the reply lacks is empty
-/// (an uptime that is missing or not a number is zero): the health rules then
-/// refuse or quarantine the node rather than trust it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Info {
-    /// `role`: `master` on a usable node.
-    pub role: String,
-    /// `run_id`: changes when the process restarts.
-    pub run_id: String,
-    /// `master_replid`: changes on failover.
-    pub master_replid: String,
-    /// `uptime_in_seconds`.
-    pub uptime: Duration,
-    /// The major version of `redis_version` (Valkey reports 7.2.4 there).
-    pub major_version: u32,
-}
-
-/// `INFO`: the text, read by [`info_text`].
-///
-/// # Errors
-/// When the reply is not a UTF-8 string.
-pub fn info(reply: Value) -> Result<Info, NodeError> {
-    Ok(info_text(&text(reply, "INFO reply")?))
-}
-
-/// The probe's fields from `INFO` text (`name:value` lines, `# Section`
-/// headers, CRLF or LF line ends). The first line naming a field wins.
-pub fn info_text(info: &str) -> Info {
-    let field = |name: &str| {
-        info.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_default()
-    };
-    Info {
-        role: field("role"),
-        run_id: field("run_id"),
-        master_replid: field("master_replid"),
-        uptime: Duration::from_secs(field("uptime_in_seconds").parse().unwrap_or(0)),
-        major_version: field("redis_version")
-            .split('.')
-            .next()
-            .and_then(|major| major.parse().ok())
-            .unwrap_or(0),
+    let numbers: Vec<i64> = (parts.iter())
+        .map(|p| match p {
+            Value::Integer(n) => Ok(*n),
+            _ => Err(bad("not integers")),
+        })
+        .collect::<Result<_, _>>()?;
+    match numbers.as_slice() {
+        [held] if *held >= 2 => Ok(Agreement {
+            held_with: Some(u32::try_from(*held).map_err(|_| bad("too many permits"))?),
+            slots_held: Vec::new(),
+        }),
+        [0, flags @ ..] if flags.len() == slots && flags.iter().all(|f| matches!(f, 0 | 1)) => Ok(Agreement {
+            held_with: None,
+            slots_held: flags.iter().map(|f| *f == 1).collect(),
+        }),
+        _ => Err(bad(&format!("{} integers for {slots} slots", numbers.len()))),
     }
 }
 
 /// A string reply as UTF-8 text.
-fn text(value: Value, what: &str) -> Result<String, NodeError> {
+pub(super) fn text(value: Value, what: &str) -> Result<String, NodeError> {
     match value {
         Value::String(s) => Ok(s.to_string()),
         Value::Bytes(b) => {
@@ -360,7 +264,7 @@ fn text(value: Value, what: &str) -> Result<String, NodeError> {
 }
 
 /// A string reply, or nil.
-fn optional_text(value: Value, what: &str) -> Result<Option<String>, NodeError> {
+pub(super) fn optional_text(value: Value, what: &str) -> Result<Option<String>, NodeError> {
     match value {
         Value::Null => Ok(None),
         other => text(other, what).map(Some),
@@ -368,7 +272,7 @@ fn optional_text(value: Value, what: &str) -> Result<Option<String>, NodeError> 
 }
 
 /// A counter stored as a string (or sent as an integer), or nil.
-fn counter(value: Value, what: &str) -> Result<Option<u64>, NodeError> {
+pub(super) fn counter(value: Value, what: &str) -> Result<Option<u64>, NodeError> {
     match value {
         Value::Null => Ok(None),
         other => unsigned(other, what).map(Some),
@@ -376,7 +280,7 @@ fn counter(value: Value, what: &str) -> Result<Option<u64>, NodeError> {
 }
 
 /// A non-negative integer, sent as an integer or as its decimal digits.
-fn unsigned(value: Value, what: &str) -> Result<u64, NodeError> {
+pub(super) fn unsigned(value: Value, what: &str) -> Result<u64, NodeError> {
     let parsed = match &value {
         Value::Integer(n) => u64::try_from(*n).ok(),
         Value::String(s) => digits(s.as_bytes()),

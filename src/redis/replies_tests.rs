@@ -100,6 +100,7 @@ fn inspect_reads_value_record_ttl_and_fence() {
         Value::Integer(1500),
         s("1700000000000042"),
         Value::Integer(0),
+        s("4"),
     ]);
     assert_eq!(
         inspect(held),
@@ -109,10 +110,17 @@ fn inspect_reads_value_record_ttl_and_fence() {
             fence: Some(1_700_000_000_000_042),
             holder: Some("7\n9\nd\nt\no".into()),
             readers: 0,
+            permits: Some(4),
         })
     );
     // Missing key (-2) on a node with no counter yet; Lua false is nil.
-    let free = array(vec![Value::Null, Value::Integer(-2), Value::Null, Value::Integer(0)]);
+    let free = array(vec![
+        Value::Null,
+        Value::Integer(-2),
+        Value::Null,
+        Value::Integer(0),
+        Value::Null,
+    ]);
     assert_eq!(inspect(free), Ok(KeyView::default()));
     // A key without expiry (-1) has no time left to report; a key from
     // before holder records has none.
@@ -121,6 +129,7 @@ fn inspect_reads_value_record_ttl_and_fence() {
         Value::Integer(-1),
         Value::Integer(7),
         Value::Integer(3),
+        Value::Null,
     ]);
     assert_eq!(
         inspect(forever),
@@ -130,6 +139,7 @@ fn inspect_reads_value_record_ttl_and_fence() {
             fence: Some(7),
             holder: None,
             readers: 3,
+            permits: None,
         })
     );
 }
@@ -141,62 +151,33 @@ fn inspect_refuses_other_shapes_without_showing_the_value() {
         (s(secret), "a string of 40 bytes"),
         (Value::Null, "nil"),
         (array(vec![s(secret), Value::Integer(5)]), "2 elements"),
-        (
-            array(vec![
-                s(secret),
-                Value::Integer(5),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-            ]),
-            "5 elements",
-        ),
-        (array(vec![s(secret), s("5"), Value::Null, Value::Integer(0)]), "PTTL"),
-        (
-            array(vec![
-                Value::Integer(3),
-                Value::Integer(5),
-                Value::Null,
-                Value::Integer(0),
-            ]),
-            "lock value",
-        ),
-        (
-            array(vec![
-                Value::Bytes(Bytes::from_static(&[0xff])),
-                Value::Integer(5),
-                Value::Null,
-                Value::Integer(0),
-            ]),
-            "not UTF-8",
-        ),
-        (
-            array(vec![s(secret), Value::Integer(5), s("-3"), Value::Integer(0)]),
-            "fence counter",
-        ),
-        (
-            array(vec![
-                s(secret),
-                Value::Integer(5),
-                Value::Integer(-3),
-                Value::Integer(0),
-            ]),
-            "-3",
-        ),
-        (
-            array(vec![s(secret), Value::Integer(5), s("1e5"), Value::Integer(0)]),
-            "fence counter",
-        ),
-        (
-            array(vec![s(secret), Value::Integer(5), Value::Null, Value::Integer(-1)]),
-            "readers",
-        ),
-        (
-            array(vec![s(secret), Value::Integer(5), Value::Null, s("2")]),
-            "readers",
-        ),
         (array(vec![s(secret), Value::Integer(5), Value::Null]), "3 elements"),
+        (array(vec![Value::Null; 6]), "6 elements"),
     ];
+    // Five elements, one of them wrong.
+    let five = |i: usize, wrong: Value| {
+        let mut parts = vec![
+            s(secret),
+            Value::Integer(5),
+            Value::Null,
+            Value::Integer(0),
+            Value::Null,
+        ];
+        parts[i] = wrong;
+        array(parts)
+    };
+    let cases = cases.into_iter().chain([
+        (five(1, s("5")), "PTTL"),
+        (five(0, Value::Integer(3)), "lock value"),
+        (five(0, Value::Bytes(Bytes::from_static(&[0xff]))), "not UTF-8"),
+        (five(2, s("-3")), "fence counter"),
+        (five(2, Value::Integer(-3)), "-3"),
+        (five(2, s("1e5")), "fence counter"),
+        (five(3, Value::Integer(-1)), "readers"),
+        (five(3, s("2")), "readers"),
+        (five(4, s("x")), "permits"),
+        (five(4, Value::Integer(-2)), "permits"),
+    ]);
     for (reply, expected) in cases {
         let e = err(inspect(reply));
         assert!(e.contains("inspect reply") && e.contains(expected), "{e}");

@@ -248,13 +248,14 @@ return 1
 ";
 
 /// Introspection: the lock key (its value and holder record), its time
-/// left (ms), the fence counter (KEYS[2]) and how many shared holders
-/// (KEYS[3]) are alive on the master's clock.
+/// left (ms), the fence counter (KEYS[2]), how many shared holders
+/// (KEYS[3]) are alive on the master's clock, and the number of permits
+/// remembered for a semaphore of the name (KEYS[4]).
 pub const INSPECT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-  redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')}
+  redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf'), redis.call('GET', KEYS[4])}
 ";
 
 /// Listing (docs/design.md#listing-and-force-release): for each lock key
@@ -346,8 +347,9 @@ pub struct Script {
     /// Its SHA-1, for EVALSHA.
     pub sha: String,
     /// It reads KEYS[4], the lock's waiting mark (HAND_OFF, FORCE_RELEASE);
-    /// the other one-lock scripts are called without it. (ROUND, EXTEND and
-    /// VIEWS lay out their own keys.)
+    /// the other one-lock scripts are called without it. (ROUND, EXTEND,
+    /// INSPECT, VIEWS and the scripts of `shared.rs` and `permits.rs` lay
+    /// out their own keys.)
     pub uses_waiting_mark: bool,
 }
 
@@ -387,7 +389,7 @@ mod tests {
         for lua in [HAND_OFF, FORCE_RELEASE] {
             assert!(Script::new(lua).uses_waiting_mark, "{lua}");
         }
-        for lua in [PUBLISH_FENCE, REPAIR, INSPECT] {
+        for lua in [PUBLISH_FENCE, REPAIR] {
             assert!(!Script::new(lua).uses_waiting_mark, "{lua}");
         }
     }

@@ -12,8 +12,8 @@ use super::eval::{eval_script, ttl_arg};
 use super::node::RedisNode;
 use super::replies::{self, Locked};
 use super::scripts::{Script, run_id_from_info};
-use crate::redlock::Mode;
 use crate::redlock::node::{Announce, Extension, NodeError};
+use crate::redlock::{Mode, Permit};
 
 /// Round 1 for a reader. KEYS: the lock key, the fence counter, the
 /// marker, the waiting mark, the readers. ARGV: the value, the TTL (ms),
@@ -233,22 +233,27 @@ impl RedisNode {
         replies::flag(self.eval_observed(&self.shared.fence, keys, args).await?)
     }
 
-    /// `Node::extend` for a batch with readers in it: the readers in one
-    /// call, the exclusive locks in another, the answers in the batch's
-    /// order.
+    /// `Node::extend` for a batch with readers or permits in it: each
+    /// kind in one call of its script, the answers in the batch's order.
     pub(super) async fn extend_mixed(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+        let class = |lock: &Extension<'_>| match (Permit::of(lock.value), Mode::of(lock.value)) {
+            (Some(_), _) => 2,
+            (None, Mode::Shared) => 1,
+            (None, Mode::Exclusive) => 0,
+        };
         let mut answers = vec![false; locks.len()];
-        let shared: Vec<usize> = (0..locks.len())
-            .filter(|i| Mode::of(locks[*i].value) == Mode::Shared)
-            .collect();
-        let exclusive: Vec<usize> = (0..locks.len()).filter(|i| !shared.contains(i)).collect();
-        let readers: Vec<&Extension<'_>> = shared.iter().map(|i| &locks[*i]).collect();
-        for (i, extended) in shared.iter().zip(self.extend_shared(&readers).await?) {
-            answers[*i] = extended;
-        }
-        if !exclusive.is_empty() {
-            let others: Vec<Extension<'_>> = exclusive.iter().map(|i| locks[*i]).collect();
-            for (i, extended) in exclusive.iter().zip(self.extend_exclusive(&others).await?) {
+        for kind in 0..3 {
+            let at: Vec<usize> = (0..locks.len()).filter(|i| class(&locks[*i]) == kind).collect();
+            if at.is_empty() {
+                continue;
+            }
+            let group: Vec<Extension<'_>> = at.iter().map(|i| locks[*i]).collect();
+            let flags = match kind {
+                0 => self.extend_exclusive(&group).await?,
+                1 => self.extend_shared(&group).await?,
+                _ => self.extend_permits(&group).await?,
+            };
+            for (i, extended) in at.iter().zip(flags) {
                 answers[*i] = extended;
             }
         }
@@ -256,7 +261,7 @@ impl RedisNode {
     }
 
     /// `Node::extend` for readers.
-    async fn extend_shared(&self, locks: &[&Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+    async fn extend_shared(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
         let readers: Vec<String> = locks.iter().map(|lock| self.readers_key(lock.key)).collect();
         let mut keys = Vec::with_capacity(locks.len() * 2);
         let mut args = Vec::with_capacity(locks.len() * 2);

@@ -14,12 +14,17 @@ use super::fanout::gather;
 use super::node::{Announce, Node, Standing};
 use super::quorum::{self, Decision, Minted};
 use super::vote::{Acquired, FailureReason, NodeVote, summarize};
-use super::{Engine, Error, Lease, LockValue, Mode};
+use super::{Engine, Error, Kind, Lease, LockValue, Mode};
 
 /// How a single attempt failed, with what the nodes said in round 1.
 pub(super) enum Attempt {
     Failed(FailureReason, Vec<NodeVote>),
-    Unreachable { reached: usize, votes: Vec<NodeVote> },
+    Unreachable {
+        reached: usize,
+        votes: Vec<NodeVote>,
+    },
+    /// A semaphore's masters remember another number of permits.
+    Differ(u32),
 }
 
 /// What the head of a local queue (`crate::locks::queue`) brings to `acquire`.
@@ -45,8 +50,9 @@ impl<N: Node> Engine<N> {
     /// attempt is never abandoned half-way with keys left behind). `head`
     /// is given when the caller heads a local queue (see `Head`). `holder`
     /// (`Engine::holder_tag`) is recorded with the lock on each master.
-    /// A `Mode::Shared` lock is held with others of its mode
-    /// (docs/design.md#shared-locks).
+    /// `kind` says what is taken: a lock, a shared lock (held with others
+    /// of its mode, docs/design.md#shared-locks) or a permit of a semaphore
+    /// (docs/design.md#semaphores).
     ///
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum
@@ -54,7 +60,7 @@ impl<N: Node> Engine<N> {
     pub async fn acquire<H: Future<Output = Lease>>(
         &self,
         resource: &str,
-        (mode, ttl): (Mode, Duration),
+        (kind, ttl): (Kind, Duration),
         wait: Duration,
         give_up: impl Future<Output = ()>,
         head: Option<Head<'_, H>>,
@@ -101,16 +107,13 @@ impl<N: Node> Engine<N> {
                     }
                 }
                 attempts += 1;
-                let value = LockValue::random_for(mode);
-                let failure = match self.attempt(&key, &value, ttl, holder).await {
-                    Ok((fencing_token, validity)) => {
-                        let lease = Lease {
-                            resource: resource.to_owned(),
-                            value,
-                            fencing_token,
-                            validity,
+                let failure = match self.try_once(resource, &key, kind, ttl, holder).await {
+                    Ok(lease) => return Ok(Acquired::Granted(lease)),
+                    Err(Attempt::Differ(held)) => {
+                        let Kind::Permits(asked) = kind else {
+                            unreachable!("only permits differ")
                         };
-                        return Ok(Acquired::Granted(lease));
+                        return Err(Error::PermitsDiffer { asked, held });
                     }
                     Err(failure) => failure,
                 };
@@ -127,6 +130,7 @@ impl<N: Node> Engine<N> {
                             detail: summarize(&votes),
                             votes,
                         }),
+                        Attempt::Differ(_) => unreachable!("answered above"),
                     };
                 }
             }
@@ -155,9 +159,34 @@ impl<N: Node> Engine<N> {
         }
     }
 
+    /// One attempt at what `kind` asks for, with a fresh value.
+    async fn try_once(
+        &self,
+        resource: &str,
+        key: &str,
+        kind: Kind,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<Lease, Attempt> {
+        let mode = match kind {
+            Kind::Exclusive => Mode::Exclusive,
+            Kind::Shared => Mode::Shared,
+            Kind::Permits(n) => return self.attempt_permit(resource, n, ttl, holder).await,
+        };
+        let value = LockValue::random_for(mode);
+        let (fencing_token, validity) = self.attempt(key, &value, ttl, holder).await?;
+        let resource = resource.to_owned();
+        Ok(Lease {
+            resource,
+            value,
+            fencing_token,
+            validity,
+        })
+    }
+
     /// One attempt (steps 1–6). On failure the lock is released on all N
     /// nodes before returning: a reply can be lost after the write happened.
-    async fn attempt(
+    pub(super) async fn attempt(
         &self,
         key: &str,
         value: &LockValue,

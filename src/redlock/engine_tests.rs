@@ -40,7 +40,7 @@ fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Vec<FakeNode>
 
 async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
     engine
-        .acquire(resource, (Mode::Exclusive, TTL), Duration::ZERO, pending(), ALONE, "")
+        .acquire(resource, (Kind::Exclusive, TTL), Duration::ZERO, pending(), ALONE, "")
         .await
 }
 
@@ -164,7 +164,7 @@ async fn nodes_left_out_when_the_limit_ran_out_timed_out() {
     // the attempt fails and says what each node did.
     let ttl = NODE_TIMEOUT + Duration::from_millis(2);
     let outcome = engine
-        .acquire("r", (Mode::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
+        .acquire("r", (Kind::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
         .await;
     let Ok(Acquired::NotGranted { votes, .. }) = outcome else {
         panic!("expected a failed attempt, got {outcome:?}");
@@ -181,7 +181,7 @@ async fn rounds_that_eat_the_ttl_leave_no_validity_and_no_keys() {
     }
     let ttl = Duration::from_millis(40);
     let outcome = engine
-        .acquire("r", (Mode::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
+        .acquire("r", (Kind::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
         .await;
     let Ok(Acquired::NotGranted {
         reason: FailureReason::ValidityUsedUp { left: Duration::ZERO },
@@ -319,7 +319,7 @@ async fn a_waiter_gets_the_lock_soon_after_the_holder_releases() {
             engine
                 .acquire(
                     "r",
-                    (Mode::Exclusive, TTL),
+                    (Kind::Exclusive, TTL),
                     Duration::from_secs(5),
                     pending(),
                     ALONE,
@@ -344,7 +344,7 @@ async fn a_wait_that_runs_out_reports_contention_and_the_attempts_made() {
     let outcome = engine
         .acquire(
             "r",
-            (Mode::Exclusive, TTL),
+            (Kind::Exclusive, TTL),
             Duration::from_secs(1),
             pending(),
             ALONE,
@@ -366,7 +366,7 @@ async fn extend_keeps_the_lock_and_is_refused_after_expiry() {
     let ttl = Duration::from_secs(1);
     let lease = lease(
         engine
-            .acquire("r", (Mode::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
+            .acquire("r", (Kind::Exclusive, ttl), Duration::ZERO, pending(), ALONE, "")
             .await,
     );
     tokio::time::sleep(Duration::from_millis(800)).await;
@@ -599,7 +599,7 @@ async fn give_up_stops_the_wait_and_leaves_nothing_held() {
     let first = lease(once(&engine, "r").await);
     let give_up = tokio::time::sleep(Duration::from_millis(500));
     let outcome = engine
-        .acquire("r", (Mode::Exclusive, TTL), Duration::from_secs(30), give_up, ALONE, "")
+        .acquire("r", (Kind::Exclusive, TTL), Duration::from_secs(30), give_up, ALONE, "")
         .await;
     assert_eq!(outcome, Err(Error::Cancelled));
     let key = engine.lock_key("r");
@@ -791,7 +791,7 @@ async fn as_yielding_head(
         engine
             .acquire(
                 "r",
-                (Mode::Exclusive, TTL),
+                (Kind::Exclusive, TTL),
                 Duration::from_secs(5),
                 pending(),
                 Some(head),

@@ -1,4 +1,5 @@
-//! The engine's own error: too few nodes answered, or the caller gave up.
+//! The engine's own error: too few nodes answered, the caller gave up, or a
+//! semaphore's permits disagree.
 //! Contention is not an error (`Acquired::NotGranted`).
 
 use super::vote::NodeVote;
@@ -21,4 +22,13 @@ pub enum Error {
     /// The caller went away between attempts; nothing is left held.
     #[error("the request was cancelled")]
     Cancelled,
+    /// The semaphore's masters remember another number of permits
+    /// (docs/design.md#semaphores): every holder must agree on it.
+    #[error("the semaphore is held with {held} permits; this request asked for {asked}")]
+    PermitsDiffer {
+        /// The number asked for.
+        asked: u32,
+        /// The number the masters remember.
+        held: u32,
+    },
 }

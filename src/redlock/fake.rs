@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Mode;
-use super::node::{Announce, Extension, KeyView, Node, NodeError, SHARED_MARK, Standing, Swap};
+use super::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, SHARED_MARK, Standing, Swap};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,6 +46,8 @@ struct State {
     /// Until when an exclusive attempt refused by readers keeps new
     /// readers out, by key.
     writer_waits: HashMap<String, Instant>,
+    /// Semaphores' numbers of permits, until when each is remembered.
+    permits: HashMap<String, (u32, Instant)>,
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -228,6 +230,36 @@ impl Node for FakeNode {
         .await
     }
 
+    async fn agree_permits(
+        &self,
+        permits_key: &str,
+        slots: &[String],
+        n: u32,
+        ttl: Duration,
+    ) -> Result<Agreement, NodeError> {
+        self.call(|state, now| {
+            let remembered = state
+                .permits
+                .get(permits_key)
+                .filter(|(_, until)| *until > now)
+                .copied();
+            if let Some((held, _)) = remembered.filter(|(held, _)| *held != n) {
+                return Agreement {
+                    held_with: Some(held),
+                    slots_held: Vec::new(),
+                };
+            }
+            let until = remembered.map_or(now + ttl, |(_, until)| until.max(now + ttl));
+            state.permits.insert(permits_key.to_owned(), (n, until));
+            let slots_held = slots.iter().map(|slot| state.keys.contains_key(slot)).collect();
+            Agreement {
+                held_with: None,
+                slots_held,
+            }
+        })
+        .await
+    }
+
     async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration, holder: &str) -> Result<Swap, NodeError> {
         self.call(|state, now| {
             let was_held = holds(state, key, old);
@@ -327,6 +359,7 @@ impl Node for FakeNode {
                 fence: state.counter,
                 holder: held.and_then(|_| state.records.get(key).cloned()),
                 readers: (state.readers.get(key)).map_or(0, |r| r.values().filter(|u| **u > now).count() as u32),
+                permits: None,
             }
         })
         .await
@@ -338,6 +371,7 @@ impl Node for FakeNode {
             views.push(KeyView {
                 fence: None,
                 readers: 0,
+                permits: None,
                 ..self.inspect(key).await?
             });
         }

@@ -129,6 +129,7 @@ mod tests {
             fence: None,
             holder: record.map(str::to_owned),
             readers: 0,
+            permits: None,
         })
     }
 

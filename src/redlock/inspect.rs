@@ -6,7 +6,7 @@ use tokio::time::timeout;
 
 use super::node::{KeyView, Node, SHARED_MARK};
 use super::vote::{Inspection, NodeInspection};
-use super::{Engine, holder, quorum};
+use super::{Engine, holder, quorum, slot_name};
 
 impl<N: Node> Engine<N> {
     /// A quorum view of `resource`: per node what it holds, and how many
@@ -47,7 +47,10 @@ impl<N: Node> Engine<N> {
         let mut readers: Vec<u32> = views.iter().flatten().map(|v| v.readers).collect();
         readers.sort_unstable_by(|a, b| b.cmp(a));
         let shared = held && majority == Some(SHARED_MARK);
+        let (permits, permits_out) = self.permits_out(resource, &views).await;
         Inspection {
+            permits,
+            permits_out,
             readers: if shared {
                 readers.get(self.quorum() - 1).copied().unwrap_or(0)
             } else {
@@ -59,5 +62,30 @@ impl<N: Node> Engine<N> {
             quorum: self.quorum(),
             nodes,
         }
+    }
+
+    /// A semaphore of the name (docs/design.md#semaphores): the number of
+    /// permits a majority remembers, and how many slots a majority holds;
+    /// `(0, 0)` without one.
+    async fn permits_out(&self, name: &str, views: &[Option<KeyView>]) -> (u32, u32) {
+        let remembered: Vec<u32> = views.iter().flatten().filter_map(|v| v.permits).collect();
+        let Some(n) = (remembered.iter().copied())
+            .find(|n| quorum::majority(remembered.iter().filter(|m| *m == n).count(), self.nodes.len()))
+        else {
+            return (0, 0);
+        };
+        let slots: Vec<String> = (0..n).map(|slot| self.lock_key(&slot_name(name, slot))).collect();
+        let calls = (self.nodes.iter()).map(|node| timeout(self.config.node_timeout, node.views(&slots)));
+        let answers: Vec<Vec<KeyView>> = (join_all(calls).await.into_iter())
+            .filter_map(|r| r.ok().and_then(Result::ok))
+            .filter(|views| views.len() == slots.len())
+            .collect();
+        let out = (0..slots.len())
+            .filter(|slot| {
+                let holding = answers.iter().filter(|views| views[*slot].value.is_some()).count();
+                quorum::majority(holding, self.nodes.len())
+            })
+            .count();
+        (n, out as u32)
     }
 }

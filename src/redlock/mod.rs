@@ -20,6 +20,9 @@ mod listing;
 pub(crate) mod monitor;
 pub mod node;
 pub(crate) mod observer;
+mod permits;
+#[cfg(test)]
+mod permits_tests;
 pub(crate) mod quorum;
 mod release;
 #[cfg(test)]
@@ -36,7 +39,8 @@ pub use error::Error;
 pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use holder::Holder;
 pub use listing::{Listed, Page, PageEnd};
-pub use node::{Announce, Extension, KeyView, Node, NodeError, Swap};
+pub use node::{Agreement, Announce, Extension, KeyView, Node, NodeError, Swap};
+pub use permits::{permits_name, slot_name};
 pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};
 
 /// Random bytes in a lock value (docs/design.md#the-lock-on-one-master: 20 bytes from the OS CSPRNG).
@@ -103,6 +107,41 @@ impl Mode {
 
 /// The first character of a shared lock's value (never a hex digit).
 const SHARED_VALUE_START: char = 'r';
+/// The first character of a permit's value (never a hex digit).
+const PERMIT_VALUE_START: char = 'p';
+
+/// What an acquisition asks for (docs/design.md#shared-locks, docs/design.md#semaphores).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// A lock held by one holder at a time.
+    #[default]
+    Exclusive,
+    /// A lock held together with other shared holders.
+    Shared,
+    /// One of this many permits of a semaphore (at least 2): a lock on one
+    /// of as many slots.
+    Permits(u32),
+}
+
+impl Kind {
+    /// A bounded name for metrics (`redlockd_acquire_by_kind_total`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Exclusive => "exclusive",
+            Kind::Shared => "shared",
+            Kind::Permits(_) => "permit",
+        }
+    }
+}
+
+/// The permit a value holds: slot `slot` of a semaphore of `of` permits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Permit {
+    /// How many permits the semaphore has.
+    pub of: u32,
+    /// The slot (0-based) this permit holds.
+    pub slot: u32,
+}
 
 /// The secret that proves ownership of one acquisition: 40 lowercase hex
 /// characters, after an `r` for a shared lock (so the value says how it is
@@ -132,23 +171,44 @@ impl LockValue {
         }
     }
 
+    /// A fresh value for `permit` (`p<of>.<slot>.` and the hex).
+    ///
+    /// # Panics
+    /// As `random`.
+    pub fn random_permit(permit: Permit) -> LockValue {
+        let Permit { of, slot } = permit;
+        LockValue(format!(
+            "{PERMIT_VALUE_START}{of}.{slot}.{}",
+            hex::encode(os_random_bytes())
+        ))
+    }
+
     /// Accepts a value in the format this daemon issues.
     ///
     /// # Errors
     /// A message saying what the format is, when `s` is not in it.
     pub fn parse(s: &str) -> Result<LockValue, String> {
-        let hex = s.strip_prefix(SHARED_VALUE_START).unwrap_or(s);
-        let well_formed =
-            hex.len() == 2 * VALUE_BYTES && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        let hex = match s.strip_prefix(PERMIT_VALUE_START) {
+            Some(rest) => permit_of(rest).map(|(_, hex)| hex),
+            None => Some(s.strip_prefix(SHARED_VALUE_START).unwrap_or(s)),
+        };
+        let well_formed = hex.is_some_and(|hex| {
+            hex.len() == 2 * VALUE_BYTES && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
         if well_formed {
             Ok(LockValue(s.to_owned()))
         } else {
             Err(format!(
-                "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock (got {} bytes)",
+                "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock or `p<permits>.<slot>.` for a permit (got {} bytes)",
                 2 * VALUE_BYTES,
                 s.len()
             ))
         }
+    }
+
+    /// The permit this value holds, for a semaphore's.
+    pub fn permit(&self) -> Option<Permit> {
+        Permit::of(&self.0)
     }
 
     /// How the lock this value holds is held.
@@ -160,6 +220,26 @@ impl LockValue {
     pub fn expose(&self) -> &str {
         &self.0
     }
+}
+
+impl Permit {
+    /// The permit a lock value holds, for a semaphore's.
+    pub fn of(value: &str) -> Option<Permit> {
+        permit_of(value.strip_prefix(PERMIT_VALUE_START)?).map(|(permit, _)| permit)
+    }
+}
+
+/// `<of>.<slot>.<hex>` read as the permit and the hex (`slot < of`, both
+/// plain decimal).
+fn permit_of(rest: &str) -> Option<(Permit, &str)> {
+    let mut parts = rest.splitn(3, '.');
+    let mut number = || {
+        let digits = parts.next()?;
+        let plain = !digits.is_empty() && digits.len() <= 5 && digits.bytes().all(|b| b.is_ascii_digit());
+        plain.then(|| digits.parse::<u32>().ok()).flatten()
+    };
+    let (of, slot) = (number()?, number()?);
+    (slot < of && of >= 2).then_some((Permit { of, slot }, parts.next()?))
 }
 
 impl fmt::Debug for LockValue {
@@ -211,6 +291,28 @@ mod tests {
         assert_eq!(LockValue::parse(shared.expose()), Ok(shared.clone()));
         assert_eq!(LockValue::random_for(Mode::Exclusive).mode(), Mode::Exclusive);
         assert_eq!(LockValue::random().mode(), Mode::Exclusive);
+    }
+
+    #[test]
+    fn a_permit_value_says_its_slot() {
+        let value = LockValue::random_permit(Permit { of: 12, slot: 7 });
+        assert_eq!(value.permit(), Some(Permit { of: 12, slot: 7 }));
+        assert_eq!(value.mode(), Mode::Exclusive);
+        assert!(value.expose().starts_with("p12.7."));
+        assert_eq!(LockValue::parse(value.expose()), Ok(value));
+        assert_eq!(LockValue::random().permit(), None);
+        let hex = "a".repeat(40);
+        for bad in [
+            format!("p1.0.{hex}"),
+            format!("p3.3.{hex}"),
+            format!("p3..{hex}"),
+            format!("p3.1{hex}"),
+            format!("p+3.1.{hex}"),
+            format!("p3.1.{hex}a"),
+            format!("p999999.1.{hex}"),
+        ] {
+            assert!(LockValue::parse(&bad).is_err(), "{bad:?} was accepted");
+        }
     }
 
     #[test]

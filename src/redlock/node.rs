@@ -63,6 +63,9 @@ pub trait Node: Send + Sync + 'static {
     ///
     /// `publish_fence`, `extend` and `unlock` take shared values too: the
     /// value says its mode (`Mode::of`), and the node acts on the readers.
+    /// (A permit's value holds its slot key like an exclusive lock; its
+    /// extension also keeps the semaphore's number of permits remembered:
+    /// docs/design.md#semaphores.)
     fn try_share(
         &self,
         key: &str,
@@ -70,6 +73,18 @@ pub trait Node: Send + Sync + 'static {
         ttl: Duration,
         holder: &str,
     ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
+
+    /// A semaphore's agreement (docs/design.md#semaphores), in one step:
+    /// unless `permits_key` remembers another number of permits (returned,
+    /// nothing changed), remember `n` there for at least `ttl` more; and
+    /// say which of `slots` (the semaphore's slot keys) hold a lock.
+    fn agree_permits(
+        &self,
+        permits_key: &str,
+        slots: &[String],
+        n: u32,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Agreement, NodeError>> + Send;
 
     /// Hand-off: atomically release `old` and lock `new` for `ttl` (when
     /// `key` holds `old`, is free, or already holds `new`), advancing the
@@ -139,6 +154,15 @@ pub trait Node: Send + Sync + 'static {
     fn force_unlock(&self, key: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
 }
 
+/// What one node says of a semaphore (`Node::agree_permits`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Agreement {
+    /// Another number of permits, remembered there: nothing was changed.
+    pub held_with: Option<u32>,
+    /// Per slot, whether its key holds a lock.
+    pub slots_held: Vec<bool>,
+}
+
 /// One lock of an extension batch (`Node::extend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Extension<'a> {
@@ -164,6 +188,9 @@ pub struct KeyView {
     /// Shared holders alive now (docs/design.md#shared-locks); 0 for
     /// listing.
     pub readers: u32,
+    /// The number of permits remembered for a semaphore of the name
+    /// (docs/design.md#semaphores); `None` for listing.
+    pub permits: Option<u32>,
 }
 
 /// What a lock key holds while shared holders have it (docs/design.md#shared-locks): no

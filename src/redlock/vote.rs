@@ -106,6 +106,11 @@ pub struct Inspection {
     /// Shared holders, as the quorum-th node counts them (0 unless a
     /// majority shows the lock shared).
     pub readers: u32,
+    /// A semaphore's number of permits, as a majority remembers it (0:
+    /// none), and how many of its slots a majority holds.
+    pub permits: u32,
+    /// See `permits`.
+    pub permits_out: u32,
     /// How many nodes hold the most common value.
     pub agreeing: usize,
     /// The majority size.

@@ -6,18 +6,20 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 /// The node states, as label values.
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
 
 /// The kinds of lock, the `kind` label's values.
-pub const KINDS: [&str; 2] = ["exclusive", "shared"];
+pub const KINDS: [&str; 3] = ["exclusive", "shared", "permit"];
 
 /// Why an acquisition ended without a lock (`redlock_acquire_failures_total`).
-const FAILURE_REASONS: [&str; 8] = [
+const FAILURE_REASONS: [&str; 9] = [
     "taken",
+    "permits_differ",
     "wait_timed_out",
     "validity_used_up",
     "no_quorum",
@@ -93,6 +95,9 @@ pub struct Metrics {
     pub waiters: IntGauge,
     /// Open Hold sessions.
     pub sessions: IntGauge,
+    /// `redlockd_reentered_total`: acquisitions answered with the lock
+    /// already held under their reentrancy key.
+    pub reentered: IntCounter,
 }
 
 impl Default for Metrics {
@@ -172,7 +177,7 @@ impl Metrics {
         let acquire_by_kind = IntCounterVec::new(
             Opts::new(
                 "redlockd_acquire_by_kind_total",
-                "Acquire requests by kind of lock (exclusive, shared) and outcome",
+                "Acquire requests by kind of lock (exclusive, shared, permit) and outcome",
             ),
             &["kind", "status"],
         )
@@ -230,6 +235,15 @@ impl Metrics {
             locks_held: gauge("redlock_locks_held", "Locks held through this daemon"),
             waiters: gauge("redlock_waiters", "Requests waiting in this daemon's queues"),
             sessions: gauge("redlock_sessions", "Open Hold sessions"),
+            reentered: {
+                let c = IntCounter::new(
+                    "redlockd_reentered_total",
+                    "Acquisitions answered with the lock already held under their reentrancy key",
+                )
+                .expect("metric definition");
+                registry.register(Box::new(c.clone())).expect("register");
+                c
+            },
             node_seconds,
             node_seconds_of: std::array::from_fn(|_| OnceLock::new()),
             registry,

@@ -12,6 +12,9 @@ use crate::support::certs::Pki;
 use crate::support::tenants::{ALPHA, acquire, authed, dur};
 use crate::support::{Cluster, test_env};
 
+/// A reentrancy key, which no log line may show.
+const REENTRANCY_KEY: &str = "trace-4bf92f3577b34da6a3ce929d0e0e4736";
+
 /// Counts, per event, the audit lines of a JSON log.
 fn audit_events(log: &str) -> HashMap<String, Vec<serde_json::Value>> {
     let mut events: HashMap<String, Vec<serde_json::Value>> = HashMap::new();
@@ -105,6 +108,19 @@ async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_
         ))
         .await
         .unwrap();
+    // A grant under a reentrancy key, taken again with it: one grant, and
+    // the key reaches no log line.
+    let keyed = || {
+        let request = redlockd_client::proto::AcquireRequest {
+            reentrancy_key: REENTRANCY_KEY.into(),
+            ..acquire("keyed", 10_000, "auditor")
+        };
+        authed(request, ALPHA)
+    };
+    let first = client.acquire(keyed()).await.unwrap().into_inner().lease.unwrap();
+    let again = client.acquire(keyed()).await.unwrap().into_inner().lease.unwrap();
+    assert_eq!((&first.value, first.fencing_token), (&again.value, again.fencing_token));
+    values.push(first.value.clone());
     // A grant, a force release, a failed extension.
     let lease = client
         .acquire(authed(acquire("audited", 10_000, "auditor"), ALPHA))
@@ -176,6 +192,7 @@ async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_
         assert!(!log.contains(value.as_str()), "a lock value reached the log");
     }
     assert!(!log.contains(ALPHA), "a token reached the log");
+    assert!(!log.contains(REENTRANCY_KEY), "a reentrancy key reached the log");
     let events = audit_events(&log);
     let count = |event: &str| events.get(event).map_or(0, Vec::len);
     assert_eq!(
@@ -186,7 +203,7 @@ async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_
             count("extension_failed"),
             count("lost")
         ),
-        (3, 2, 2, 1, 1),
+        (4, 2, 2, 1, 1),
         "{events:#?}"
     );
     let grant = &events["grant"][0];

@@ -189,6 +189,44 @@ async fn redlockctl_acquires_extends_and_releases_with_documented_exit_codes() {
     daemon.stop().await;
 }
 
+#[tokio::test]
+async fn redlockctl_takes_shared_locks_permits_and_reentrant_locks() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    for _ in 0..2 {
+        let (code, out, _) = ctl(&daemon, &["acquire", "books", "--shared"]).await;
+        assert_eq!((code, field(&out, "mode")), (0, "shared"), "{out}");
+    }
+    let (code, out, _) = ctl(&daemon, &["inspect", "books"]).await;
+    assert!(
+        code == 0 && out.starts_with("held=true") && out.contains("readers=2"),
+        "{out}"
+    );
+    let (code, _, _) = ctl(&daemon, &["acquire", "books"]).await;
+    assert_eq!(code, 1, "a writer beside readers");
+
+    let mut slots = Vec::new();
+    for _ in 0..2 {
+        let (code, out, _) = ctl(&daemon, &["acquire", "pool", "--permits", "2"]).await;
+        assert_eq!((code, field(&out, "permits")), (0, "2"), "{out}");
+        slots.push(field(&out, "slot").to_owned());
+    }
+    slots.sort();
+    assert_eq!(slots, ["0", "1"]);
+    let (code, out, _) = ctl(&daemon, &["inspect", "pool"]).await;
+    assert!(code == 0 && out.contains("permits=2 permits_out=2"), "{out}");
+    let (code, _, err) = ctl(&daemon, &["acquire", "pool", "--permits", "3"]).await;
+    assert!(code == 2 && err.contains("FailedPrecondition"), "{err}");
+
+    let key = ["acquire", "report", "--reentrancy-key", "job-7"];
+    let (_, first, _) = ctl(&daemon, &key).await;
+    let (code, again, _) = ctl(&daemon, &key).await;
+    assert_eq!(code, 0, "{again}");
+    assert_eq!(field(&first, "fencing_token"), field(&again, "fencing_token"));
+    assert_eq!(field(&first, "value"), field(&again, "value"));
+    daemon.stop().await;
+}
+
 /// Starts `redlockctl run` against `daemon` with `args` (no waiting).
 fn ctl_run(daemon: &Daemon, args: &[&str]) -> tokio::process::Child {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockctl"))

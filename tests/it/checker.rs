@@ -32,6 +32,7 @@ fn grant(h: &History, client: &str, resource: &str, times: (u64, u64), token: u6
         validity: ms(validity),
         value: value.clone(),
         shared: false,
+        ..Grant::default()
     });
     op(h, client, resource, Kind::Acquire, times, reply);
     value
@@ -454,6 +455,7 @@ async fn run_clients(lock: FakeLock, tasks: usize, rounds: usize, barrier: Optio
                         validity: ms(10_000),
                         value: value.clone(),
                         shared: false,
+                        ..Grant::default()
                     }),
                 );
                 let _ = store.write(&client, token, round);

@@ -1,5 +1,5 @@
 //! The checker's rules for the kinds of lock beyond the mutex
-//! (docs/design.md#shared-locks), on synthetic histories: what each rule
+//! (docs/design.md#shared-locks, docs/design.md#semaphores), on synthetic histories: what each rule
 //! allows passes, and each unsafe history is caught.
 
 use crate::support;
@@ -22,6 +22,7 @@ fn grant(h: &History, client: &str, (sent, answered): (u64, u64), token: u64, ho
         validity: ms(10_000),
         value: value.clone(),
         shared,
+        ..Grant::default()
     });
     h.complete_at(id, reply, h.at(ms(answered)));
     let id = h.invoke_at(client, "r", Kind::Release(value), h.at(ms(sent + hold)));
@@ -95,4 +96,56 @@ fn a_reader_below_an_earlier_writer_is_caught_and_a_duplicate_with_a_writer_too(
     grant(&h, "w", (20, 25), 160, 10, WRITER);
     let report = checked(&h);
     assert_eq!(report.count(ViolationKind::TokenDuplicate), 1, "{report}");
+}
+
+/// A permit of a semaphore of `of`, on `slot`, held from `sent` for `hold` ms.
+fn permit(h: &History, client: &str, (sent, of, slot): (u64, u32, u32), token: u64, hold: u64) {
+    let value = format!("{client}/{slot}/{token}");
+    let id = h.invoke_at(client, "s", Kind::Acquire, h.at(ms(sent)));
+    let grant = Grant {
+        token,
+        validity: ms(10_000),
+        value: value.clone(),
+        permits: of,
+        slot,
+        ..Grant::default()
+    };
+    h.complete_at(id, Reply::Granted(grant), h.at(ms(sent + 5)));
+    let id = h.invoke_at(client, "s", Kind::Release(value), h.at(ms(sent + hold)));
+    h.complete_at(id, Reply::Released, h.at(ms(sent + hold + 1)));
+}
+
+#[test]
+fn n_permits_at_once_pass_and_tokens_count_per_slot() {
+    let h = History::new();
+    permit(&h, "a", (0, 2, 0), 500, 100);
+    // Another slot's tokens are its own: lower is fine.
+    permit(&h, "b", (10, 2, 1), 40, 100);
+    permit(&h, "c", (200, 2, 0), 501, 100);
+    permit(&h, "d", (210, 2, 1), 41, 100);
+    checked(&h).assert_safe();
+}
+
+/// The control of permits counted on each master: three of two at once.
+#[test]
+fn more_permits_at_once_than_the_semaphore_has_are_caught() {
+    let h = History::new();
+    for (i, client) in ["a", "b", "c"].into_iter().enumerate() {
+        permit(&h, client, (10 * i as u64, 2, i as u32), 7, 100);
+    }
+    let report = checked(&h);
+    assert_eq!(report.count(ViolationKind::TooManyPermits), 1, "{report}");
+    assert!(format!("{report}").contains("3 of 2 permits held at once"), "{report}");
+}
+
+#[test]
+fn two_holders_of_one_slot_are_caught_and_so_is_a_slot_token_going_down() {
+    let h = History::new();
+    permit(&h, "a", (0, 3, 1), 100, 100);
+    permit(&h, "b", (50, 3, 1), 101, 100);
+    assert_eq!(checked(&h).count(ViolationKind::Overlap), 1);
+    let h = History::new();
+    permit(&h, "a", (0, 3, 1), 100, 10);
+    permit(&h, "b", (50, 3, 1), 99, 10);
+    assert_eq!(checked(&h).count(ViolationKind::TokenOrder), 1);
 }

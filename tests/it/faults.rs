@@ -47,6 +47,38 @@ async fn mixed_scenario(
 
 async fn nothing(_: &mut Rig) {}
 
+/// Five clients on a semaphore of two permits (docs/design.md#semaphores) through kill -9 of two
+/// masters and their empty restarts: never more than two permits out, each slot exclusive, tokens rising
+/// per slot.
+#[tokio::test]
+async fn permits_through_kill_9_and_empty_restarts_are_safe() {
+    let mut rig = Rig::start(2, &[]).await;
+    let work = rig
+        .workload_of(&[(false, 2); 5], "r", Duration::from_millis(7500))
+        .await;
+    sleep(Duration::from_secs(1)).await;
+    rig.cluster.masters[1].kill();
+    rig.cluster.masters[4].kill();
+    sleep(Duration::from_millis(2500)).await;
+    rig.cluster.masters[1].restart_empty().unwrap();
+    rig.cluster.masters[4].restart_empty().unwrap();
+    let healed = Instant::now();
+    work.await.unwrap();
+    let report = rig.check("r", Some(healed));
+    report.assert_safe();
+    let slots: std::collections::BTreeSet<u32> = (rig.history.ops().into_iter())
+        .filter_map(|op| match op.reply {
+            support::history::Reply::Granted(grant) => Some(grant.slot),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        report.stats.grants >= 10 && slots.len() == 2,
+        "{slots:?}: {}",
+        report.stats
+    );
+}
+
 /// Readers and writers (docs/design.md#shared-locks) through kill -9 of two masters and their empty
 /// restarts: no writer overlaps anyone, writers' tokens rise above every read, reads reach the last write.
 #[tokio::test]

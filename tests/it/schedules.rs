@@ -8,11 +8,11 @@ use crate::support;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use fred::prelude::KeysInterface;
+use fred::prelude::{KeysInterface, LuaInterface};
 use redlockd::redis::node::RedisNode;
 use redlockd::redlock::node::Probed;
-use redlockd::redlock::{ALONE, Acquired, Engine, EngineConfig, Mode};
-use support::history::{Grant, History, Kind, Options, Reply, Report, ViolationKind, check};
+use redlockd::redlock::{ALONE, Acquired, Engine, EngineConfig, Kind};
+use support::history::{Grant, History, Kind as Op, Options, Reply, Report, ViolationKind, check};
 
 /// A real master behind a switch: closed, it refuses at once like a dead
 /// node, so a test can pick each acquisition's quorum exactly.
@@ -56,6 +56,17 @@ impl redlockd::redlock::Node for Gate {
         let advanced: u64 = (self.node.client().incr("redlockd:fence").await)
             .map_err(|e| redlockd::redlock::NodeError(e.to_string()))?;
         Ok(Some(advanced))
+    }
+
+    async fn agree_permits(
+        &self,
+        permits_key: &str,
+        slots: &[String],
+        n: u32,
+        ttl: Duration,
+    ) -> Result<redlockd::redlock::Agreement, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.agree_permits(permits_key, slots, n, ttl).await
     }
 
     async fn hand_off(
@@ -156,16 +167,16 @@ async fn gated_engine(cluster: &support::Cluster, publish_round: bool, advance_r
 
 /// Runs `schedule` (each acquisition's quorum and mode, one after the other, each released before the
 /// next), recording each grant, and checks the history.
-async fn run(engine: &Engine<Gate>, schedule: &[([usize; 3], Mode)]) -> Report {
+async fn run(engine: &Engine<Gate>, schedule: &[([usize; 3], Kind)]) -> Report {
     let history = History::new();
-    for (quorum, mode) in schedule {
+    for (quorum, kind) in schedule {
         for (i, gate) in engine.nodes().iter().enumerate() {
             gate.open.store(quorum.contains(&i), Ordering::SeqCst);
         }
-        let op = history.invoke("client", "r", Kind::Acquire);
+        let op = history.invoke("client", "r", Op::Acquire);
         let ttl = Duration::from_secs(5);
         let outcome = engine
-            .acquire("r", (*mode, ttl), Duration::ZERO, std::future::pending(), ALONE, "")
+            .acquire("r", (*kind, ttl), Duration::ZERO, std::future::pending(), ALONE, "")
             .await;
         let Ok(Acquired::Granted(lease)) = outcome else {
             panic!("the quorum {quorum:?} did not grant: {outcome:?}");
@@ -174,10 +185,12 @@ async fn run(engine: &Engine<Gate>, schedule: &[([usize; 3], Mode)]) -> Report {
             token: lease.fencing_token,
             validity: lease.validity,
             value: lease.value.expose().to_owned(),
-            shared: *mode == Mode::Shared,
+            shared: *kind == Kind::Shared,
+            permits: lease.value.permit().map_or(0, |p| p.of),
+            slot: lease.value.permit().map_or(0, |p| p.slot),
         };
         history.complete(op, Reply::Granted(grant));
-        let op = history.invoke("client", "r", Kind::Release(lease.value.expose().to_owned()));
+        let op = history.invoke("client", "r", Op::Release(lease.value.expose().to_owned()));
         let released = engine.release("r", &lease.value).await.unwrap();
         history.complete(op, if released { Reply::Released } else { Reply::Fail });
     }
@@ -193,12 +206,12 @@ const D: usize = 3;
 const E: usize = 4;
 
 /// The schedule of docs/design.md#the-fencing-token: the per-master maximum alone goes down.
-const WRITERS: [([usize; 3], Mode); 5] = [
-    ([A, B, C], Mode::Exclusive),
-    ([C, D, E], Mode::Exclusive),
-    ([A, B, C], Mode::Exclusive),
-    ([C, D, E], Mode::Exclusive),
-    ([A, B, D], Mode::Exclusive),
+const WRITERS: [([usize; 3], Kind); 5] = [
+    ([A, B, C], Kind::Exclusive),
+    ([C, D, E], Kind::Exclusive),
+    ([A, B, C], Kind::Exclusive),
+    ([C, D, E], Kind::Exclusive),
+    ([A, B, D], Kind::Exclusive),
 ];
 
 #[tokio::test]
@@ -220,10 +233,10 @@ async fn twin_with_round_two_the_adversarial_schedule_keeps_tokens_rising() {
 }
 
 /// Two readers on overlapping majorities, then a writer (docs/design.md#shared-locks).
-const READERS_THEN_WRITER: [([usize; 3], Mode); 3] = [
-    ([A, B, C], Mode::Shared),
-    ([C, D, E], Mode::Shared),
-    ([A, B, D], Mode::Exclusive),
+const READERS_THEN_WRITER: [([usize; 3], Kind); 3] = [
+    ([A, B, C], Kind::Shared),
+    ([C, D, E], Kind::Shared),
+    ([A, B, D], Kind::Exclusive),
 ];
 
 /// Readers that advance the counter (as a plain lock would) and do not publish: C is left one ahead,
@@ -244,4 +257,101 @@ async fn twin_readers_that_read_the_counter_and_publish_it_keep_every_write_abov
     run(&gated_engine(&cluster, true, false).await, &READERS_THEN_WRITER)
         .await
         .assert_safe();
+}
+
+/// Three permits of two asked on {A,B,C}, {A,B,D}, {C,D,E}, all held at once: no master sees more than
+/// two, yet three are out (docs/design.md#semaphores).
+const PERMITS_ON: [[usize; 3]; 3] = [[A, B, C], [A, B, D], [C, D, E]];
+
+/// A semaphore that counts permits on each master (a sorted set of holders, at most N of them), granted
+/// when a majority counted it in: the design docs/design.md#semaphores rejects. Replies 1 when counted in.
+const COUNTING: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now + 5000, ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// Takes a permit of two on each quorum of `PERMITS_ON` in turn, keeping every one, by counting on each
+/// master (`counting`) or through the engine's slots; checks the history.
+async fn permits_held_at_once(engine: &Engine<Gate>, counting: bool) -> Report {
+    let history = History::new();
+    for (i, quorum) in PERMITS_ON.iter().enumerate() {
+        for (n, gate) in engine.nodes().iter().enumerate() {
+            gate.open.store(quorum.contains(&n), Ordering::SeqCst);
+        }
+        let op = history.invoke(format!("c{i}"), "s", Op::Acquire);
+        let grant = if counting {
+            let value = format!("holder-{i}");
+            let mut counted = 0;
+            for n in quorum {
+                let client = engine.nodes()[*n].node.client();
+                let keys = vec!["redlockd:counting:s"];
+                counted += client
+                    .eval::<i64, _, _, _>(COUNTING, keys, vec!["2", &value])
+                    .await
+                    .unwrap();
+            }
+            // Tokens of their own, one "slot" each: only the count can be wrong.
+            let validity = Duration::from_secs(5);
+            (counted >= 3).then(|| Grant {
+                token: i as u64 + 1,
+                validity,
+                value,
+                permits: 2,
+                slot: i as u32,
+                ..Grant::default()
+            })
+        } else {
+            let ttl = Duration::from_secs(5);
+            let outcome = (engine.acquire(
+                "s",
+                (Kind::Permits(2), ttl),
+                Duration::ZERO,
+                std::future::pending(),
+                ALONE,
+                "",
+            ))
+            .await
+            .unwrap();
+            match outcome {
+                Acquired::Granted(lease) => Some(Grant {
+                    token: lease.fencing_token,
+                    validity: lease.validity,
+                    value: lease.value.expose().to_owned(),
+                    permits: 2,
+                    slot: lease.value.permit().unwrap().slot,
+                    ..Grant::default()
+                }),
+                Acquired::NotGranted { .. } => None,
+            }
+        };
+        history.complete(op, grant.map_or(Reply::Fail, Reply::Granted));
+    }
+    let report = check(&history, &[], Options::default());
+    println!("{}", report.stats);
+    report
+}
+
+#[tokio::test]
+async fn control_permits_counted_on_each_master_let_three_of_two_out() {
+    let cluster = support::Cluster::start(5);
+    let report = permits_held_at_once(&gated_engine(&cluster, true, false).await, true).await;
+    assert_eq!(report.stats.grants, 3, "{report}");
+    assert!(
+        report.has(ViolationKind::TooManyPermits),
+        "the checker missed three permits of two:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn twin_permits_on_slots_refuse_the_third_of_two_on_the_same_quorums() {
+    let cluster = support::Cluster::start(5);
+    let report = permits_held_at_once(&gated_engine(&cluster, true, false).await, false).await;
+    report.assert_safe();
+    assert_eq!((report.stats.grants, report.stats.failed), (2, 1), "{report}");
 }

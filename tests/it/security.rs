@@ -463,6 +463,22 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
         .into_inner();
     assert!(view.held && view.readers == 1 && view.agreeing == 4, "{view:?}");
     assert!(release(&mut client, &reader).await);
+    // Permits: the agreement (EXISTS) and the extension of a permit.
+    let permit = must_acquire_with(
+        &mut client,
+        redlockd_client::proto::AcquireRequest {
+            permits: 2,
+            ..acquire_req("pool", 2.0, 0.0)
+        },
+    )
+    .await;
+    let extend = ExtendRequest {
+        resource: "pool".into(),
+        value: permit.value.clone(),
+        ttl: secs(2.0),
+    };
+    assert!(client.extend(extend).await.unwrap().into_inner().extended);
+    assert!(release(&mut client, &permit).await);
     assert!(release(&mut client, &lease).await);
     // A waiter is woken by the release published under the ACL.
     let first = must_acquire(&mut client, "acl-wake", 2.0, 0.0).await;

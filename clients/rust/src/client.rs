@@ -39,6 +39,8 @@ pub struct AcquireOptions {
     pub(crate) wait: Duration,
     pub(crate) owner: String,
     pub(crate) shared: bool,
+    pub(crate) permits: u32,
+    pub(crate) reentrancy_key: String,
 }
 
 impl AcquireOptions {
@@ -74,6 +76,24 @@ impl AcquireOptions {
     #[must_use]
     pub fn shared(mut self) -> AcquireOptions {
         self.shared = true;
+        self
+    }
+
+    /// One of `n` permits of a semaphore (2 to the daemon's
+    /// `lock.max_permits`); every holder must ask for the same `n`.
+    #[must_use]
+    pub fn permits(mut self, n: u32) -> AcquireOptions {
+        self.permits = n;
+        self
+    }
+
+    /// Takes the lock again at once, with the same value and token, while
+    /// the daemon holds it for another acquisition with this key (a job or
+    /// trace id, at most 128 bytes); each release counts one down. Anyone
+    /// who knows the key shares the lock.
+    #[must_use]
+    pub fn reentrancy_key(mut self, key: impl Into<String>) -> AcquireOptions {
+        self.reentrancy_key = key.into();
         self
     }
 }
@@ -122,6 +142,8 @@ impl Client {
                 wait: (!left.is_zero()).then(|| wire::duration(left)),
                 owner: options.owner.clone(),
                 mode: wire::mode(options.shared).into(),
+                permits: options.permits,
+                reentrancy_key: options.reentrancy_key.clone(),
             };
             match self.stub.clone().acquire(request).await {
                 Ok(reply) => {

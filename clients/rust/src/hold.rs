@@ -23,6 +23,8 @@ pub struct HoldOptions {
     pub(crate) owner: String,
     pub(crate) max_hold: Option<Duration>,
     pub(crate) shared: bool,
+    pub(crate) permits: u32,
+    pub(crate) reentrancy_key: String,
 }
 
 impl HoldOptions {
@@ -59,6 +61,20 @@ impl HoldOptions {
         self
     }
 
+    /// One of `n` permits of a semaphore, as in `AcquireOptions::permits`.
+    #[must_use]
+    pub fn permits(mut self, n: u32) -> HoldOptions {
+        self.permits = n;
+        self
+    }
+
+    /// As `AcquireOptions::reentrancy_key`; the session is one hold.
+    #[must_use]
+    pub fn reentrancy_key(mut self, key: impl Into<String>) -> HoldOptions {
+        self.reentrancy_key = key.into();
+        self
+    }
+
     /// The longest the daemon keeps the lock, from when it was granted.
     #[must_use]
     pub fn max_hold(mut self, max_hold: Duration) -> HoldOptions {
@@ -82,6 +98,7 @@ enum State {
 pub struct HeldLock {
     resource: String,
     fencing_token: u64,
+    slot: u32,
     state: watch::Receiver<State>,
     /// Dropping it half-closes the stream: the daemon releases at once.
     requests: Option<mpsc::Sender<HoldRequest>>,
@@ -102,6 +119,8 @@ pub(crate) async fn open(
         owner: options.owner.clone(),
         max_hold: options.max_hold.map(wire::duration),
         mode: wire::mode(options.shared).into(),
+        permits: options.permits,
+        reentrancy_key: options.reentrancy_key.clone(),
     };
     let first = HoldRequest {
         request: Some(hold_request::Request::Start(start)),
@@ -138,6 +157,7 @@ pub(crate) async fn open(
     Ok(HeldLock {
         resource: lease.resource,
         fencing_token: lease.fencing_token,
+        slot: lease.slot,
         state,
         requests: Some(requests),
     })
@@ -184,6 +204,12 @@ impl HeldLock {
     /// The session's fencing token (it never changes within a session).
     pub fn fencing_token(&self) -> u64 {
         self.fencing_token
+    }
+
+    /// For a permit of a semaphore, the slot it holds (0 to permits - 1);
+    /// its fencing token is the slot's.
+    pub fn slot(&self) -> u32 {
+        self.slot
     }
 
     /// Until when the lock is guaranteed (moves on with every extension);

@@ -18,6 +18,7 @@ pub struct Lease {
     /// The ownership secret; `None` once released.
     value: Option<String>,
     fencing_token: u64,
+    slot: u32,
     valid_until: Instant,
 }
 
@@ -30,6 +31,7 @@ impl Lease {
             resource: lease.resource,
             value: Some(lease.value),
             fencing_token: lease.fencing_token,
+            slot: lease.slot,
         }
     }
 
@@ -42,6 +44,12 @@ impl Lease {
     /// the store reject a token lower than one it has seen.
     pub fn fencing_token(&self) -> u64 {
         self.fencing_token
+    }
+
+    /// For a permit of a semaphore, the slot it holds (0 to permits - 1);
+    /// its fencing token is the slot's.
+    pub fn slot(&self) -> u32 {
+        self.slot
     }
 
     /// Until when the lock is guaranteed, counted from the moment the

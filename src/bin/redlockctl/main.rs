@@ -43,6 +43,13 @@ struct LockArgs {
     /// Hold it shared with other shared holders (a reader), not exclusively.
     #[arg(long)]
     shared: bool,
+    /// Take one of N permits of a semaphore (2 to the daemon's lock.max_permits).
+    #[arg(long, default_value_t = 0)]
+    permits: u32,
+    /// Take the lock again, with the same value and token, while this daemon
+    /// holds it for another acquisition with this key (a job or trace id).
+    #[arg(long, default_value = "", env = "REDLOCKD_REENTRANCY_KEY", hide_env_values = true)]
+    reentrancy_key: String,
 }
 
 impl LockArgs {
@@ -58,7 +65,7 @@ impl LockArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Acquire a lock; prints resource, value, fencing_token, validity_ms
-    /// (and mode=shared for a shared one).
+    /// (and mode=shared for a shared one, permits and slot for a permit).
     Acquire {
         /// The resource to lock.
         resource: String,
@@ -166,12 +173,15 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Run {
         resource,
-        lock: LockArgs {
-            ttl,
-            wait,
-            owner,
-            shared,
-        },
+        lock:
+            LockArgs {
+                ttl,
+                wait,
+                owner,
+                shared,
+                permits,
+                reentrancy_key,
+            },
         grace,
         command,
     } = cli.command
@@ -189,6 +199,8 @@ async fn main() -> ExitCode {
             wait,
             owner,
             shared,
+            permits,
+            reentrancy_key,
             grace,
             command,
         };
@@ -250,6 +262,8 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 ttl: lock.ttl.map(wire),
                 wait: Some(wire(lock.wait)),
                 mode: lock.mode().into(),
+                permits: lock.permits,
+                reentrancy_key: lock.reentrancy_key,
                 owner: lock.owner,
             };
             let reply = client.acquire(request).await.map_err(status)?.into_inner();
@@ -261,6 +275,10 @@ async fn call(cli: Cli) -> Result<bool, String> {
                     println!("validity_ms={}", millis(lease.validity));
                     if lease.mode() == LockMode::Shared {
                         println!("mode=shared");
+                    }
+                    if lease.permits > 0 {
+                        println!("permits={}", lease.permits);
+                        println!("slot={}", lease.slot);
                     }
                     Ok(true)
                 }
@@ -299,6 +317,9 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 "held={} agreeing={} quorum={} waiting={} readers={}",
                 reply.held, reply.agreeing, reply.quorum, reply.waiting, reply.readers
             );
+            if reply.permits > 0 {
+                println!("permits={} permits_out={}", reply.permits, reply.permits_out);
+            }
             if let Some(holder) = &reply.holder {
                 println!("holder: {}", holder_fields(holder));
             }

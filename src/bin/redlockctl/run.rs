@@ -1,7 +1,7 @@
 //! `redlockctl run`: hold a lock through a `Hold` session while a command
 //! runs — the counterpart of `etcdctl lock NAME CMD` and `consul lock`.
 //!
-//! The command gets `REDLOCKD_FENCING_TOKEN` and `REDLOCKD_RESOURCE` in its
+//! The command gets `REDLOCKD_FENCING_TOKEN`, `REDLOCKD_RESOURCE` and (for a permit) `REDLOCKD_SLOT` in its
 //! environment. If the lock is lost, the command gets SIGTERM, then SIGKILL
 //! after `--grace`. Exit codes: the command's own when it finished while
 //! the lock was held (128 + signal if a signal ended it); 1 the lock was not
@@ -27,6 +27,10 @@ pub struct Job {
     pub owner: String,
     /// Held shared (a reader).
     pub shared: bool,
+    /// One of this many permits of a semaphore (0: a lock).
+    pub permits: u32,
+    /// The reentrancy key (empty: none).
+    pub reentrancy_key: String,
     pub grace: Duration,
     pub command: Vec<String>,
 }
@@ -40,6 +44,12 @@ pub async fn run(client: Client, job: Job) -> ExitCode {
     }
     if job.shared {
         options = options.shared();
+    }
+    if job.permits > 0 {
+        options = options.permits(job.permits);
+    }
+    if !job.reentrancy_key.is_empty() {
+        options = options.reentrancy_key(job.reentrancy_key.clone());
     }
     let lock = match client.hold(&job.resource, options).await {
         Ok(lock) => lock,
@@ -56,6 +66,7 @@ pub async fn run(client: Client, job: Job) -> ExitCode {
         .args(&job.command[1..])
         .env("REDLOCKD_FENCING_TOKEN", lock.fencing_token().to_string())
         .env("REDLOCKD_RESOURCE", &job.resource)
+        .env("REDLOCKD_SLOT", lock.slot().to_string())
         .spawn()
     {
         Ok(child) => child,

@@ -23,7 +23,9 @@
 //!
 //! Shared grants (readers) may overlap each other and share a token; a writer overlaps no grant. Tokens:
 //! a writer's is above every grant's completed before it was sent, a reader's at least every writer's
-//! completed before it was sent (docs/design.md#shared-locks). Readers write to no store.
+//! completed before it was sent (docs/design.md#shared-locks). Readers write to no store. Permits of a
+//! semaphore of N: each slot is a lock of its own (exclusion and tokens per slot), and at no moment are
+//! more than N permits of a resource held (docs/design.md#semaphores).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Display, Formatter};
@@ -44,13 +46,16 @@ pub enum Kind {
     Release(String),
 }
 
-/// What a granted acquire returned; `shared` for a reader of a read-write lock.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a granted acquire returned; `shared` for a reader of a read-write lock; `permits` (0 for a lock)
+/// and `slot` for a permit of a semaphore.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Grant {
     pub token: u64,
     pub validity: Duration,
     pub value: String,
     pub shared: bool,
+    pub permits: u32,
+    pub slot: u32,
 }
 
 /// How an operation ended: `Granted` (acquire), `Extended` (extend, new validity) and `Released` (release)
@@ -368,6 +373,7 @@ pub enum ViolationKind {
     Overlap,
     TokenOrder,
     TokenDuplicate,
+    TooManyPermits,
     StaleAccepted,
     LostWrite,
     Liveness,
@@ -384,6 +390,9 @@ pub enum Violation {
     TokenOrder(Held, Held),
     /// Two grants of one resource carry the same token (two readers may).
     TokenDuplicate(Held, Held),
+    /// `(permits, holders)`: more permits of a semaphore of `permits` held at one moment (the start of
+    /// the last of `holders`) than it has.
+    TooManyPermits(u32, Vec<Held>),
     /// `(store, stale, after)`: a fenced store accepted `stale` after `after`, whose token was higher (or
     /// equal, from another client).
     StaleAccepted(String, Write, Write),
@@ -401,6 +410,7 @@ impl Violation {
             Violation::Overlap(..) => ViolationKind::Overlap,
             Violation::TokenOrder(..) => ViolationKind::TokenOrder,
             Violation::TokenDuplicate(..) => ViolationKind::TokenDuplicate,
+            Violation::TooManyPermits(..) => ViolationKind::TooManyPermits,
             Violation::StaleAccepted(..) => ViolationKind::StaleAccepted,
             Violation::LostWrite(..) => ViolationKind::LostWrite,
             Violation::Liveness(..) => ViolationKind::Liveness,
@@ -420,6 +430,16 @@ impl Display for Violation {
             }
             Violation::TokenDuplicate(a, b) => {
                 write!(f, "on {}: token {} granted twice: {a} and {b}", a.resource, a.token)
+            }
+            Violation::TooManyPermits(permits, holders) => {
+                let resource = holders.first().map_or("?", |h| h.resource.as_str());
+                let holders: Vec<String> = holders.iter().map(Held::to_string).collect();
+                write!(
+                    f,
+                    "on {resource}: {} of {permits} permits held at once: ",
+                    holders.len()
+                )?;
+                write!(f, "[{}]", holders.join(", "))
             }
             Violation::StaleAccepted(store, stale, after) => write!(f, "by {store}: accepted {stale} after {after}"),
             Violation::LostWrite(store, acknowledged, survived, suspects) => {
@@ -557,10 +577,34 @@ pub fn check(history: &History, stores: &[&dyn Audit], options: Options) -> Repo
         end: since(end),
     };
     let mut violations = Vec::new();
-    let mut by_resource: BTreeMap<&str, Vec<&Window>> = BTreeMap::new();
-    grants
-        .iter()
-        .for_each(|g| by_resource.entry(&g.0.resource).or_default().push(g));
+    // A permit is a lock on its slot: the rules of locks hold per slot.
+    let mut by_resource: BTreeMap<(&str, Option<u32>), Vec<&Window>> = BTreeMap::new();
+    for g in &grants {
+        let slot = (g.1.permits > 0).then_some(g.1.slot);
+        by_resource.entry((&g.0.resource, slot)).or_default().push(g);
+    }
+    let mut permits: BTreeMap<&str, Vec<&Window>> = BTreeMap::new();
+    for g in grants.iter().filter(|g| g.1.permits > 0) {
+        permits.entry(&g.0.resource).or_default().push(g);
+    }
+    for list in permits.values() {
+        // At each grant's start, the permits whose windows cover it (less the drift margin).
+        let covering = |at: Instant| -> Vec<&Window> {
+            (list.iter().copied())
+                .filter(|w| w.2 <= at && at + options.drift_margin < w.3)
+                .collect()
+        };
+        let most = list
+            .iter()
+            .map(|g| covering(g.2))
+            .max_by_key(Vec::len)
+            .unwrap_or_default();
+        let allowed = list.iter().map(|g| g.1.permits).min().unwrap_or(0);
+        if most.len() > allowed as usize {
+            let holders = most.iter().map(|w| held(w)).collect();
+            violations.push(Violation::TooManyPermits(allowed, holders));
+        }
+    }
     for mut list in by_resource.into_values() {
         list.sort_by_key(|g| (g.2, g.0.id));
         for (i, &a) in list.iter().enumerate() {

@@ -283,6 +283,13 @@ pub async fn must_acquire(client: &mut LockClient<Channel>, resource: &str, ttl:
     reply.lease.expect("a grant carries a lease")
 }
 
+/// Sends `request` and expects a grant.
+pub async fn must_acquire_with(client: &mut LockClient<Channel>, request: AcquireRequest) -> Lease {
+    let reply = client.acquire(request).await.expect("acquire failed").into_inner();
+    assert!(reply.acquired, "expected a grant: {reply:?}");
+    reply.lease.expect("a grant carries a lease")
+}
+
 pub async fn try_acquire(client: &mut LockClient<Channel>, resource: &str, ttl: f64, wait: f64) -> AcquireResponse {
     client
         .acquire(acquire_req(resource, ttl, wait))

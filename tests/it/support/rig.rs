@@ -83,7 +83,7 @@ impl Rig {
         // A fresh cluster is quarantined for MAX_TTL: wait for the first grant.
         for daemon in &rig.daemons {
             let mut client = daemon.client().await;
-            let reply = acquire(&mut client, "warmup", (false, TTL), MAX_TTL * 8)
+            let reply = acquire(&mut client, "warmup", (false, 0, TTL), MAX_TTL * 8)
                 .await
                 .expect("warm-up acquire failed");
             let lease = reply.expect("no grant within the warm-up wait");
@@ -121,6 +121,7 @@ impl Rig {
             name: name.to_owned(),
             rpc: self.daemons[d].client().await,
             shared: false,
+            permits: 0,
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }
@@ -141,11 +142,17 @@ impl Rig {
         resource: &str,
         run_for: Duration,
     ) -> JoinHandle<()> {
+        let kinds: Vec<(bool, u32)> = (0..writers + readers).map(|i| (i >= writers, 0)).collect();
+        self.workload_of(&kinds, resource, run_for).await
+    }
+
+    /// `workload` with one client per `(shared, permits)` (permit holders write to no store either).
+    pub async fn workload_of(&self, kinds: &[(bool, u32)], resource: &str, run_for: Duration) -> JoinHandle<()> {
         let until = Instant::now() + run_for;
         let mut clients = Vec::new();
-        for i in 0..writers + readers {
+        for (i, (shared, permits)) in kinds.iter().enumerate() {
             let mut client = self.client(i % self.daemons.len(), &format!("c{i}")).await;
-            client.shared = i >= writers;
+            (client.shared, client.permits) = (*shared, *permits);
             clients.push(client);
         }
         let resource = resource.to_owned();
@@ -184,6 +191,8 @@ pub struct Client {
     pub rpc: LockClient<Channel>,
     /// Takes shared locks (a reader).
     pub shared: bool,
+    /// Takes permits of a semaphore of this many (0: locks).
+    pub permits: u32,
     history: History,
     fenced: FencedStore,
 }
@@ -206,7 +215,7 @@ impl Client {
     pub async fn acquire_ttl(&mut self, resource: &str, ttl: Duration, wait: Duration) -> Option<Held> {
         let op = self.history.invoke(&self.name, resource, Kind::Acquire);
         let sent = Instant::now();
-        match acquire(&mut self.rpc, resource, (self.shared, ttl), wait).await {
+        match acquire(&mut self.rpc, resource, (self.shared, self.permits, ttl), wait).await {
             Ok(Some(lease)) => {
                 let validity = lease.validity.and_then(|v| v.try_into().ok()).unwrap_or_default();
                 let grant = Grant {
@@ -214,6 +223,8 @@ impl Client {
                     validity,
                     value: lease.value.clone(),
                     shared: lease.mode() == LockMode::Shared,
+                    permits: lease.permits,
+                    slot: lease.slot,
                 };
                 self.history.complete(op, Reply::Granted(grant));
                 Some(Held {
@@ -258,7 +269,7 @@ impl Client {
     /// One acquire, write, hold, release.
     pub async fn cycle(&mut self, resource: &str, hold: Duration) {
         if let Some(held) = self.acquire(resource, WAIT).await {
-            if !self.shared {
+            if !self.shared && self.permits == 0 {
                 self.write_fenced(&held, &format!("{}:{}", self.name, held.token));
             }
             tokio::time::sleep(hold).await;
@@ -271,7 +282,7 @@ impl Client {
 async fn acquire(
     rpc: &mut LockClient<Channel>,
     resource: &str,
-    (shared, ttl): (bool, Duration),
+    (shared, permits, ttl): (bool, u32, Duration),
     wait: Duration,
 ) -> Result<Option<redlockd_client::proto::Lease>, tonic::Status> {
     let mode = if shared { LockMode::Shared } else { LockMode::Exclusive };
@@ -281,6 +292,8 @@ async fn acquire(
         wait: secs(wait.as_secs_f64()),
         owner: String::new(),
         mode: mode.into(),
+        permits,
+        ..Default::default()
     });
     request.set_timeout(wait + Duration::from_secs(2));
     let reply = rpc.acquire(request).await?.into_inner();
@@ -306,6 +319,7 @@ impl Rig {
             name: name.to_owned(),
             rpc,
             shared: false,
+            permits: 0,
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }

@@ -1,0 +1,284 @@
+//! Keyed reentrancy (docs/design.md#reentrancy): a lock taken with a
+//! reentrancy key is taken again at once, with the same value and the same
+//! fencing token, by any acquisition through this daemon naming the same
+//! key while it is held; each one counts up, each release counts down, and
+//! the lock is released at zero. Keys are kept only as SHA-256 digests,
+//! never logged.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::OwnedMutexGuard;
+use tokio::time::Instant;
+
+use crate::locks::Locks;
+use crate::locks::error::Error;
+use crate::locks::who::Who;
+use crate::redlock::{Acquired, Kind, Lease, Node};
+
+/// A lock name and the digest of a reentrancy key.
+type Key = (String, [u8; 32]);
+
+/// One lock held under a key: the lease and how many holds it counts.
+#[derive(Debug)]
+struct Entry {
+    lease: Lease,
+    kind: Kind,
+    count: u32,
+    expires: Instant,
+}
+
+/// The locks held under reentrancy keys, by key; the acquisitions of one
+/// key take turns (the first one's grant is the others' lock).
+#[derive(Default)]
+pub(crate) struct Reentries {
+    slots: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<Option<Entry>>>>>,
+    /// Lock values held under a key, to find it at release and extension.
+    by_value: Mutex<HashMap<String, Key>>,
+}
+
+/// An acquisition's turn on its key: `reenter` or `hold` it.
+pub(crate) struct Turn<'a> {
+    reentries: &'a Reentries,
+    key: Key,
+    entry: OwnedMutexGuard<Option<Entry>>,
+}
+
+/// What `leave` decided.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// Holds remain: nothing to release.
+    Counted(u32),
+    /// The last hold: release the lock.
+    Last,
+    /// Not held under a key.
+    NotKeyed,
+}
+
+impl Reentries {
+    fn slots(&self) -> MutexGuard<'_, HashMap<Key, Arc<tokio::sync::Mutex<Option<Entry>>>>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn by_value(&self) -> MutexGuard<'_, HashMap<String, Key>> {
+        self.by_value.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for `key`'s turn on lock `name`.
+    pub(crate) async fn turn(&self, name: &str, key: &str) -> Turn<'_> {
+        let digest = ring::digest::digest(&ring::digest::SHA256, key.as_bytes());
+        let key: Key = (name.to_owned(), digest.as_ref().try_into().expect("32 bytes"));
+        let slot = self.slots().entry(key.clone()).or_default().clone();
+        Turn {
+            reentries: self,
+            key,
+            entry: slot.lock_owned().await,
+        }
+    }
+
+    /// A release of `value`: counts one hold down (a lapsed lock's last).
+    pub(crate) async fn leave(&self, value: &str) -> Left {
+        let Some(key) = self.by_value().get(value).cloned() else {
+            return Left::NotKeyed;
+        };
+        let Some(slot) = self.slots().get(&key).cloned() else {
+            return Left::NotKeyed;
+        };
+        let mut entry = slot.lock().await;
+        match entry.as_mut() {
+            Some(held) if held.lease.value.expose() == value && held.count > 1 && held.expires > Instant::now() => {
+                held.count -= 1;
+                Left::Counted(held.count)
+            }
+            Some(held) if held.lease.value.expose() == value => {
+                *entry = None;
+                self.forget(&key, value);
+                Left::Last
+            }
+            _ => Left::NotKeyed,
+        }
+    }
+
+    /// An extension of `value` succeeded: valid until `expires`.
+    pub(crate) async fn extended(&self, value: &str, expires: Instant) {
+        let Some(slot) = (self.by_value().get(value).cloned()).and_then(|key| self.slots().get(&key).cloned()) else {
+            return;
+        };
+        if let Some(held) = slot
+            .lock()
+            .await
+            .as_mut()
+            .filter(|held| held.lease.value.expose() == value)
+        {
+            held.expires = expires;
+        }
+    }
+
+    /// Every lock of `name` lapses: it was taken away (a force release).
+    pub(crate) async fn lapse_name(&self, name: &str) {
+        let slots: Vec<_> = (self.slots().iter())
+            .filter(|(key, _)| key.0 == name)
+            .map(|(_, slot)| slot.clone())
+            .collect();
+        for slot in slots {
+            if let Some(held) = slot.lock().await.as_mut() {
+                held.expires = Instant::now();
+            }
+        }
+    }
+
+    /// Drops `key` (and `value`'s entry) once nothing is held under it.
+    fn forget(&self, key: &Key, value: &str) {
+        self.by_value().remove(value);
+        let mut slots = self.slots();
+        // Only while nobody waits for its turn: a waiter holds a clone.
+        if slots.get(key).is_some_and(|slot| Arc::strong_count(slot) == 1) {
+            slots.remove(key);
+        }
+    }
+}
+
+impl Turn<'_> {
+    /// The lock held under this key, counted once more, when it is still
+    /// valid for `kind`; `Err(held)` when it is held as another kind.
+    pub(crate) fn reenter(&mut self, kind: Kind) -> Result<Option<Lease>, Kind> {
+        let now = Instant::now();
+        match self.entry.as_mut() {
+            Some(held) if held.expires > now && held.kind != kind => Err(held.kind),
+            Some(held) if held.expires > now => {
+                held.count += 1;
+                let mut lease = held.lease.clone();
+                lease.validity = held.expires - now;
+                Ok(Some(lease))
+            }
+            Some(held) => {
+                // Lapsed: whatever was counted is gone with it.
+                let value = held.lease.value.expose().to_owned();
+                *self.entry = None;
+                self.reentries.by_value().remove(&value);
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// A fresh grant of `kind`, held under this key once.
+    pub(crate) fn hold(mut self, lease: &Lease, kind: Kind) {
+        let value = lease.value.expose().to_owned();
+        self.reentries.by_value().insert(value, self.key.clone());
+        *self.entry = Some(Entry {
+            lease: lease.clone(),
+            kind,
+            count: 1,
+            expires: Instant::now() + lease.validity,
+        });
+    }
+}
+
+impl<N: Node> Locks<N> {
+    /// `Locks::acquire` under reentrancy key `key`: the lock held under it
+    /// through this daemon, counted once more, or a fresh one.
+    ///
+    /// # Errors
+    /// As `Locks::acquire`; `FailedPrecondition` when the key holds the
+    /// lock as another kind.
+    pub(crate) async fn acquire_keyed(
+        self: &Arc<Self>,
+        resource: String,
+        (kind, ttl): (Kind, std::time::Duration),
+        wait: std::time::Duration,
+        give_up: impl std::future::Future<Output = ()> + Send + 'static,
+        (who, key): (&Who, &str),
+    ) -> Result<Acquired, Error> {
+        let mut turn = self.reentries.turn(&resource, key).await;
+        match turn.reenter(kind) {
+            Ok(Some(lease)) => {
+                self.metrics.reentered.inc();
+                return Ok(Acquired::Granted(lease));
+            }
+            Err(held) => {
+                return Err(Error::FailedPrecondition(format!(
+                    "reentrancy_key: the lock is held under this key as {} (this request asks for {})",
+                    held.label(),
+                    kind.label()
+                )));
+            }
+            Ok(None) => {}
+        }
+        let outcome = self.acquire(resource, (kind, ttl), wait, give_up, who).await;
+        if let Ok(Acquired::Granted(lease)) = &outcome {
+            turn.hold(lease, kind);
+        }
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::redlock::LockValue;
+
+    fn lease(validity: Duration) -> Lease {
+        Lease {
+            resource: "r".into(),
+            value: LockValue::random(),
+            fencing_token: 42,
+            validity,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_key_reenters_with_the_same_lease_counts_and_lets_go_at_zero() {
+        let reentries = Reentries::default();
+        let mut turn = reentries.turn("lock:r", "job-7").await;
+        assert_eq!(turn.reenter(Kind::Exclusive), Ok(None), "nothing held yet");
+        let first = lease(Duration::from_secs(10));
+        turn.hold(&first, Kind::Exclusive);
+        tokio::time::advance(Duration::from_secs(4)).await;
+        let again = reentries
+            .turn("lock:r", "job-7")
+            .await
+            .reenter(Kind::Exclusive)
+            .unwrap()
+            .unwrap();
+        assert_eq!((&again.value, again.fencing_token), (&first.value, 42));
+        assert_eq!(again.validity, Duration::from_secs(6), "what is left of it");
+        // Another key, another lock name, another kind: not this lock.
+        assert_eq!(
+            reentries.turn("lock:r", "job-8").await.reenter(Kind::Exclusive),
+            Ok(None)
+        );
+        assert_eq!(
+            reentries.turn("lock:s", "job-7").await.reenter(Kind::Exclusive),
+            Ok(None)
+        );
+        let shared = reentries.turn("lock:r", "job-7").await.reenter(Kind::Shared);
+        assert_eq!(shared, Err(Kind::Exclusive));
+        assert_eq!(reentries.leave(first.value.expose()).await, Left::Counted(1));
+        assert_eq!(reentries.leave(first.value.expose()).await, Left::Last);
+        assert_eq!(reentries.leave(first.value.expose()).await, Left::NotKeyed);
+        assert_eq!(
+            reentries.turn("lock:r", "job-7").await.reenter(Kind::Exclusive),
+            Ok(None)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lapsed_lock_is_not_reentered_and_an_extension_keeps_it() {
+        let reentries = Reentries::default();
+        let held = lease(Duration::from_secs(2));
+        reentries.turn("lock:r", "k").await.hold(&held, Kind::Exclusive);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        reentries
+            .extended(held.value.expose(), Instant::now() + Duration::from_secs(2))
+            .await;
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        let again = reentries.turn("lock:r", "k").await.reenter(Kind::Exclusive).unwrap();
+        assert!(again.is_some(), "extended: still held");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(reentries.turn("lock:r", "k").await.reenter(Kind::Exclusive), Ok(None));
+        assert_eq!(reentries.leave(held.value.expose()).await, Left::NotKeyed);
+    }
+}
