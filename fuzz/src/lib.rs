@@ -15,7 +15,8 @@ use std::time::Duration;
 use fred::types::Value;
 use prost::Message;
 use redlockd::api::proto::{
-    AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest, hold_request,
+    AcquireManyRequest, AcquireRequest, ExtendRequest, HoldRequest, HoldStart, InspectRequest, ReleaseRequest,
+    hold_request,
 };
 use redlockd::api::request::{self, Limits};
 use redlockd::config::Config;
@@ -45,6 +46,13 @@ pub fn check_request(data: &[u8]) {
         ttl(m.ttl);
         wait(m.wait);
         kind(m.mode, m.permits);
+        reentrancy(&m.reentrancy_key);
+    }
+    if let Some(m) = decode::<AcquireManyRequest>(data) {
+        members(&m.resources);
+        owner(&m.owner);
+        ttl(m.ttl);
+        wait(m.wait);
     }
     if let Some(m) = decode::<ExtendRequest>(data) {
         resource(&m.resource);
@@ -66,8 +74,10 @@ pub fn check_request(data: &[u8]) {
                     max_hold: h,
                     mode: m,
                     permits: p,
+                    reentrancy_key: k,
                 } = start;
                 kind(m, p);
+                reentrancy(&k);
                 resource(&r);
                 owner(&o);
                 ttl(t);
@@ -147,6 +157,45 @@ fn kind(mode: i32, permits: u32) {
             ),
             other => panic!("kind named {other}: {e}"),
         },
+    }
+}
+
+/// A reentrancy key: at most 128 bytes, never shown in the error.
+fn reentrancy(key: &str) {
+    match request::reentrancy_key(key) {
+        Ok(got) => {
+            assert!(
+                key.len() <= request::MAX_REENTRANCY_KEY_BYTES,
+                "accepted a key of {} bytes",
+                key.len()
+            );
+            assert_eq!(got, Some(key).filter(|k| !k.is_empty()));
+        }
+        Err(e) => {
+            assert_eq!(field_of(&e), "reentrancy_key");
+            assert!(
+                key.len() > request::MAX_REENTRANCY_KEY_BYTES,
+                "refused a key of {} bytes: {e}",
+                key.len()
+            );
+            assert!(
+                key.len() < 8 || !e.to_string().contains(key),
+                "the key is in the error {e}"
+            );
+        }
+    }
+}
+
+/// A set's resources: 1 to 16, each a valid resource.
+fn members(list: &[String]) {
+    let valid = (1..=redlockd::redlock::MAX_SET).contains(&list.len())
+        && list.iter().all(|r| printable(r, 1, request::MAX_RESOURCE_BYTES));
+    match request::resources(list) {
+        Ok(()) => assert!(valid, "accepted resources {list:?}"),
+        Err(e) => {
+            assert_eq!(field_of(&e), "resources");
+            assert!(!valid, "refused resources {list:?}: {e}");
+        }
     }
 }
 
@@ -591,6 +640,7 @@ fn request_seeds() -> Vec<(String, Vec<u8>)> {
                 owner: "tab\there".into(),
                 mode: 7,
                 permits: 65,
+                reentrancy_key: "k".repeat(129),
             }
             .encode_to_vec(),
         ),
@@ -599,6 +649,15 @@ fn request_seeds() -> Vec<(String, Vec<u8>)> {
             AcquireRequest {
                 resource: "pool".into(),
                 permits: 4,
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "acquire-many",
+            AcquireManyRequest {
+                resources: vec!["b".into(), "a".into(), "b".into()],
+                ttl: pd(10, 0),
                 ..Default::default()
             }
             .encode_to_vec(),
@@ -640,6 +699,7 @@ fn request_seeds() -> Vec<(String, Vec<u8>)> {
                     max_hold: pd(3600, 0),
                     mode: 0,
                     permits: 2,
+                    reentrancy_key: "trace-1".into(),
                 })),
             }
             .encode_to_vec(),

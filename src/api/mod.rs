@@ -8,6 +8,7 @@ pub(crate) mod auth;
 pub(crate) mod codec;
 pub mod health;
 pub(crate) mod hold;
+pub(crate) mod many;
 pub(crate) mod outbox;
 pub(crate) mod page_token;
 pub(crate) mod peer;

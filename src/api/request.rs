@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::api::proto::LockMode;
 use crate::config::{LockConfig, show};
 use crate::locks::error::Error;
-use crate::redlock::{Kind, LockValue, Mode};
+use crate::redlock::{Kind, LockValue, MAX_SET, Mode};
 
 /// Longest resource name, in bytes.
 pub const MAX_RESOURCE_BYTES: usize = 256;
@@ -210,6 +210,25 @@ pub fn reentrancy_key(key: &str) -> Result<Option<&str>, Error> {
     Ok(Some(key).filter(|k| !k.is_empty()))
 }
 
+/// A set's resources: 1 to `MAX_SET` names, each a valid resource.
+///
+/// # Errors
+/// `InvalidArgument` naming `resources` (and the member at fault).
+pub fn resources(list: &[String]) -> Result<(), Error> {
+    if list.is_empty() || list.len() > MAX_SET {
+        return Err(Error::invalid(
+            "resources",
+            format!("{} names; 1 to {MAX_SET} are allowed", list.len()),
+        ));
+    }
+    for (i, name) in list.iter().enumerate() {
+        if let Err(Error::InvalidArgument { reason, .. }) = resource(name) {
+            return Err(Error::invalid("resources", format!("[{i}] {reason}")));
+        }
+    }
+    Ok(())
+}
+
 /// A listing's resource prefix: 1–256 bytes of printable UTF-8.
 ///
 /// # Errors
@@ -372,6 +391,20 @@ mod tests {
             "{err}"
         );
         assert_eq!(field_of(err), "reentrancy_key");
+    }
+
+    #[test]
+    fn a_set_has_1_to_16_valid_members() {
+        let names = |n: usize| (0..n).map(|i| format!("r{i}")).collect::<Vec<_>>();
+        assert!(resources(&names(1)).is_ok() && resources(&names(16)).is_ok());
+        for bad in [names(0), names(17)] {
+            let err = resources(&bad).unwrap_err();
+            assert!(err.to_string().contains("1 to 16"), "{err}");
+            assert_eq!(field_of(err), "resources");
+        }
+        let err = resources(&["ok".into(), "tab\there".into()]).unwrap_err();
+        assert!(err.to_string().contains("[1]"), "{err}");
+        assert_eq!(field_of(err), "resources");
     }
 
     #[test]

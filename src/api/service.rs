@@ -16,8 +16,9 @@ use crate::api::proto::lock_server::Lock;
 use crate::api::proto::pipeline_request::Call;
 use crate::api::proto::pipeline_response::Result as Answer;
 use crate::api::proto::{
-    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, HoldRequest, InspectRequest, InspectResponse,
-    NodeView, PipelineRequest, PipelineResponse, ReleaseRequest, ReleaseResponse,
+    AcquireManyRequest, AcquireManyResponse, AcquireRequest, AcquireResponse, ExtendManyRequest, ExtendManyResponse,
+    ExtendRequest, ExtendResponse, HoldRequest, InspectRequest, InspectResponse, NodeView, PipelineRequest,
+    PipelineResponse, ReleaseManyRequest, ReleaseManyResponse, ReleaseRequest, ReleaseResponse,
 };
 use crate::api::request::{self, Limits};
 use crate::api::wire::{wire_duration, wire_holder, wire_lease, wire_outcomes, wire_reason};
@@ -28,8 +29,8 @@ use crate::redlock::{Acquired, FailureReason, Node};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
 pub(crate) struct LockService<N> {
-    locks: Arc<Locks<N>>,
-    limits: Limits,
+    pub(super) locks: Arc<Locks<N>>,
+    pub(super) limits: Limits,
     /// Time kept back from a client deadline to finish the last attempt
     /// (two rounds and a release) and answer before the client gives up.
     deadline_slack: Duration,
@@ -182,6 +183,7 @@ impl<N: Node> LockService<N> {
             readers: view.readers,
             permits: view.permits,
             permits_out: view.permits_out,
+            set_members: self.locks.set_of(&name),
         })
     }
 }
@@ -195,6 +197,15 @@ impl<N: Node> Calls for LockService<N> {
                     .map(Answer::Acquire),
                 Some(Call::Extend(req)) => LockService::extend(&self, &caller, req).await.map(Answer::Extend),
                 Some(Call::Release(req)) => LockService::release(&self, &caller, req).await.map(Answer::Release),
+                Some(Call::AcquireMany(req)) => {
+                    (LockService::acquire_many(&self, &caller, req).await).map(Answer::AcquireMany)
+                }
+                Some(Call::ExtendMany(req)) => {
+                    (LockService::extend_many(&self, &caller, req).await).map(Answer::ExtendMany)
+                }
+                Some(Call::ReleaseMany(req)) => {
+                    (LockService::release_many(&self, &caller, req).await).map(Answer::ReleaseMany)
+                }
                 None => Err(Error::invalid("call", "one of acquire, extend or release must be set")),
             };
             let reply = PipelineResponse {
@@ -262,6 +273,30 @@ impl<N: Node> Lock for LockService<N> {
         Ok(Response::new(
             LockService::inspect(self, &caller, request.into_inner()).await?,
         ))
+    }
+
+    async fn acquire_many(
+        &self,
+        request: Request<AcquireManyRequest>,
+    ) -> Result<Response<AcquireManyResponse>, Status> {
+        let caller = caller_of(&request)?;
+        let reply = LockService::acquire_many(self, &caller, request.into_inner()).await?;
+        Ok(Response::new(reply))
+    }
+
+    async fn extend_many(&self, request: Request<ExtendManyRequest>) -> Result<Response<ExtendManyResponse>, Status> {
+        let caller = caller_of(&request)?;
+        let reply = LockService::extend_many(self, &caller, request.into_inner()).await?;
+        Ok(Response::new(reply))
+    }
+
+    async fn release_many(
+        &self,
+        request: Request<ReleaseManyRequest>,
+    ) -> Result<Response<ReleaseManyResponse>, Status> {
+        let caller = caller_of(&request)?;
+        let reply = LockService::release_many(self, &caller, request.into_inner()).await?;
+        Ok(Response::new(reply))
     }
 }
 

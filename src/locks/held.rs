@@ -27,6 +27,9 @@ struct Held {
     streak: u32,
     /// The tenant's `max_locks_held` unit, given back with the entry.
     _quota: Option<Taken>,
+    /// For a set (docs/design.md#several-resources-at-once), the lock names
+    /// of its members.
+    set: Vec<String>,
 }
 
 /// What `forget` knew of a lock.
@@ -81,6 +84,7 @@ impl HeldLocks {
                         expires,
                         streak,
                         _quota: quota,
+                        set: Vec::new(),
                     },
                 );
             }
@@ -90,6 +94,23 @@ impl HeldLocks {
             map.retain(|_, h| h.expires > now);
         }
         self.metrics.locks_held.set(map.len() as i64);
+    }
+
+    /// Remembers a set granted here: one entry (one value), its members.
+    pub(crate) fn granted_set(&self, leases: &[Lease], owner: &str, quota: Option<Taken>) {
+        self.granted(&leases[0], owner, 0, quota);
+        if let Some(held) = self.map().get_mut(leases[0].value.expose()) {
+            held.set = leases.iter().map(|lease| lease.resource.clone()).collect();
+        }
+    }
+
+    /// The members of the live set granted here that holds lock `name`
+    /// (empty when none does).
+    pub(crate) fn set_of(&self, name: &str) -> Vec<String> {
+        let now = Instant::now();
+        (self.map().values())
+            .find(|held| held.expires > now && held.set.iter().any(|member| member == name))
+            .map_or_else(Vec::new, |held| held.set.clone())
     }
 
     /// An extension: valid until `expires`.

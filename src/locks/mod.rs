@@ -5,6 +5,7 @@
 
 pub mod error;
 mod held;
+mod many;
 mod reentry;
 mod sessions;
 pub(crate) use sessions::SessionGuard;
@@ -271,7 +272,7 @@ impl<N: Node> Locks<N> {
     /// Counts an acquisition against `who`'s tenant's rate, and checks its
     /// `max_locks_held` (locks that expired unreleased are swept before a
     /// refusal); the unit is counted when the lock is granted.
-    fn check_quota(&self, who: &Who) -> Result<(), Error> {
+    pub(super) fn check_quota(&self, who: &Who) -> Result<(), Error> {
         let Some(quota) = &who.quota else {
             return Ok(());
         };

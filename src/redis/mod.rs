@@ -6,6 +6,7 @@ mod batch;
 pub mod connect;
 mod eval;
 mod listing;
+pub mod many;
 pub mod node;
 pub mod permits;
 mod probe;

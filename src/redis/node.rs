@@ -61,6 +61,8 @@ pub struct RedisNode {
     pub(super) shared: SharedScripts,
     /// The scripts of semaphores (`permits.rs`).
     pub(super) permits: PermitScripts,
+    /// MANY: a set of locks (`many.rs`).
+    pub(super) many: Script,
     pub(super) health: Arc<NodeHealth>,
     pub(super) probe_wanted: Arc<Notify>,
     /// The connection generation the scripts were last loaded on.
@@ -150,6 +152,7 @@ impl RedisNode {
             force_release: Script::new(FORCE_RELEASE),
             shared: SharedScripts::new(),
             permits: PermitScripts::new(),
+            many: Script::new(super::many::MANY),
             health,
             probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
@@ -285,6 +288,16 @@ impl Node for RedisNode {
 
     async fn try_share(&self, key: &str, value: &str, ttl: Duration, _: &str) -> Result<Option<u64>, NodeError> {
         self.share(key, value, ttl).await
+    }
+
+    async fn try_lock_many(
+        &self,
+        keys: &[String],
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<Option<Vec<u64>>, NodeError> {
+        self.lock_many(keys, value, ttl, holder).await
     }
 
     async fn agree_permits(

@@ -100,6 +100,7 @@ impl Probed for RedisNode {
                 &self.inspect,
                 &self.views,
                 &self.force_release,
+                &self.many,
             ];
             for script in scripts.into_iter().chain(self.shared.all()).chain(self.permits.all()) {
                 if let Err(e) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {

@@ -39,6 +39,32 @@ pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
     each_integer(reply, count, "round", "integers", Some)
 }
 
+/// `MANY` for `members` keys: `{1, a positive counter per member}` when
+/// granted, else one lock answer as `ROUND`'s (0, -1, -2, -3), read by
+/// `locked`, never a grant.
+///
+/// # Errors
+/// Anything else.
+pub fn many(reply: Value, members: usize) -> Result<Result<Vec<u64>, Locked>, NodeError> {
+    let unexpected = |reply: &Value| NodeError(format!("unexpected set reply {reply:?} ({members} members)"));
+    let Value::Array(parts) = &reply else {
+        return Err(unexpected(&reply));
+    };
+    let numbers: Vec<i64> = (parts.iter())
+        .map(|part| match part {
+            Value::Integer(n) => Ok(*n),
+            _ => Err(unexpected(&reply)),
+        })
+        .collect::<Result<_, _>>()?;
+    match numbers.split_first() {
+        Some((1, counters)) if counters.len() == members && counters.iter().all(|c| *c > 0) => {
+            Ok(Ok(counters.iter().map(|c| c.unsigned_abs()).collect()))
+        }
+        Some((status, [])) if *status <= 0 => locked(*status).map(Err),
+        _ => Err(unexpected(&reply)),
+    }
+}
+
 /// An array of exactly `count` integers, each read by `read` (`None`: not
 /// an answer); the error names the `kind` of reply and what was `expected`.
 fn each_integer<T>(

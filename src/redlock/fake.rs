@@ -230,6 +230,34 @@ impl Node for FakeNode {
         .await
     }
 
+    async fn try_lock_many(
+        &self,
+        keys: &[String],
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<Option<Vec<u64>>, NodeError> {
+        self.call(|state, now| {
+            state.tries += 1;
+            if keys
+                .iter()
+                .any(|key| state.keys.contains_key(key) && !holds(state, key, value))
+            {
+                return None;
+            }
+            let mut counters = Vec::with_capacity(keys.len());
+            for key in keys {
+                state.keys.insert(key.clone(), (value.to_owned(), now + ttl));
+                let next = state.counter.map_or(1, |c| c + 1);
+                state.counter = Some(next);
+                state.records.insert(key.clone(), format!("{next}\n0\n{holder}"));
+                counters.push(next);
+            }
+            Some(counters)
+        })
+        .await
+    }
+
     async fn agree_permits(
         &self,
         permits_key: &str,

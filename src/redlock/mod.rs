@@ -17,6 +17,9 @@ mod handoff;
 pub mod holder;
 mod inspect;
 mod listing;
+mod many;
+#[cfg(test)]
+mod many_tests;
 pub(crate) mod monitor;
 pub mod node;
 pub(crate) mod observer;
@@ -39,6 +42,7 @@ pub use error::Error;
 pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use holder::Holder;
 pub use listing::{Listed, Page, PageEnd};
+pub use many::{AcquiredSet, MAX_SET};
 pub use node::{Agreement, Announce, Extension, KeyView, Node, NodeError, Swap};
 pub use permits::{permits_name, slot_name};
 pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};

@@ -74,6 +74,20 @@ pub trait Node: Send + Sync + 'static {
         holder: &str,
     ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
 
+    /// Round 1 of a set (docs/design.md#several-resources-at-once): lock
+    /// every one of `keys` with `value`, or none, in one step. Each key must
+    /// be free or hold `value` already (a re-send); then each takes the next
+    /// fence counter value, as `try_lock` does, and the counters come back
+    /// in the keys' order. `Ok(None)` when any key is held by another value
+    /// (nothing is written but the waiting marks of the held keys).
+    fn try_lock_many(
+        &self,
+        keys: &[String],
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> impl Future<Output = Result<Option<Vec<u64>>, NodeError>> + Send;
+
     /// A semaphore's agreement (docs/design.md#semaphores), in one step:
     /// unless `permits_key` remembers another number of permits (returned,
     /// nothing changed), remember `n` there for at least `ttl` more; and

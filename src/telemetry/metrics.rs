@@ -14,7 +14,7 @@ use prometheus::{
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
 
 /// The kinds of lock, the `kind` label's values.
-pub const KINDS: [&str; 3] = ["exclusive", "shared", "permit"];
+pub const KINDS: [&str; 4] = ["exclusive", "shared", "permit", "set"];
 
 /// Why an acquisition ended without a lock (`redlock_acquire_failures_total`).
 const FAILURE_REASONS: [&str; 9] = [
@@ -177,7 +177,7 @@ impl Metrics {
         let acquire_by_kind = IntCounterVec::new(
             Opts::new(
                 "redlockd_acquire_by_kind_total",
-                "Acquire requests by kind of lock (exclusive, shared, permit) and outcome",
+                "Acquire requests by kind of lock (exclusive, shared, permit, set) and outcome",
             ),
             &["kind", "status"],
         )

@@ -265,3 +265,29 @@ async fn tls_and_a_bearer_token_get_a_lock_and_a_wrong_token_does_not() {
     };
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn acquire_many_takes_a_set_with_a_lease_per_member_released_on_drop() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    let set = client
+        .acquire_many(&["y", "x", "y"], once(10))
+        .await
+        .unwrap()
+        .expect("a free set");
+    let names: Vec<&str> = set.iter().map(|lease| lease.resource()).collect();
+    assert_eq!(names, ["x", "y"]);
+    assert!(
+        client.acquire("x", once(10)).await.unwrap().is_none(),
+        "a member is held"
+    );
+    assert!(client.acquire_many(&["x", "z"], once(10)).await.unwrap().is_none());
+    drop(set);
+    let wait = once(10).wait(Duration::from_secs(3));
+    assert!(
+        client.acquire("y", wait).await.unwrap().is_some(),
+        "dropped members are released"
+    );
+    daemon.stop().await;
+}

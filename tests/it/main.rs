@@ -27,5 +27,6 @@ mod schedules;
 mod scripts;
 mod security;
 mod sessions;
+mod sets;
 mod shared;
 mod soak;

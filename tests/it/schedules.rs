@@ -58,6 +58,17 @@ impl redlockd::redlock::Node for Gate {
         Ok(Some(advanced))
     }
 
+    async fn try_lock_many(
+        &self,
+        keys: &[String],
+        value: &str,
+        ttl: Duration,
+        holder: &str,
+    ) -> Result<Option<Vec<u64>>, redlockd::redlock::NodeError> {
+        self.check()?;
+        self.node.try_lock_many(keys, value, ttl, holder).await
+    }
+
     async fn agree_permits(
         &self,
         permits_key: &str,

@@ -479,6 +479,14 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
     };
     assert!(client.extend(extend).await.unwrap().into_inner().extended);
     assert!(release(&mut client, &permit).await);
+    // A set.
+    let request = redlockd_client::proto::AcquireManyRequest {
+        resources: vec!["s1".into(), "s2".into()],
+        ttl: secs(2.0),
+        ..Default::default()
+    };
+    let reply = client.acquire_many(request).await.unwrap().into_inner();
+    assert!(reply.acquired && reply.leases.len() == 2, "{reply:?}");
     assert!(release(&mut client, &lease).await);
     // A waiter is woken by the release published under the ACL.
     let first = must_acquire(&mut client, "acl-wake", 2.0, 0.0).await;

@@ -13,7 +13,7 @@ use crate::hold::{self, HeldLock, HoldOptions};
 use crate::lease::Lease;
 use crate::pipeline::Pipeline;
 use crate::proto::lock_client::LockClient;
-use crate::proto::{AcquireRequest, InspectRequest, InspectResponse};
+use crate::proto::{AcquireManyRequest, AcquireRequest, InspectRequest, InspectResponse};
 use crate::wire;
 
 /// The longest resource name and owner label, in bytes (as the daemon).
@@ -159,6 +159,32 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Takes every one of `resources` (1 to 16) or none, trying for up to
+    /// `options.wait` (whole-set attempts): one value, a lease per member
+    /// (sorted by resource, without repeats), each with its own token and
+    /// extended or released on its own. `None` when the set was not free
+    /// all along. `shared`, `permits` and `reentrancy_key` do not apply.
+    ///
+    /// # Errors
+    /// As [`Client::acquire`].
+    pub async fn acquire_many(&self, resources: &[&str], options: AcquireOptions) -> Result<Option<Vec<Lease>>, Error> {
+        resources.iter().try_for_each(|resource| check_resource(resource))?;
+        check_owner(&options.owner)?;
+        let sent = Instant::now();
+        let request = AcquireManyRequest {
+            resources: resources.iter().map(|r| (*r).to_owned()).collect(),
+            ttl: options.ttl.map(wire::duration),
+            wait: (!options.wait.is_zero()).then(|| wire::duration(options.wait)),
+            owner: options.owner.clone(),
+        };
+        let reply = self.stub.clone().acquire_many(request).await?.into_inner();
+        Ok(reply.acquired.then(|| {
+            (reply.leases.into_iter())
+                .map(|lease| Lease::new(self.clone(), lease, sent))
+                .collect()
+        }))
     }
 
     /// Opens a `Hold` session on `resource`: resolves once the lock is

@@ -33,7 +33,8 @@ use crate::proto::lock_client::LockClient;
 use crate::proto::pipeline_request::Call;
 use crate::proto::pipeline_response::Result as Answer;
 use crate::proto::{
-    AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse, PipelineRequest, ReleaseRequest, ReleaseResponse,
+    AcquireManyRequest, AcquireManyResponse, AcquireRequest, AcquireResponse, ExtendRequest, ExtendResponse,
+    PipelineRequest, ReleaseRequest, ReleaseResponse,
 };
 
 /// Calls sent but not yet taken by the stream; the daemon bounds the calls
@@ -213,6 +214,18 @@ impl Pipeline {
         match self.call(Call::Release(request)).await? {
             Answer::Release(reply) => Ok(reply),
             other => Err(mismatched("Release", &other)),
+        }
+    }
+
+    /// `AcquireMany` on the stream (`ExtendMany` and `ReleaseMany` go
+    /// member by member with `extend` and `release`, or unary).
+    ///
+    /// # Errors
+    /// As for [`Pipeline::acquire`].
+    pub async fn acquire_many(&self, request: AcquireManyRequest) -> Result<AcquireManyResponse, Status> {
+        match self.call(Call::AcquireMany(request)).await? {
+            Answer::AcquireMany(reply) => Ok(reply),
+            other => Err(mismatched("AcquireMany", &other)),
         }
     }
 }

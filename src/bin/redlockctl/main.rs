@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use redlockd_client::proto::{
-    AcquireRequest, ExtendRequest, ForceReleaseRequest, Holder, InspectRequest, ListLocksRequest, LockMode,
-    ReleaseRequest,
+    AcquireManyRequest, AcquireRequest, ExtendRequest, ForceReleaseRequest, Holder, InspectRequest, ListLocksRequest,
+    LockMode, ReleaseRequest,
 };
 use redlockd_client::wire_duration as wire;
 
@@ -67,8 +67,10 @@ enum Command {
     /// Acquire a lock; prints resource, value, fencing_token, validity_ms
     /// (and mode=shared for a shared one, permits and slot for a permit).
     Acquire {
-        /// The resource to lock.
-        resource: String,
+        /// The resource to lock; several are taken all or none (AcquireMany),
+        /// printing value, validity_ms and a `lease:` line per member.
+        #[arg(required = true, num_args = 1..=16)]
+        resources: Vec<String>,
         #[command(flatten)]
         lock: LockArgs,
     },
@@ -256,7 +258,33 @@ async fn call(cli: Cli) -> Result<bool, String> {
             println!("masters_held={}", reply.masters_held);
             Ok(true)
         }
-        Command::Acquire { resource, lock } => {
+        Command::Acquire { resources, lock } if resources.len() > 1 => {
+            if lock.shared || lock.permits > 0 || !lock.reentrancy_key.is_empty() {
+                return Err("several resources take neither --shared, --permits nor --reentrancy-key".into());
+            }
+            let request = AcquireManyRequest {
+                resources,
+                ttl: lock.ttl.map(wire),
+                wait: Some(wire(lock.wait)),
+                owner: lock.owner,
+            };
+            let reply = client.acquire_many(request).await.map_err(status)?.into_inner();
+            let Some(first) = reply.leases.first().filter(|_| reply.acquired) else {
+                println!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
+                return Ok(false);
+            };
+            println!("value={}", first.value);
+            println!("validity_ms={}", millis(first.validity));
+            for lease in &reply.leases {
+                println!(
+                    "lease: resource={} fencing_token={}",
+                    lease.resource, lease.fencing_token
+                );
+            }
+            Ok(true)
+        }
+        Command::Acquire { mut resources, lock } => {
+            let resource = resources.remove(0);
             let request = AcquireRequest {
                 resource,
                 ttl: lock.ttl.map(wire),

@@ -6,6 +6,7 @@ pub mod certs;
 pub mod history;
 pub mod proxy;
 pub mod rig;
+mod rig_sets;
 pub mod tenants;
 
 use std::collections::HashMap;

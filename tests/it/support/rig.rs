@@ -122,6 +122,7 @@ impl Rig {
             rpc: self.daemons[d].client().await,
             shared: false,
             permits: 0,
+            set_with: None,
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }
@@ -193,8 +194,10 @@ pub struct Client {
     pub shared: bool,
     /// Takes permits of a semaphore of this many (0: locks).
     pub permits: u32,
-    history: History,
-    fenced: FencedStore,
+    /// Takes the resource together with this one, as a set (`rig_sets.rs`).
+    pub set_with: Option<String>,
+    pub(super) history: History,
+    pub(super) fenced: FencedStore,
 }
 
 /// The lease a client holds.
@@ -268,6 +271,9 @@ impl Client {
 
     /// One acquire, write, hold, release.
     pub async fn cycle(&mut self, resource: &str, hold: Duration) {
+        if let Some(other) = self.set_with.clone() {
+            return self.set_cycle(resource, &other, hold).await;
+        }
         if let Some(held) = self.acquire(resource, WAIT).await {
             if !self.shared && self.permits == 0 {
                 self.write_fenced(&held, &format!("{}:{}", self.name, held.token));
@@ -320,6 +326,7 @@ impl Rig {
             rpc,
             shared: false,
             permits: 0,
+            set_with: None,
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }
