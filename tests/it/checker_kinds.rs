@@ -149,3 +149,36 @@ fn two_holders_of_one_slot_are_caught_and_so_is_a_slot_token_going_down() {
     permit(&h, "b", (50, 3, 1), 99, 10);
     assert_eq!(checked(&h).count(ViolationKind::TokenOrder), 1);
 }
+
+/// A lock handed out again under a reentrancy key: the same value twice, sent at `sent` and `again`.
+fn reentered(h: &History, (sent, again): (u64, u64), token: u64, releases: &[u64]) {
+    let value = format!("reentrant/{token}");
+    for (client, at) in [("a", sent), ("b", again)] {
+        let id = h.invoke_at(client, "r", Kind::Acquire, h.at(ms(at)));
+        let grant = Grant {
+            token,
+            validity: ms(10_000),
+            value: value.clone(),
+            ..Grant::default()
+        };
+        h.complete_at(id, Reply::Granted(grant), h.at(ms(at + 5)));
+    }
+    for at in releases {
+        let id = h.invoke_at("a", "r", Kind::Release(value.clone()), h.at(ms(*at)));
+        h.complete_at(id, Reply::Released, h.at(ms(at + 1)));
+    }
+}
+
+#[test]
+fn a_reentrant_lock_is_one_holder_until_its_last_release() {
+    let h = History::new();
+    reentered(&h, (0, 20), 100, &[50, 90]);
+    grant(&h, "c", (100, 105), 116, 50, WRITER);
+    checked(&h).assert_safe();
+    // A holder that came after the first release but before the last overlaps it.
+    let h = History::new();
+    reentered(&h, (0, 20), 100, &[50, 90]);
+    grant(&h, "c", (60, 65), 116, 50, WRITER);
+    let report = checked(&h);
+    assert_eq!(report.count(ViolationKind::Overlap), 2, "{report}");
+}

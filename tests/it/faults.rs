@@ -20,7 +20,7 @@ async fn scenario(rig: &mut Rig, fault: impl AsyncFnOnce(&mut Rig), heal: impl A
 }
 
 /// `scenario` with `writers` exclusive clients and `readers` shared ones; returns the report.
-async fn mixed_scenario(
+pub(crate) async fn mixed_scenario(
     rig: &mut Rig,
     (writers, readers): (usize, usize),
     fault: impl AsyncFnOnce(&mut Rig),
@@ -46,108 +46,6 @@ async fn mixed_scenario(
 }
 
 async fn nothing(_: &mut Rig) {}
-
-/// Five clients on a semaphore of two permits (docs/design.md#semaphores) through kill -9 of two
-/// masters and their empty restarts: never more than two permits out, each slot exclusive, tokens rising
-/// per slot.
-#[tokio::test]
-async fn permits_through_kill_9_and_empty_restarts_are_safe() {
-    let mut rig = Rig::start(2, &[]).await;
-    let work = rig
-        .workload_of(&[(false, 2); 5], "r", Duration::from_millis(7500))
-        .await;
-    sleep(Duration::from_secs(1)).await;
-    rig.cluster.masters[1].kill();
-    rig.cluster.masters[4].kill();
-    sleep(Duration::from_millis(2500)).await;
-    rig.cluster.masters[1].restart_empty().unwrap();
-    rig.cluster.masters[4].restart_empty().unwrap();
-    let healed = Instant::now();
-    work.await.unwrap();
-    let report = rig.check("r", Some(healed));
-    report.assert_safe();
-    let slots: std::collections::BTreeSet<u32> = (rig.history.ops().into_iter())
-        .filter_map(|op| match op.reply {
-            support::history::Reply::Granted(grant) => Some(grant.slot),
-            _ => None,
-        })
-        .collect();
-    assert!(
-        report.stats.grants >= 10 && slots.len() == 2,
-        "{slots:?}: {}",
-        report.stats
-    );
-}
-
-/// Clients taking "r" alone and together with "s" as a set (docs/design.md#several-resources-at-once)
-/// through kill -9 of two masters and their empty restarts: no holder of a member overlaps a set holding
-/// it, tokens rise per member, and the fenced store takes "r"'s tokens only upward.
-#[tokio::test]
-async fn sets_and_single_locks_through_kill_9_and_empty_restarts_are_safe() {
-    let mut rig = Rig::start(2, &[]).await;
-    let mut clients = Vec::new();
-    for i in 0..4 {
-        let mut client = rig.client(i % 2, &format!("c{i}")).await;
-        if i % 2 == 0 {
-            client.set_with = Some("s".into());
-        }
-        clients.push(client);
-    }
-    let until = Instant::now() + Duration::from_millis(7500);
-    let work = tokio::spawn(futures::future::join_all(clients.into_iter().map(
-        move |mut c| async move {
-            while Instant::now() < until {
-                c.cycle("r", Duration::from_millis(30)).await;
-            }
-        },
-    )));
-    sleep(Duration::from_secs(1)).await;
-    rig.cluster.masters[2].kill();
-    rig.cluster.masters[3].kill();
-    sleep(Duration::from_millis(2500)).await;
-    rig.cluster.masters[2].restart_empty().unwrap();
-    rig.cluster.masters[3].restart_empty().unwrap();
-    let healed = Instant::now();
-    work.await.unwrap();
-    let report = rig.check("r", Some(healed));
-    report.assert_safe();
-    let set_grants = (rig.history.ops().into_iter())
-        .filter(|op| op.resource == "s" && matches!(op.reply, support::history::Reply::Granted(_)))
-        .count();
-    assert!(
-        set_grants >= 3 && report.stats.grants >= 10,
-        "{set_grants} sets: {}",
-        report.stats
-    );
-}
-
-/// Readers and writers (docs/design.md#shared-locks) through kill -9 of two masters and their empty
-/// restarts: no writer overlaps anyone, writers' tokens rise above every read, reads reach the last write.
-#[tokio::test]
-async fn readers_and_writers_through_kill_9_and_empty_restarts_are_safe() {
-    let mut rig = Rig::start(2, &[]).await;
-    let report = mixed_scenario(
-        &mut rig,
-        (2, 3),
-        async |rig| {
-            rig.cluster.masters[0].kill();
-            rig.cluster.masters[3].kill();
-        },
-        async |rig| {
-            rig.cluster.masters[0].restart_empty().unwrap();
-            rig.cluster.masters[3].restart_empty().unwrap();
-        },
-    )
-    .await;
-    let grants: Vec<_> = (rig.history.ops().into_iter())
-        .filter_map(|op| match op.reply {
-            support::history::Reply::Granted(grant) => Some((op.complete, grant.shared)),
-            _ => None,
-        })
-        .collect();
-    let readers = grants.iter().filter(|g| g.1).count();
-    assert!(readers >= 3 && grants.len() - readers >= 2, "{}", report.stats);
-}
 
 #[tokio::test]
 async fn kill_9_of_one_and_then_two_masters_is_safe() {

@@ -13,6 +13,7 @@ mod checker_kinds;
 mod client;
 mod controls;
 mod faults;
+mod faults_kinds;
 mod grpc_redis;
 mod identity;
 mod listing;

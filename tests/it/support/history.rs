@@ -21,7 +21,8 @@
 //! failed attempts on every master, and a grant the client never learned of is used by nobody, so it can
 //! neither overlap anyone's use nor carry a token to a fenced store (it can only delay others: liveness).
 //!
-//! Shared grants (readers) may overlap each other and share a token; a writer overlaps no grant. Tokens:
+//! Shared grants (readers) may overlap each other and share a token; a writer overlaps no grant. Grants of
+//! one value (a reentrant lock handed out again) are one lock, held until as many releases as grants. Tokens:
 //! a writer's is above every grant's completed before it was sent, a reader's at least every writer's
 //! completed before it was sent (docs/design.md#shared-locks). Readers write to no store. Permits of a
 //! semaphore of N: each slot is a lock of its own (exclusion and tokens per slot), and at no moment are
@@ -34,7 +35,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub use super::stores::{Audit, FencedStore, UnfencedStore, Write};
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -151,177 +154,6 @@ impl History {
     /// A snapshot of every operation, in the order `invoke` was called.
     pub fn ops(&self) -> Vec<Op> {
         lock(&self.ops).clone()
-    }
-}
-
-/// An acknowledged (or refused) store write; `token` is None in the unfenced store, whose payload is the
-/// counter value written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Write {
-    pub client: String,
-    pub token: Option<u64>,
-    pub payload: String,
-    pub at: Instant,
-}
-
-impl Write {
-    fn new(client: impl Display, token: Option<u64>, payload: impl Display) -> Write {
-        let (client, payload, at) = (client.to_string(), payload.to_string(), Instant::now());
-        Write {
-            client,
-            token,
-            payload,
-            at,
-        }
-    }
-}
-
-impl Display for Write {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let (client, payload) = (&self.client, &self.payload);
-        match self.token {
-            Some(token) => write!(f, "token {token} from {client} (payload {payload:?})"),
-            None => write!(f, "value {payload} from {client}"),
-        }
-    }
-}
-
-/// A named test store shared by clones: [`FencedStore`] or [`UnfencedStore`].
-#[derive(Clone, Debug)]
-pub struct Store<S> {
-    name: Arc<str>,
-    state: Arc<Mutex<S>>,
-}
-
-impl<S: Default> Store<S> {
-    pub fn new(name: impl Display) -> Store<S> {
-        let name = name.to_string().into();
-        Store {
-            name,
-            state: Arc::default(),
-        }
-    }
-
-    /// Direct access to the internals, bypassing any fence: for reading, and for forging in checker tests.
-    pub fn tamper<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
-        f(&mut lock(&self.state))
-    }
-}
-
-/// Inside a [`FencedStore`]: `log` holds every accepted write in order, `contents` the data (one payload
-/// appended per accepted write), `rejected` every refused write.
-#[derive(Clone, Debug, Default)]
-pub struct FencedState {
-    pub log: Vec<Write>,
-    pub contents: Vec<String>,
-    pub rejected: Vec<Write>,
-}
-
-/// An append-only store fenced by tokens. It accepts a write whose token is above every token accepted
-/// before, or EQUAL to the highest one and from the client that wrote it (repeated writes under one
-/// grant); it refuses anything else. Tokens are unique per grant, so a duplicated token from a second
-/// client is refused too.
-pub type FencedStore = Store<FencedState>;
-
-impl FencedStore {
-    /// `Err(highest accepted token)` when refused.
-    pub fn write(&self, client: impl Display, token: u64, payload: impl Display) -> Result<(), u64> {
-        let mut state = lock(&self.state);
-        let write = Write::new(client, Some(token), payload);
-        if let Some(high) = state.log.last()
-            && let Some(highest) = high.token
-            && (token < highest || (token == highest && write.client != high.client))
-        {
-            state.rejected.push(write);
-            return Err(highest);
-        }
-        state.contents.push(write.payload.clone());
-        state.log.push(write);
-        Ok(())
-    }
-
-    /// The accepted writes, in order.
-    pub fn writes(&self) -> Vec<Write> {
-        lock(&self.state).log.clone()
-    }
-}
-
-/// A counter without fencing, used read-modify-write (`let v = s.read(); ...; s.write(client, v + 1)`).
-/// Every write is one acknowledged increment, so a stalled client writing from a stale read loses updates.
-pub type UnfencedStore = Store<(u64, Vec<Write>)>;
-
-impl UnfencedStore {
-    pub fn read(&self) -> u64 {
-        lock(&self.state).0
-    }
-
-    pub fn write(&self, client: impl Display, value: u64) {
-        let mut state = lock(&self.state);
-        state.0 = value;
-        state.1.push(Write::new(client, None, value));
-    }
-}
-
-/// A store the checker verifies from its own records.
-pub trait Audit {
-    fn audit(&self, report: &mut Report);
-}
-
-impl Audit for FencedStore {
-    /// StaleAccepted: an accepted write that the fence rule forbids, given the writes before it.
-    /// LostWrite: accepted writes whose payloads are missing from the contents.
-    fn audit(&self, report: &mut Report) {
-        let (state, store) = (lock(&self.state), self.name.to_string());
-        report.stats.writes += state.log.len();
-        report.stats.rejected += state.rejected.len();
-        let mut high: Option<&Write> = None;
-        for write in &state.log {
-            match high {
-                Some(h) if write.token < h.token || (write.token == h.token && write.client != h.client) => {
-                    let stale = Violation::StaleAccepted(store.clone(), write.clone(), h.clone());
-                    report.violations.push(stale);
-                }
-                _ => high = Some(write),
-            }
-        }
-        let mut present: HashMap<&str, usize> = HashMap::new();
-        state.contents.iter().for_each(|p| *present.entry(p).or_default() += 1);
-        let mut lost = Vec::new();
-        for write in &state.log {
-            match present.get_mut(write.payload.as_str()) {
-                Some(n) if *n > 0 => *n -= 1,
-                _ => lost.push(write.clone()),
-            }
-        }
-        if !lost.is_empty() {
-            let (acknowledged, survived) = (state.log.len(), state.log.len() - lost.len());
-            report
-                .violations
-                .push(Violation::LostWrite(store, acknowledged, survived, lost));
-        }
-    }
-}
-
-impl Audit for UnfencedStore {
-    /// LostWrite when the final counter is below the number of acknowledged increments; the suspects are
-    /// the writes that did not raise the value before them by one (made from a stale read).
-    fn audit(&self, report: &mut Report) {
-        let (state, store) = (lock(&self.state), self.name.to_string());
-        let (survived, acknowledged) = (state.0 as usize, state.1.len());
-        report.stats.writes += acknowledged;
-        if survived < acknowledged {
-            let mut before = 0;
-            let mut suspects = Vec::new();
-            for write in &state.1 {
-                let value: u64 = write.payload.parse().expect("a counter value");
-                if value != before + 1 {
-                    suspects.push(write.clone());
-                }
-                before = value;
-            }
-            let lost = Violation::LostWrite(store, acknowledged, survived, suspects);
-            report.violations.push(lost);
-        }
     }
 }
 
@@ -547,23 +379,36 @@ pub fn check(history: &History, stores: &[&dyn Audit], options: Options) -> Repo
     }
     (stats.ops, stats.grants) = (ops.len(), grants.len());
 
-    // Extends (in invoke order), then releases, move the ends of the windows of their lease values.
+    // Extends (in invoke order), then releases, move the ends of the windows of their lease values. A
+    // value granted k times (a reentrant lock: the same lease handed out again) is one lock, held until its
+    // k-th release.
     let key = |op: &Op, value: &str| (op.resource.clone(), value.to_owned());
-    let index: HashMap<_, usize> = (grants.iter().enumerate())
-        .map(|(i, g)| (key(g.0, &g.1.value), i))
-        .collect();
+    let mut index: HashMap<_, Vec<usize>> = HashMap::new();
+    for (i, g) in grants.iter().enumerate() {
+        index.entry(key(g.0, &g.1.value)).or_default().push(i);
+    }
     let mut extends: Vec<&Op> = ops.iter().filter(|op| matches!(op.reply, Reply::Extended(_))).collect();
     extends.sort_by_key(|op| op.invoke);
-    let releases = ops.iter().filter(|op| matches!(op.kind, Kind::Release(_)));
-    for op in extends.into_iter().chain(releases) {
-        let (Kind::Extend(value) | Kind::Release(value)) = &op.kind else {
+    for op in extends {
+        let (Kind::Extend(value), Reply::Extended(validity)) = (&op.kind, &op.reply) else {
             continue;
         };
-        let Some(&i) = index.get(&key(op, value)) else { continue };
-        grants[i].3 = match op.reply {
-            Reply::Extended(validity) => op.invoke + validity,
-            _ => grants[i].3.min(op.invoke),
-        };
+        for &i in index.get(&key(op, value)).into_iter().flatten() {
+            grants[i].3 = op.invoke + *validity;
+        }
+    }
+    let mut releases: HashMap<_, Vec<Instant>> = HashMap::new();
+    for op in &ops {
+        if let Kind::Release(value) = &op.kind {
+            releases.entry(key(op, value)).or_default().push(op.invoke);
+        }
+    }
+    for (k, mut invokes) in releases {
+        let Some(held) = index.get(&k) else { continue };
+        invokes.sort();
+        if let Some(&last) = invokes.get(held.len() - 1) {
+            held.iter().for_each(|&i| grants[i].3 = grants[i].3.min(last));
+        }
     }
 
     let held = |&(op, grant, start, end): &Window| Held {
@@ -609,7 +454,8 @@ pub fn check(history: &History, stores: &[&dyn Audit], options: Options) -> Repo
         list.sort_by_key(|g| (g.2, g.0.id));
         for (i, &a) in list.iter().enumerate() {
             for &b in &list[i + 1..] {
-                let readers = a.1.shared && b.1.shared;
+                // Two readers, or one lock handed out again under a reentrancy key.
+                let readers = (a.1.shared && b.1.shared) || a.1.value == b.1.value;
                 let overlap = a.3.min(b.3).saturating_duration_since(b.2);
                 if overlap > options.drift_margin && !readers {
                     violations.push(Violation::Overlap(held(a), held(b), overlap));
@@ -621,7 +467,7 @@ pub fn check(history: &History, stores: &[&dyn Audit], options: Options) -> Repo
             // With `a` as the later grant: the earlier grant with the largest token (a writer's, for a
             // reader), which a writer must exceed and a reader must reach.
             let earlier = (list.iter())
-                .filter(|e| e.2 < a.0.invoke && !(a.1.shared && e.1.shared))
+                .filter(|e| e.2 < a.0.invoke && !(a.1.shared && e.1.shared) && e.1.value != a.1.value)
                 .max_by_key(|e| e.1.token);
             let behind = |e: &&&Window| a.1.token < e.1.token || (a.1.token == e.1.token && !a.1.shared);
             if let Some(&earlier) = earlier.filter(behind) {

@@ -7,6 +7,7 @@ pub mod history;
 pub mod proxy;
 pub mod rig;
 mod rig_sets;
+pub mod stores;
 pub mod tenants;
 
 use std::collections::HashMap;

@@ -83,7 +83,7 @@ impl Rig {
         // A fresh cluster is quarantined for MAX_TTL: wait for the first grant.
         for daemon in &rig.daemons {
             let mut client = daemon.client().await;
-            let reply = acquire(&mut client, "warmup", (false, 0, TTL), MAX_TTL * 8)
+            let reply = acquire(&mut client, "warmup", ((false, 0, ""), TTL), MAX_TTL * 8)
                 .await
                 .expect("warm-up acquire failed");
             let lease = reply.expect("no grant within the warm-up wait");
@@ -123,6 +123,7 @@ impl Rig {
             shared: false,
             permits: 0,
             set_with: None,
+            reentrancy_key: String::new(),
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }
@@ -196,6 +197,8 @@ pub struct Client {
     pub permits: u32,
     /// Takes the resource together with this one, as a set (`rig_sets.rs`).
     pub set_with: Option<String>,
+    /// Acquires under this reentrancy key.
+    pub reentrancy_key: String,
     pub(super) history: History,
     pub(super) fenced: FencedStore,
 }
@@ -218,7 +221,8 @@ impl Client {
     pub async fn acquire_ttl(&mut self, resource: &str, ttl: Duration, wait: Duration) -> Option<Held> {
         let op = self.history.invoke(&self.name, resource, Kind::Acquire);
         let sent = Instant::now();
-        match acquire(&mut self.rpc, resource, (self.shared, self.permits, ttl), wait).await {
+        let asked = (self.shared, self.permits, self.reentrancy_key.as_str());
+        match acquire(&mut self.rpc, resource, (asked, ttl), wait).await {
             Ok(Some(lease)) => {
                 let validity = lease.validity.and_then(|v| v.try_into().ok()).unwrap_or_default();
                 let grant = Grant {
@@ -288,7 +292,7 @@ impl Client {
 async fn acquire(
     rpc: &mut LockClient<Channel>,
     resource: &str,
-    (shared, permits, ttl): (bool, u32, Duration),
+    ((shared, permits, reentrancy_key), ttl): ((bool, u32, &str), Duration),
     wait: Duration,
 ) -> Result<Option<redlockd_client::proto::Lease>, tonic::Status> {
     let mode = if shared { LockMode::Shared } else { LockMode::Exclusive };
@@ -299,7 +303,7 @@ async fn acquire(
         owner: String::new(),
         mode: mode.into(),
         permits,
-        ..Default::default()
+        reentrancy_key: reentrancy_key.to_owned(),
     });
     request.set_timeout(wait + Duration::from_secs(2));
     let reply = rpc.acquire(request).await?.into_inner();
@@ -327,6 +331,7 @@ impl Rig {
             shared: false,
             permits: 0,
             set_with: None,
+            reentrancy_key: String::new(),
             history: self.history.clone(),
             fenced: self.fenced.clone(),
         }
