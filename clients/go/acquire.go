@@ -20,7 +20,9 @@ import (
 //
 // ErrNotAcquired (errors.Is) when someone else kept the lock all along:
 // contention, not a failure. ErrInvalidArgument for a bad option, before
-// anything is sent when the client can tell. ErrUnavailable when no
+// anything is sent when the client can tell. ErrFailedPrecondition when
+// permits of another number are out (Permits), or the ReentrancyKey holds
+// the lock as another kind. ErrUnavailable when no
 // quorum could be reached: a wait the daemon cuts short with UNAVAILABLE
 // is tried again, with jitter, until the wait runs out.
 func (c *Client) Acquire(ctx context.Context, resource string, opts ...LockOption) (*Lease, error) {
@@ -31,7 +33,8 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts ...LockOptio
 	retry := newRetry(s.wait)
 	for {
 		sent := time.Now() // the client rule: validity counts from here
-		request := &pb.AcquireRequest{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl), Mode: s.mode()}
+		request := &pb.AcquireRequest{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl), Mode: s.mode(),
+			Permits: uint32(s.permits), ReentrancyKey: s.key}
 		if left := retry.left(); left > 0 {
 			request.Wait = durationpb.New(left)
 		}

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	redlockd "github.com/redlockd/redlockd/clients/go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func dial(t *testing.T) *redlockd.Client {
@@ -269,6 +272,115 @@ func TestClientSharedLeasesHoldTogetherAndAWriterAfterThemGetsALargerToken(t *te
 	for _, r := range readers {
 		if writer.FencingToken() <= r.FencingToken() {
 			t.Fatalf("the writer's token %d is not above the reader's %d", writer.FencingToken(), r.FencingToken())
+		}
+	}
+}
+
+func TestClientPermitsOfTwoTakeTwoSlotsRefuseAThirdAndRefuseAnotherNumber(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	permit := func() (*redlockd.Lease, error) {
+		return c.Acquire(ctx, name, redlockd.TTL(10*time.Second), redlockd.Permits(2))
+	}
+	first, err := permit()
+	if err != nil {
+		t.Fatalf("the first of two permits: %v", err)
+	}
+	second, err := permit()
+	if err != nil {
+		t.Fatalf("the second of two permits: %v", err)
+	}
+	defer mustRelease(t, second)
+	if first.Permits() != 2 || second.Permits() != 2 || first.Slot()+second.Slot() != 1 || first.Slot() == second.Slot() {
+		t.Fatalf("two permits of two: slots %d and %d, permits %d and %d", first.Slot(), second.Slot(), first.Permits(), second.Permits())
+	}
+	if want := fmt.Sprintf("slot: %d of 2 permits", first.Slot()); !strings.Contains(first.String(), want) {
+		t.Fatalf("a permit shows %v, not %q", first, want)
+	}
+	if view, err := c.Inspect(ctx, name); err != nil || view.Permits != 2 || view.PermitsOut != 2 {
+		t.Fatalf("inspect with two permits of two out: %v %v", view, err)
+	}
+	if l, err := permit(); !errors.Is(err, redlockd.ErrNotAcquired) {
+		t.Fatalf("a third permit of two: %v %v", l, err)
+	}
+	l, err := c.Acquire(ctx, name, redlockd.Permits(3))
+	if !errors.Is(err, redlockd.ErrFailedPrecondition) || status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "2 permits") {
+		t.Fatalf("three permits while permits of two are out: %v %v (code %v)", l, err, status.Code(err))
+	}
+	mustRelease(t, first)
+	third, err := permit()
+	if err != nil {
+		t.Fatalf("a permit after one was released: %v", err)
+	}
+	defer mustRelease(t, third)
+	if third.Slot() != first.Slot() || third.FencingToken() <= first.FencingToken() {
+		t.Fatalf("the third permit: slot %d token %d; the released one: slot %d token %d",
+			third.Slot(), third.FencingToken(), first.Slot(), first.FencingToken())
+	}
+}
+
+func TestClientAcquiresWithOneReentrancyKeyShareTheLockUntilTheLastRelease(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	key := "job-" + name
+	outer, err := c.Acquire(ctx, name, redlockd.TTL(10*time.Second), redlockd.ReentrancyKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := c.Acquire(ctx, name, redlockd.TTL(10*time.Second), redlockd.ReentrancyKey(key))
+	if err != nil {
+		t.Fatalf("the same key was refused the lock it holds: %v", err)
+	}
+	if inner.FencingToken() != outer.FencingToken() {
+		t.Fatalf("reentered with token %d, held with %d", inner.FencingToken(), outer.FencingToken())
+	}
+	if strings.Contains(fmt.Sprintf("%v %#v", inner, inner), key) {
+		t.Fatalf("a lease shows its reentrancy key: %v", inner)
+	}
+	for _, opts := range [][]redlockd.LockOption{nil, {redlockd.ReentrancyKey("another job")}} {
+		if l, err := c.Acquire(ctx, name, opts...); !errors.Is(err, redlockd.ErrNotAcquired) {
+			t.Fatalf("without the key while held twice: %v %v", l, err)
+		}
+	}
+	mustRelease(t, inner)
+	if view, err := c.Inspect(ctx, name); err != nil || !view.Held {
+		t.Fatalf("released at the first of two releases: %v %v", view, err)
+	}
+	if l, err := c.Acquire(ctx, name); !errors.Is(err, redlockd.ErrNotAcquired) {
+		t.Fatalf("without the key while held once: %v %v", l, err)
+	}
+	mustRelease(t, outer)
+	after, err := c.Acquire(ctx, name)
+	if err != nil {
+		t.Fatalf("still held after both releases: %v", err)
+	}
+	defer mustRelease(t, after)
+	if after.FencingToken() <= outer.FencingToken() {
+		t.Fatalf("the next token %d is not above %d", after.FencingToken(), outer.FencingToken())
+	}
+}
+
+func TestClientPermitsAndReentrancyKeysAreCheckedBeforeSending(t *testing.T) {
+	ctx := context.Background()
+	nowhere, err := redlockd.Dial(ctx, "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nowhere.Close()
+	for _, bad := range []struct {
+		opts []redlockd.LockOption
+		says string
+	}{
+		{[]redlockd.LockOption{redlockd.Permits(-1)}, "invalid permits: -1 is not a number of permits"},
+		{[]redlockd.LockOption{redlockd.Permits(2), redlockd.Shared()}, "invalid permits: a shared lock takes no permits"},
+		{[]redlockd.LockOption{redlockd.ReentrancyKey(strings.Repeat("é", 64) + "k")},
+			"invalid reentrancy_key: is 129 bytes; at most 128 are allowed"},
+		{[]redlockd.LockOption{redlockd.ReentrancyKey("half \xff")}, "invalid reentrancy_key: is not valid UTF-8"},
+	} {
+		_, acquired := nowhere.Acquire(ctx, "a", bad.opts...)
+		_, held := nowhere.Hold(ctx, "a", bad.opts...)
+		for _, err := range []error{acquired, held} {
+			if !errors.Is(err, redlockd.ErrInvalidArgument) || !strings.Contains(err.Error(), bad.says) {
+				t.Errorf("want %q, got %v", bad.says, err)
+			}
 		}
 	}
 }

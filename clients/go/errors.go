@@ -35,6 +35,10 @@ var (
 	ErrPermissionDenied = errors.New("redlockd: permission denied")
 	// ErrResourceExhausted: a waiter or session limit was hit.
 	ErrResourceExhausted = errors.New("redlockd: resource exhausted")
+	// ErrFailedPrecondition: the lock is held as another kind than asked:
+	// permits of another number are out (Permits), or the ReentrancyKey
+	// holds the lock in another mode or number of permits.
+	ErrFailedPrecondition = errors.New("redlockd: failed precondition")
 )
 
 // Error is a failed call: its kind (one of the Err values above, for
@@ -66,13 +70,14 @@ func (e *Error) GRPCStatus() *status.Status {
 }
 
 var byCode = map[codes.Code]error{
-	codes.InvalidArgument:   ErrInvalidArgument,
-	codes.Unavailable:       ErrUnavailable,
-	codes.Unauthenticated:   ErrUnauthenticated,
-	codes.PermissionDenied:  ErrPermissionDenied,
-	codes.ResourceExhausted: ErrResourceExhausted,
-	codes.DeadlineExceeded:  context.DeadlineExceeded,
-	codes.Canceled:          context.Canceled,
+	codes.InvalidArgument:    ErrInvalidArgument,
+	codes.Unavailable:        ErrUnavailable,
+	codes.Unauthenticated:    ErrUnauthenticated,
+	codes.PermissionDenied:   ErrPermissionDenied,
+	codes.ResourceExhausted:  ErrResourceExhausted,
+	codes.FailedPrecondition: ErrFailedPrecondition,
+	codes.DeadlineExceeded:   context.DeadlineExceeded,
+	codes.Canceled:           context.Canceled,
 }
 
 // fromStatus is the typed error of a failed call; codes without a kind

@@ -23,6 +23,8 @@ type Lease struct {
 	value    string
 	token    uint64
 	shared   bool
+	permits  int
+	slot     int
 
 	mu         sync.Mutex
 	validUntil time.Time
@@ -41,7 +43,7 @@ type Lease struct {
 func newLease(c *Client, lease *pb.Lease, from time.Time) *Lease {
 	ctx, stop := context.WithCancel(context.Background())
 	l := &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken, ctx: ctx, stop: stop,
-		shared: lease.Mode == pb.LockMode_LOCK_MODE_SHARED}
+		shared: lease.Mode == pb.LockMode_LOCK_MODE_SHARED, permits: int(lease.Permits), slot: int(lease.Slot)}
 	l.setValidity(from, lease.GetValidity().AsDuration())
 	return l
 }
@@ -83,7 +85,8 @@ func (l *Lease) cancel(cause error) {
 // Resource is the locked resource.
 func (l *Lease) Resource() string { return l.resource }
 
-// FencingToken strictly increases per resource: send it with every write
+// FencingToken strictly increases per resource (per slot for a permit of a
+// semaphore): send it with every write
 // to the protected storage, and have the storage refuse a token lower than
 // one it has seen. Exact over the whole uint64 range.
 func (l *Lease) FencingToken() uint64 { return l.token }
@@ -91,6 +94,15 @@ func (l *Lease) FencingToken() uint64 { return l.token }
 // Shared is true for a shared lock (a reader, taken with Shared()), false
 // for an exclusive one.
 func (l *Lease) Shared() bool { return l.shared }
+
+// Permits is the semaphore's number of permits for a permit (taken with
+// Permits(n), n >= 2); 0 for a lock.
+func (l *Lease) Permits() int { return l.permits }
+
+// Slot is which of the semaphore's slots a permit holds, 0 to Permits()-1
+// (0 for a lock). Fencing tokens increase per slot: compare a permit's token
+// only with earlier tokens of the same slot.
+func (l *Lease) Slot() int { return l.slot }
 
 // ValidUntil is until when the lock is guaranteed: the send time of the
 // request plus the daemon's validity (a Hold session's moves on with every
@@ -125,11 +137,14 @@ func (l *Lease) Err() error {
 	return l.cause
 }
 
-// String shows the resource, the token and whether the lock is shared, never
-// the lock's value.
+// String shows the resource, the token, whether the lock is shared and a
+// permit's slot, never the lock's value.
 func (l *Lease) String() string {
-	if l.shared {
+	switch {
+	case l.shared:
 		return fmt.Sprintf("Lease{resource: %q, fencing_token: %d, shared}", l.resource, l.token)
+	case l.permits >= 2:
+		return fmt.Sprintf("Lease{resource: %q, fencing_token: %d, slot: %d of %d permits}", l.resource, l.token, l.slot, l.permits)
 	}
 	return fmt.Sprintf("Lease{resource: %q, fencing_token: %d}", l.resource, l.token)
 }

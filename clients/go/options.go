@@ -7,6 +7,7 @@ package redlockd
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -17,8 +18,9 @@ import (
 )
 
 const (
-	maxResourceBytes = 256
-	maxOwnerBytes    = 256
+	maxResourceBytes      = 256
+	maxOwnerBytes         = 256
+	maxReentrancyKeyBytes = 128
 )
 
 // LockOption configures Acquire, Hold and Do.
@@ -31,6 +33,8 @@ type lockSettings struct {
 	maxHold    time.Duration
 	maxHoldSet bool
 	shared     bool
+	permits    int
+	key        string
 }
 
 // TTL is how long the lock lives on the masters unless extended; within
@@ -63,6 +67,23 @@ func MaxHold(d time.Duration) LockOption {
 // reader before it. Lease.Shared says which kind was granted.
 func Shared() LockOption { return func(s *lockSettings) { s.shared = true } }
 
+// Permits takes one of n permits of a semaphore instead of a lock: at most
+// n holders at once (n from 2 to the daemon's lock.max_permits, 64 by
+// default; 0 or 1 is a lock). Every holder must ask for the same n: another
+// n fails with ErrFailedPrecondition while permits are out. Each permit is a
+// lock on one of n slots: Lease.Slot says which, and fencing tokens increase
+// per slot. A permit is never shared.
+func Permits(n int) LockOption { return func(s *lockSettings) { s.permits = n } }
+
+// ReentrancyKey names the acquisition with a job or trace id (at most 128
+// bytes) only your own work knows: while the daemon holds the lock for an
+// acquisition with this key, another one with it gets the same lock (the
+// same value and fencing token) at once and counts up; each release counts
+// one down, and the lock is released at zero. A Hold session is one hold.
+// Per daemon; the key is never logged. The same key asking for another mode
+// or number of permits fails with ErrFailedPrecondition.
+func ReentrancyKey(key string) LockOption { return func(s *lockSettings) { s.key = key } }
+
 // mode is the wire's lock mode for these settings.
 func (s lockSettings) mode() pb.LockMode {
 	if s.shared {
@@ -81,6 +102,21 @@ func settingsOf(resource string, wait time.Duration, opts []LockOption) (lockSet
 	}
 	if err := printable("owner", s.owner, 0, maxOwnerBytes); err != nil {
 		return s, err
+	}
+	if s.permits < 0 || int64(s.permits) > math.MaxUint32 {
+		return s, invalid("permits", "%d is not a number of permits (0 or 1: a lock; n >= 2: a semaphore)", s.permits)
+	}
+	if s.shared && s.permits >= 2 {
+		// The daemon's words (src/api/request.rs).
+		return s, invalid("permits", "a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE")
+	}
+	// The key itself is never shown.
+	if len(s.key) > maxReentrancyKeyBytes {
+		return s, invalid("reentrancy_key", "is %d bytes; at most %d are allowed", len(s.key), maxReentrancyKeyBytes)
+	}
+	if !utf8.ValidString(s.key) {
+		// gRPC would refuse to send it: a proto3 string is UTF-8.
+		return s, invalid("reentrancy_key", "is not valid UTF-8")
 	}
 	for _, d := range []struct {
 		field string

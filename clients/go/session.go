@@ -52,7 +52,8 @@ func (c *Client) Hold(ctx context.Context, resource string, opts ...LockOption) 
 // open makes one attempt: a stream, its `start`, and the first answer.
 func (c *Client) open(ctx context.Context, resource string, s lockSettings, wait time.Duration) (*Lease, error) {
 	streamCtx, cancel := context.WithCancel(c.Outgoing(ctx))
-	start := &pb.HoldStart{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl), Mode: s.mode()}
+	start := &pb.HoldStart{Resource: resource, Owner: s.owner, Ttl: durationpb.New(s.ttl), Mode: s.mode(),
+		Permits: uint32(s.permits), ReentrancyKey: s.key}
 	if wait > 0 {
 		start.Wait = durationpb.New(wait)
 	}

@@ -248,3 +248,50 @@ func TestClientSharedHoldSessionsHoldTogetherAndKeepAWriterOut(t *testing.T) {
 		}
 	}
 }
+
+func TestClientPermitSessionsTakeTwoSlotsAndAThirdIsNotAcquired(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	first, err := c.Hold(ctx, name, redlockd.TTL(5*time.Second), redlockd.Permits(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustRelease(t, first)
+	err = c.Do(ctx, name, func(ctx context.Context, second *redlockd.Lease) error {
+		if second.Permits() != 2 || first.Slot() == second.Slot() || first.Slot()+second.Slot() != 1 {
+			t.Errorf("two permit sessions: %v and %v", first, second)
+		}
+		if l, err := c.Hold(ctx, name, redlockd.Wait(0), redlockd.Permits(2)); !errors.Is(err, redlockd.ErrNotAcquired) {
+			t.Errorf("a third permit session of two: %v %v", l, err)
+		}
+		if l, err := c.Hold(ctx, name, redlockd.Wait(0), redlockd.Permits(3)); !errors.Is(err, redlockd.ErrFailedPrecondition) {
+			t.Errorf("a session for three permits while two are out: %v %v", l, err)
+		}
+		return nil
+	}, redlockd.TTL(5*time.Second), redlockd.Wait(0), redlockd.Permits(2))
+	if err != nil {
+		t.Fatalf("a second permit session: %v", err)
+	}
+}
+
+func TestClientASessionWithAReentrancyKeyIsOneHoldOfItsLock(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), resource()
+	err := c.Do(ctx, name, func(ctx context.Context, session *redlockd.Lease) error {
+		l, err := c.Acquire(ctx, name, redlockd.ReentrancyKey("session-key"))
+		if err != nil || l.FencingToken() != session.FencingToken() {
+			t.Fatalf("an acquire with the session's key: %v %v (session %v)", l, err, session)
+		}
+		mustRelease(t, l)
+		if l, err := c.Acquire(ctx, name); !errors.Is(err, redlockd.ErrNotAcquired) {
+			t.Errorf("the session's hold went with another's release: %v %v", l, err)
+		}
+		return nil
+	}, redlockd.TTL(5*time.Second), redlockd.ReentrancyKey("session-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Acquire(ctx, name)
+	if err != nil {
+		t.Fatalf("still held after the session: %v", err)
+	}
+	mustRelease(t, after)
+}

@@ -32,7 +32,8 @@ type LockClient interface {
 	// at once (answering RELEASED when the stream is still there); also when
 	// `max_hold` is used up, and when the daemon shuts down.
 	Hold(ctx context.Context, opts ...grpc.CallOption) (Lock_HoldClient, error)
-	// Pipeline carries any number of Acquire, Extend and Release calls over
+	// Pipeline carries any number of Acquire, Extend and Release calls (and
+	// their *Many forms) over
 	// one stream, each answered as soon as it is done (not in order), with
 	// the `id` the client gave it. A call does exactly what the method of the
 	// same name does and answers the same; an error is a CallError instead of
@@ -53,6 +54,18 @@ type LockClient interface {
 	// Inspect shows what the masters hold for a resource, who holds it and
 	// who waits for it in this daemon. It never returns lock values.
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error)
+	// AcquireMany takes up to 16 resources at once, all or none: each master
+	// takes the whole set or nothing in one step, the grant needs a quorum
+	// for the whole set, and waiting never holds part of it (so two callers
+	// with overlapping sets cannot deadlock). One value for the set, a
+	// fencing token per member. Each member is then a lock like any other:
+	// Extend and Release act on one member with the set's value;
+	// ExtendMany and ReleaseMany on several.
+	AcquireMany(ctx context.Context, in *AcquireManyRequest, opts ...grpc.CallOption) (*AcquireManyResponse, error)
+	// ExtendMany extends several locks that hold one value (a set's members).
+	ExtendMany(ctx context.Context, in *ExtendManyRequest, opts ...grpc.CallOption) (*ExtendManyResponse, error)
+	// ReleaseMany releases several locks that hold one value.
+	ReleaseMany(ctx context.Context, in *ReleaseManyRequest, opts ...grpc.CallOption) (*ReleaseManyResponse, error)
 }
 
 type lockClient struct {
@@ -161,6 +174,33 @@ func (c *lockClient) Inspect(ctx context.Context, in *InspectRequest, opts ...gr
 	return out, nil
 }
 
+func (c *lockClient) AcquireMany(ctx context.Context, in *AcquireManyRequest, opts ...grpc.CallOption) (*AcquireManyResponse, error) {
+	out := new(AcquireManyResponse)
+	err := c.cc.Invoke(ctx, "/redlockd.v1.Lock/AcquireMany", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lockClient) ExtendMany(ctx context.Context, in *ExtendManyRequest, opts ...grpc.CallOption) (*ExtendManyResponse, error) {
+	out := new(ExtendManyResponse)
+	err := c.cc.Invoke(ctx, "/redlockd.v1.Lock/ExtendMany", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lockClient) ReleaseMany(ctx context.Context, in *ReleaseManyRequest, opts ...grpc.CallOption) (*ReleaseManyResponse, error) {
+	out := new(ReleaseManyResponse)
+	err := c.cc.Invoke(ctx, "/redlockd.v1.Lock/ReleaseMany", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LockServer is the server API for Lock service.
 // All implementations must embed UnimplementedLockServer
 // for forward compatibility
@@ -180,7 +220,8 @@ type LockServer interface {
 	// at once (answering RELEASED when the stream is still there); also when
 	// `max_hold` is used up, and when the daemon shuts down.
 	Hold(Lock_HoldServer) error
-	// Pipeline carries any number of Acquire, Extend and Release calls over
+	// Pipeline carries any number of Acquire, Extend and Release calls (and
+	// their *Many forms) over
 	// one stream, each answered as soon as it is done (not in order), with
 	// the `id` the client gave it. A call does exactly what the method of the
 	// same name does and answers the same; an error is a CallError instead of
@@ -201,6 +242,18 @@ type LockServer interface {
 	// Inspect shows what the masters hold for a resource, who holds it and
 	// who waits for it in this daemon. It never returns lock values.
 	Inspect(context.Context, *InspectRequest) (*InspectResponse, error)
+	// AcquireMany takes up to 16 resources at once, all or none: each master
+	// takes the whole set or nothing in one step, the grant needs a quorum
+	// for the whole set, and waiting never holds part of it (so two callers
+	// with overlapping sets cannot deadlock). One value for the set, a
+	// fencing token per member. Each member is then a lock like any other:
+	// Extend and Release act on one member with the set's value;
+	// ExtendMany and ReleaseMany on several.
+	AcquireMany(context.Context, *AcquireManyRequest) (*AcquireManyResponse, error)
+	// ExtendMany extends several locks that hold one value (a set's members).
+	ExtendMany(context.Context, *ExtendManyRequest) (*ExtendManyResponse, error)
+	// ReleaseMany releases several locks that hold one value.
+	ReleaseMany(context.Context, *ReleaseManyRequest) (*ReleaseManyResponse, error)
 	mustEmbedUnimplementedLockServer()
 }
 
@@ -225,6 +278,15 @@ func (UnimplementedLockServer) Pipeline(Lock_PipelineServer) error {
 }
 func (UnimplementedLockServer) Inspect(context.Context, *InspectRequest) (*InspectResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Inspect not implemented")
+}
+func (UnimplementedLockServer) AcquireMany(context.Context, *AcquireManyRequest) (*AcquireManyResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AcquireMany not implemented")
+}
+func (UnimplementedLockServer) ExtendMany(context.Context, *ExtendManyRequest) (*ExtendManyResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExtendMany not implemented")
+}
+func (UnimplementedLockServer) ReleaseMany(context.Context, *ReleaseManyRequest) (*ReleaseManyResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReleaseMany not implemented")
 }
 func (UnimplementedLockServer) mustEmbedUnimplementedLockServer() {}
 
@@ -363,6 +425,60 @@ func _Lock_Inspect_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Lock_AcquireMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AcquireManyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LockServer).AcquireMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/redlockd.v1.Lock/AcquireMany",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LockServer).AcquireMany(ctx, req.(*AcquireManyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Lock_ExtendMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExtendManyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LockServer).ExtendMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/redlockd.v1.Lock/ExtendMany",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LockServer).ExtendMany(ctx, req.(*ExtendManyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Lock_ReleaseMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseManyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LockServer).ReleaseMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/redlockd.v1.Lock/ReleaseMany",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LockServer).ReleaseMany(ctx, req.(*ReleaseManyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _Lock_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "redlockd.v1.Lock",
 	HandlerType: (*LockServer)(nil),
@@ -382,6 +498,18 @@ var _Lock_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Inspect",
 			Handler:    _Lock_Inspect_Handler,
+		},
+		{
+			MethodName: "AcquireMany",
+			Handler:    _Lock_AcquireMany_Handler,
+		},
+		{
+			MethodName: "ExtendMany",
+			Handler:    _Lock_ExtendMany_Handler,
+		},
+		{
+			MethodName: "ReleaseMany",
+			Handler:    _Lock_ReleaseMany_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

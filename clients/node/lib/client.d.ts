@@ -17,6 +17,23 @@ export interface AcquireOptions {
      * earlier reader's.
      */
     shared?: boolean;
+    /**
+     * One of `permits` permits of a semaphore (2 to the daemon's
+     * lock.max_permits, 64 by default; 0 or 1, the default, is a lock): at
+     * most that many holders at once. Every holder must ask for the same
+     * number (another one rejects with FailedPreconditionError while permits
+     * are out). `lease.slot` says which permit; fencing tokens increase per
+     * slot. Never shared.
+     */
+    permits?: number;
+    /**
+     * A job or trace id (at most 128 bytes) only your own work knows: while
+     * the daemon holds the lock for an acquisition with this key, another
+     * acquisition with it gets the same lock (the same fencing token) at once
+     * and counts up; each release counts one down, and the lock is released
+     * at zero. A Hold session is one hold. Per daemon; never logged.
+     */
+    reentrancyKey?: string;
     /** Aborting it gives up the wait; the promise rejects with its reason. */
     signal?: AbortSignal;
 }

@@ -64,15 +64,15 @@ class Client {
      * runs out, then rejects with UnavailableError.
      */
     async acquire(resource, options = {}) {
-        const { ttl = 10_000, wait = 0, owner = '', shared, signal } = options;
+        const { ttl = 10_000, wait = 0, owner = '', shared, permits, reentrancyKey, signal } = options;
         (0, validate_1.resource)(resource);
         (0, validate_1.owner)(owner);
-        const mode = (0, validate_1.mode)(shared);
+        const kind = (0, validate_1.kind)(shared, permits, reentrancyKey);
         (0, validate_1.millis)('ttl', ttl);
         const deadline = node_perf_hooks_1.performance.now() + (0, validate_1.millis)('wait', wait);
         return (0, retry_1.untilDeadline)(deadline, signal, async (waitLeft) => {
             const sentAt = node_perf_hooks_1.performance.now();
-            const reply = await this.#unary('acquire', { resource, owner, mode, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined }, waitLeft, signal);
+            const reply = await this.#unary('acquire', { resource, owner, ...kind, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined }, waitLeft, signal);
             return reply.acquired && reply.lease ? new lease_1.Lease(this.#calls, reply.lease, sentAt, ttl) : null;
         });
     }
@@ -85,10 +85,10 @@ class Client {
      *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
      */
     async hold(resource, options = {}) {
-        const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, signal } = options;
+        const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, permits, reentrancyKey, signal } = options;
         (0, validate_1.resource)(resource);
         (0, validate_1.owner)(owner);
-        const mode = (0, validate_1.mode)(shared);
+        const kind = (0, validate_1.kind)(shared, permits, reentrancyKey);
         (0, validate_1.millis)('ttl', ttl);
         if (maxHold !== undefined)
             (0, validate_1.millis)('max_hold', maxHold);
@@ -96,7 +96,7 @@ class Client {
         return (0, retry_1.untilDeadline)(deadline, signal, (waitLeft) => (0, held_lock_1.openSession)(this.#stub.hold(this.#metadata), {
             resource,
             owner,
-            mode,
+            ...kind,
             ttl: (0, validate_1.toDuration)(ttl),
             wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined,
             maxHold: maxHold === undefined ? undefined : (0, validate_1.toDuration)(maxHold),

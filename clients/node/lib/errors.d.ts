@@ -47,6 +47,13 @@ export declare class PermissionDeniedError extends RedlockdError {
 /** A waiter or session limit of the daemon was hit. */
 export declare class ResourceExhaustedError extends RedlockdError {
 }
+/**
+ * The lock is held as another kind than asked: permits of a semaphore with
+ * another number of permits are out, or the reentrancy key holds the lock in
+ * another mode or number of permits.
+ */
+export declare class FailedPreconditionError extends RedlockdError {
+}
 /** The call's gRPC deadline passed before the lock could be taken. */
 export declare class DeadlineExceededError extends RedlockdError {
 }

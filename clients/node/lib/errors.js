@@ -2,7 +2,7 @@
 // What a call can fail with, one class per gRPC status code the daemon
 // uses. Contention is not an error: acquire() resolves to null.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.DeadlineExceededError = exports.ResourceExhaustedError = exports.PermissionDeniedError = exports.UnauthenticatedError = exports.LockLostError = exports.NotAcquiredError = exports.UnavailableError = exports.InvalidArgumentError = exports.RedlockdError = void 0;
+exports.DeadlineExceededError = exports.FailedPreconditionError = exports.ResourceExhaustedError = exports.PermissionDeniedError = exports.UnauthenticatedError = exports.LockLostError = exports.NotAcquiredError = exports.UnavailableError = exports.InvalidArgumentError = exports.RedlockdError = void 0;
 exports.masterOutcomes = masterOutcomes;
 exports.fromStatus = fromStatus;
 const grpc_js_1 = require("@grpc/grpc-js");
@@ -75,6 +75,14 @@ exports.PermissionDeniedError = PermissionDeniedError;
 class ResourceExhaustedError extends RedlockdError {
 }
 exports.ResourceExhaustedError = ResourceExhaustedError;
+/**
+ * The lock is held as another kind than asked: permits of a semaphore with
+ * another number of permits are out, or the reentrancy key holds the lock in
+ * another mode or number of permits.
+ */
+class FailedPreconditionError extends RedlockdError {
+}
+exports.FailedPreconditionError = FailedPreconditionError;
 /** The call's gRPC deadline passed before the lock could be taken. */
 class DeadlineExceededError extends RedlockdError {
 }
@@ -84,6 +92,7 @@ const BY_CODE = {
     [grpc_js_1.status.PERMISSION_DENIED]: PermissionDeniedError,
     [grpc_js_1.status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
     [grpc_js_1.status.DEADLINE_EXCEEDED]: DeadlineExceededError,
+    [grpc_js_1.status.FAILED_PRECONDITION]: FailedPreconditionError,
 };
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 /** What each master said and the quorum, from a status's google.rpc.ErrorInfo. */

@@ -19,6 +19,10 @@ export declare class HeldLock implements AsyncDisposable {
     readonly fencingToken: bigint;
     /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
     readonly shared: boolean;
+    /** For a permit of a semaphore (`{ permits: N }`, N >= 2): N; 0 for a lock. */
+    readonly permits: number;
+    /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
+    readonly slot: number;
     /**
      * A performance.now() deadline (ms) that moves on with every extension
      * the daemon makes. The daemon says LOST ahead of it; should it fall
@@ -47,6 +51,8 @@ export declare class HeldLock implements AsyncDisposable {
         resource: string;
         fencingToken: string;
         shared: boolean;
+        permits: number;
+        slot: number;
         validUntil: number;
         lost: boolean;
     };

@@ -42,8 +42,9 @@ function openSession(call, start, signal) {
                 return lock._event(reply, receivedAt);
             if (reply.event === lock_1.HoldEvent.HOLD_EVENT_ACQUIRED && reply.lease) {
                 settled = true;
-                const { resource, fencingToken, validity, mode } = reply.lease;
-                lock = new HeldLock(call, resource, fencingToken, receivedAt + (0, validate_1.fromDuration)(validity), mode === lock_1.LockMode.LOCK_MODE_SHARED);
+                const { resource, fencingToken, validity, mode, permits, slot } = reply.lease;
+                const shared = mode === lock_1.LockMode.LOCK_MODE_SHARED;
+                lock = new HeldLock(call, resource, fencingToken, receivedAt + (0, validate_1.fromDuration)(validity), shared, permits, slot);
                 lock._whenEnded(() => signal?.removeEventListener('abort', onAbort));
                 resolve(lock);
             }
@@ -69,6 +70,10 @@ class HeldLock {
     fencingToken;
     /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
     shared;
+    /** For a permit of a semaphore (`{ permits: N }`, N >= 2): N; 0 for a lock. */
+    permits;
+    /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
+    slot;
     /**
      * A performance.now() deadline (ms) that moves on with every extension
      * the daemon makes. The daemon says LOST ahead of it; should it fall
@@ -90,11 +95,13 @@ class HeldLock {
     #onEnd = [];
     #released;
     /** @internal */
-    constructor(call, resource, fencingToken, validUntil, shared = false) {
+    constructor(call, resource, fencingToken, validUntil, shared = false, permits = 0, slot = 0) {
         this.#call = call;
         this.resource = resource;
         this.fencingToken = fencingToken;
         this.shared = shared;
+        this.permits = permits;
+        this.slot = slot;
         this.validUntil = validUntil;
         this.signal = this.#lost.signal;
         this.#arm();
@@ -212,12 +219,15 @@ class HeldLock {
             resource: this.resource,
             fencingToken: this.fencingToken.toString(),
             shared: this.shared,
+            permits: this.permits,
+            slot: this.slot,
             validUntil: this.validUntil,
             lost: this.lost,
         };
     }
     [node_util_1.inspect.custom]() {
-        return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}, lost: ${this.lost} }`;
+        const permit = this.permits >= 2 ? `, permits: ${this.permits}, slot: ${this.slot}` : '';
+        return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}${permit}, lost: ${this.lost} }`;
     }
 }
 exports.HeldLock = HeldLock;

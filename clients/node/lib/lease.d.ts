@@ -14,10 +14,14 @@ export declare class Lease implements AsyncDisposable {
     #private;
     /** The locked resource, as requested. */
     readonly resource: string;
-    /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
+    /** Strictly increases per resource (per slot for a permit): send it with every write. A bigint, exact above 2^53. */
     readonly fencingToken: bigint;
     /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
     readonly shared: boolean;
+    /** For a permit of a semaphore (`{ permits: N }`, N >= 2): N; 0 for a lock. */
+    readonly permits: number;
+    /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
+    readonly slot: number;
     /**
      * A performance.now() deadline (ms): the lock is guaranteed until then,
      * counted from when the Acquire (or the last Extend) was SENT.
@@ -44,6 +48,8 @@ export declare class Lease implements AsyncDisposable {
         resource: string;
         fencingToken: string;
         shared: boolean;
+        permits: number;
+        slot: number;
         validUntil: number;
     };
     [inspect.custom](): string;

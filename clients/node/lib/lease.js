@@ -15,10 +15,14 @@ const validate_1 = require("./validate");
 class Lease {
     /** The locked resource, as requested. */
     resource;
-    /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
+    /** Strictly increases per resource (per slot for a permit): send it with every write. A bigint, exact above 2^53. */
     fencingToken;
     /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
     shared;
+    /** For a permit of a semaphore (`{ permits: N }`, N >= 2): N; 0 for a lock. */
+    permits;
+    /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
+    slot;
     /**
      * A performance.now() deadline (ms): the lock is guaranteed until then,
      * counted from when the Acquire (or the last Extend) was SENT.
@@ -36,6 +40,8 @@ class Lease {
         this.resource = lease.resource;
         this.fencingToken = lease.fencingToken;
         this.shared = lease.mode === lock_1.LockMode.LOCK_MODE_SHARED;
+        this.permits = lease.permits;
+        this.slot = lease.slot;
         this.validUntil = sentAt + (0, validate_1.fromDuration)(lease.validity);
     }
     /** Milliseconds of guaranteed hold left (0 once past validUntil). */
@@ -84,10 +90,18 @@ class Lease {
         }
     }
     toJSON() {
-        return { resource: this.resource, fencingToken: this.fencingToken.toString(), shared: this.shared, validUntil: this.validUntil };
+        return {
+            resource: this.resource,
+            fencingToken: this.fencingToken.toString(),
+            shared: this.shared,
+            permits: this.permits,
+            slot: this.slot,
+            validUntil: this.validUntil,
+        };
     }
     [node_util_1.inspect.custom]() {
-        return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared} }`;
+        const permit = this.permits >= 2 ? `, permits: ${this.permits}, slot: ${this.slot}` : '';
+        return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}${permit} }`;
     }
 }
 exports.Lease = Lease;

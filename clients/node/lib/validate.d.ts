@@ -4,12 +4,26 @@ import { LockMode } from './gen/redlockd/v1/lock';
 export declare const MAX_RESOURCE_BYTES = 256;
 /** Longest owner label, in bytes (as the daemon). */
 export declare const MAX_OWNER_BYTES = 256;
+/** Longest reentrancy key, in bytes (as the daemon). */
+export declare const MAX_REENTRANCY_KEY_BYTES = 128;
 /** A resource name: 1 to 256 bytes of printable UTF-8. */
 export declare function resource(value: unknown): string;
 /** An owner label: 0 to 256 bytes of printable UTF-8. */
 export declare function owner(value: unknown): string;
 /** The wire's lock mode for the `shared` option (unset: exclusive). */
 export declare function mode(shared: unknown): LockMode;
+/** What a request takes: its mode, number of permits and reentrancy key. */
+export interface Kind {
+    mode: LockMode;
+    permits: number;
+    reentrancyKey: string;
+}
+/**
+ * The `shared`, `permits` and `reentrancyKey` options as the wire's fields,
+ * checked as the daemon checks them. The key itself is never shown in a
+ * message.
+ */
+export declare function kind(shared: unknown, permits?: unknown, reentrancyKey?: unknown): Kind;
 /** A duration in milliseconds: a finite number >= 0. */
 export declare function millis(field: string, value: unknown): number;
 /** Milliseconds as a protobuf Duration. */

@@ -4,10 +4,11 @@
 // Ranges the client cannot know (the daemon's min_ttl, max_ttl, max_wait,
 // max_hold) are left to the daemon, which names the field and the range.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
+exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
 exports.resource = resource;
 exports.owner = owner;
 exports.mode = mode;
+exports.kind = kind;
 exports.millis = millis;
 exports.toDuration = toDuration;
 exports.fromDuration = fromDuration;
@@ -17,9 +18,15 @@ const lock_1 = require("./gen/redlockd/v1/lock");
 exports.MAX_RESOURCE_BYTES = 256;
 /** Longest owner label, in bytes (as the daemon). */
 exports.MAX_OWNER_BYTES = 256;
+/** Longest reentrancy key, in bytes (as the daemon). */
+exports.MAX_REENTRANCY_KEY_BYTES = 128;
+/** The most permits the wire can carry (a uint32); the daemon's lock.max_permits (64 by default) is its own check. */
+const MAX_PERMITS_WIRE = 2 ** 32 - 1;
 // Rust's char::is_control: the Unicode category Cc.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+// Half a surrogate pair: no UTF-8 for it (gRPC would send U+FFFD instead).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** A character as Rust's `{:?}` shows it: '\n', '\0', '\u{7f}'. */
 function rustDebug(c) {
     const named = { '\0': '\\0', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
@@ -54,6 +61,33 @@ function mode(shared) {
         throw new errors_1.InvalidArgumentError(`invalid shared: must be a boolean, not ${typeof shared}`);
     }
     return shared ? lock_1.LockMode.LOCK_MODE_SHARED : lock_1.LockMode.LOCK_MODE_EXCLUSIVE;
+}
+/**
+ * The `shared`, `permits` and `reentrancyKey` options as the wire's fields,
+ * checked as the daemon checks them. The key itself is never shown in a
+ * message.
+ */
+function kind(shared, permits = 0, reentrancyKey = '') {
+    const lockMode = mode(shared);
+    if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 0 || permits > MAX_PERMITS_WIRE) {
+        const shown = typeof permits === 'number' ? String(permits) : `a ${typeof permits}`;
+        throw new errors_1.InvalidArgumentError(`invalid permits: ${shown} is not a number of permits (an integer: 0 or 1 a lock, N >= 2 a semaphore)`);
+    }
+    if (permits >= 2 && lockMode === lock_1.LockMode.LOCK_MODE_SHARED) {
+        // The daemon's words (src/api/request.rs).
+        throw new errors_1.InvalidArgumentError('invalid permits: a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE');
+    }
+    if (typeof reentrancyKey !== 'string') {
+        throw new errors_1.InvalidArgumentError(`invalid reentrancy_key: must be a string, not ${typeof reentrancyKey}`);
+    }
+    if (LONE_SURROGATE.test(reentrancyKey)) {
+        throw new errors_1.InvalidArgumentError('invalid reentrancy_key: is not valid UTF-8 (it has a lone surrogate)');
+    }
+    const size = Buffer.byteLength(reentrancyKey, 'utf8');
+    if (size > exports.MAX_REENTRANCY_KEY_BYTES) {
+        throw new errors_1.InvalidArgumentError(`invalid reentrancy_key: is ${size} bytes; at most ${exports.MAX_REENTRANCY_KEY_BYTES} are allowed`);
+    }
+    return { mode: lockMode, permits, reentrancyKey };
 }
 /** A duration in milliseconds: a finite number >= 0. */
 function millis(field, value) {

@@ -10,7 +10,7 @@ import { LockClient, type InspectResponse, type AcquireResponse } from './gen/re
 import { type HeldLock, openSession } from './held-lock';
 import { Lease, type LeaseCalls } from './lease';
 import { untilDeadline } from './retry';
-import { millis, mode as checkMode, owner as checkOwner, resource as checkResource, toDuration } from './validate';
+import { kind as checkKind, millis, owner as checkOwner, resource as checkResource, toDuration } from './validate';
 
 /** Options of Client.acquire(). */
 export interface AcquireOptions {
@@ -27,6 +27,23 @@ export interface AcquireOptions {
    * earlier reader's.
    */
   shared?: boolean;
+  /**
+   * One of `permits` permits of a semaphore (2 to the daemon's
+   * lock.max_permits, 64 by default; 0 or 1, the default, is a lock): at
+   * most that many holders at once. Every holder must ask for the same
+   * number (another one rejects with FailedPreconditionError while permits
+   * are out). `lease.slot` says which permit; fencing tokens increase per
+   * slot. Never shared.
+   */
+  permits?: number;
+  /**
+   * A job or trace id (at most 128 bytes) only your own work knows: while
+   * the daemon holds the lock for an acquisition with this key, another
+   * acquisition with it gets the same lock (the same fencing token) at once
+   * and counts up; each release counts one down, and the lock is released
+   * at zero. A Hold session is one hold. Per daemon; never logged.
+   */
+  reentrancyKey?: string;
   /** Aborting it gives up the wait; the promise rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -95,17 +112,17 @@ export class Client {
    * runs out, then rejects with UnavailableError.
    */
   async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease | null> {
-    const { ttl = 10_000, wait = 0, owner = '', shared, signal } = options;
+    const { ttl = 10_000, wait = 0, owner = '', shared, permits, reentrancyKey, signal } = options;
     checkResource(resource);
     checkOwner(owner);
-    const mode = checkMode(shared);
+    const kind = checkKind(shared, permits, reentrancyKey);
     millis('ttl', ttl);
     const deadline = performance.now() + millis('wait', wait);
     return untilDeadline(deadline, signal, async (waitLeft) => {
       const sentAt = performance.now();
       const reply = await this.#unary<unknown, AcquireResponse>(
         'acquire',
-        { resource, owner, mode, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
+        { resource, owner, ...kind, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
         waitLeft,
         signal,
       );
@@ -122,10 +139,10 @@ export class Client {
    *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
    */
   async hold(resource: string, options: HoldOptions = {}): Promise<HeldLock> {
-    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, signal } = options;
+    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, permits, reentrancyKey, signal } = options;
     checkResource(resource);
     checkOwner(owner);
-    const mode = checkMode(shared);
+    const kind = checkKind(shared, permits, reentrancyKey);
     millis('ttl', ttl);
     if (maxHold !== undefined) millis('max_hold', maxHold);
     const deadline = performance.now() + millis('wait', wait);
@@ -135,7 +152,7 @@ export class Client {
         {
           resource,
           owner,
-          mode,
+          ...kind,
           ttl: toDuration(ttl),
           wait: waitLeft > 0 ? toDuration(waitLeft) : undefined,
           maxHold: maxHold === undefined ? undefined : toDuration(maxHold),

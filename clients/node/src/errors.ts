@@ -68,6 +68,12 @@ export class UnauthenticatedError extends RedlockdError {}
 export class PermissionDeniedError extends RedlockdError {}
 /** A waiter or session limit of the daemon was hit. */
 export class ResourceExhaustedError extends RedlockdError {}
+/**
+ * The lock is held as another kind than asked: permits of a semaphore with
+ * another number of permits are out, or the reentrancy key holds the lock in
+ * another mode or number of permits.
+ */
+export class FailedPreconditionError extends RedlockdError {}
 /** The call's gRPC deadline passed before the lock could be taken. */
 export class DeadlineExceededError extends RedlockdError {}
 
@@ -76,6 +82,7 @@ const BY_CODE: Partial<Record<number, new (message: string, code?: number) => Re
   [status.PERMISSION_DENIED]: PermissionDeniedError,
   [status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
   [status.DEADLINE_EXCEEDED]: DeadlineExceededError,
+  [status.FAILED_PRECONDITION]: FailedPreconditionError,
 };
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';

@@ -43,8 +43,9 @@ export function openSession(call: HoldStream, start: HoldStart, signal?: AbortSi
       if (lock) return lock._event(reply, receivedAt);
       if (reply.event === HoldEvent.HOLD_EVENT_ACQUIRED && reply.lease) {
         settled = true;
-        const { resource, fencingToken, validity, mode } = reply.lease;
-        lock = new HeldLock(call, resource, fencingToken, receivedAt + fromDuration(validity), mode === LockMode.LOCK_MODE_SHARED);
+        const { resource, fencingToken, validity, mode, permits, slot } = reply.lease;
+        const shared = mode === LockMode.LOCK_MODE_SHARED;
+        lock = new HeldLock(call, resource, fencingToken, receivedAt + fromDuration(validity), shared, permits, slot);
         lock._whenEnded(() => signal?.removeEventListener('abort', onAbort));
         resolve(lock);
       } else if (reply.event === HoldEvent.HOLD_EVENT_NOT_ACQUIRED) {
@@ -69,6 +70,10 @@ export class HeldLock implements AsyncDisposable {
   readonly fencingToken: bigint;
   /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
   readonly shared: boolean;
+  /** For a permit of a semaphore (`{ permits: N }`, N >= 2): N; 0 for a lock. */
+  readonly permits: number;
+  /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
+  readonly slot: number;
   /**
    * A performance.now() deadline (ms) that moves on with every extension
    * the daemon makes. The daemon says LOST ahead of it; should it fall
@@ -91,11 +96,13 @@ export class HeldLock implements AsyncDisposable {
   #released: Promise<boolean> | undefined;
 
   /** @internal */
-  constructor(call: HoldStream, resource: string, fencingToken: bigint, validUntil: number, shared = false) {
+  constructor(call: HoldStream, resource: string, fencingToken: bigint, validUntil: number, shared = false, permits = 0, slot = 0) {
     this.#call = call;
     this.resource = resource;
     this.fencingToken = fencingToken;
     this.shared = shared;
+    this.permits = permits;
+    this.slot = slot;
     this.validUntil = validUntil;
     this.signal = this.#lost.signal;
     this.#arm();
@@ -216,17 +223,20 @@ export class HeldLock implements AsyncDisposable {
     }
   }
 
-  toJSON(): { resource: string; fencingToken: string; shared: boolean; validUntil: number; lost: boolean } {
+  toJSON(): { resource: string; fencingToken: string; shared: boolean; permits: number; slot: number; validUntil: number; lost: boolean } {
     return {
       resource: this.resource,
       fencingToken: this.fencingToken.toString(),
       shared: this.shared,
+      permits: this.permits,
+      slot: this.slot,
       validUntil: this.validUntil,
       lost: this.lost,
     };
   }
 
   [inspect.custom](): string {
-    return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}, lost: ${this.lost} }`;
+    const permit = this.permits >= 2 ? `, permits: ${this.permits}, slot: ${this.slot}` : '';
+    return `HeldLock { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}${permit}, lost: ${this.lost} }`;
   }
 }

@@ -20,10 +20,14 @@ export interface LeaseCalls {
 export class Lease implements AsyncDisposable {
   /** The locked resource, as requested. */
   readonly resource: string;
-  /** Strictly increases per resource: send it with every write. A bigint, exact above 2^53. */
+  /** Strictly increases per resource (per slot for a permit): send it with every write. A bigint, exact above 2^53. */
   readonly fencingToken: bigint;
   /** True for a shared lock (a reader, taken with `{ shared: true }`); false for an exclusive one. */
   readonly shared: boolean;
+  /** For a permit of a semaphore (`{ permits: N }`, N >= 2): N; 0 for a lock. */
+  readonly permits: number;
+  /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
+  readonly slot: number;
   /**
    * A performance.now() deadline (ms): the lock is guaranteed until then,
    * counted from when the Acquire (or the last Extend) was SENT.
@@ -42,6 +46,8 @@ export class Lease implements AsyncDisposable {
     this.resource = lease.resource;
     this.fencingToken = lease.fencingToken;
     this.shared = lease.mode === LockMode.LOCK_MODE_SHARED;
+    this.permits = lease.permits;
+    this.slot = lease.slot;
     this.validUntil = sentAt + fromDuration(lease.validity);
   }
 
@@ -93,11 +99,19 @@ export class Lease implements AsyncDisposable {
     }
   }
 
-  toJSON(): { resource: string; fencingToken: string; shared: boolean; validUntil: number } {
-    return { resource: this.resource, fencingToken: this.fencingToken.toString(), shared: this.shared, validUntil: this.validUntil };
+  toJSON(): { resource: string; fencingToken: string; shared: boolean; permits: number; slot: number; validUntil: number } {
+    return {
+      resource: this.resource,
+      fencingToken: this.fencingToken.toString(),
+      shared: this.shared,
+      permits: this.permits,
+      slot: this.slot,
+      validUntil: this.validUntil,
+    };
   }
 
   [inspect.custom](): string {
-    return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared} }`;
+    const permit = this.permits >= 2 ? `, permits: ${this.permits}, slot: ${this.slot}` : '';
+    return `Lease { resource: ${JSON.stringify(this.resource)}, fencingToken: ${this.fencingToken}n, shared: ${this.shared}${permit} }`;
   }
 }

@@ -11,10 +11,16 @@ import { LockMode } from './gen/redlockd/v1/lock';
 export const MAX_RESOURCE_BYTES = 256;
 /** Longest owner label, in bytes (as the daemon). */
 export const MAX_OWNER_BYTES = 256;
+/** Longest reentrancy key, in bytes (as the daemon). */
+export const MAX_REENTRANCY_KEY_BYTES = 128;
+/** The most permits the wire can carry (a uint32); the daemon's lock.max_permits (64 by default) is its own check. */
+const MAX_PERMITS_WIRE = 2 ** 32 - 1;
 
 // Rust's char::is_control: the Unicode category Cc.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+// Half a surrogate pair: no UTF-8 for it (gRPC would send U+FFFD instead).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** A character as Rust's `{:?}` shows it: '\n', '\0', '\u{7f}'. */
 function rustDebug(c: string): string {
@@ -58,6 +64,43 @@ export function mode(shared: unknown): LockMode {
     throw new InvalidArgumentError(`invalid shared: must be a boolean, not ${typeof shared}`);
   }
   return shared ? LockMode.LOCK_MODE_SHARED : LockMode.LOCK_MODE_EXCLUSIVE;
+}
+
+/** What a request takes: its mode, number of permits and reentrancy key. */
+export interface Kind {
+  mode: LockMode;
+  permits: number;
+  reentrancyKey: string;
+}
+
+/**
+ * The `shared`, `permits` and `reentrancyKey` options as the wire's fields,
+ * checked as the daemon checks them. The key itself is never shown in a
+ * message.
+ */
+export function kind(shared: unknown, permits: unknown = 0, reentrancyKey: unknown = ''): Kind {
+  const lockMode = mode(shared);
+  if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 0 || permits > MAX_PERMITS_WIRE) {
+    const shown = typeof permits === 'number' ? String(permits) : `a ${typeof permits}`;
+    throw new InvalidArgumentError(`invalid permits: ${shown} is not a number of permits (an integer: 0 or 1 a lock, N >= 2 a semaphore)`);
+  }
+  if (permits >= 2 && lockMode === LockMode.LOCK_MODE_SHARED) {
+    // The daemon's words (src/api/request.rs).
+    throw new InvalidArgumentError(
+      'invalid permits: a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE',
+    );
+  }
+  if (typeof reentrancyKey !== 'string') {
+    throw new InvalidArgumentError(`invalid reentrancy_key: must be a string, not ${typeof reentrancyKey}`);
+  }
+  if (LONE_SURROGATE.test(reentrancyKey)) {
+    throw new InvalidArgumentError('invalid reentrancy_key: is not valid UTF-8 (it has a lone surrogate)');
+  }
+  const size = Buffer.byteLength(reentrancyKey, 'utf8');
+  if (size > MAX_REENTRANCY_KEY_BYTES) {
+    throw new InvalidArgumentError(`invalid reentrancy_key: is ${size} bytes; at most ${MAX_REENTRANCY_KEY_BYTES} are allowed`);
+  }
+  return { mode: lockMode, permits, reentrancyKey };
 }
 
 /** A duration in milliseconds: a finite number >= 0. */

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
-import { credentials, Metadata } from '@grpc/grpc-js';
-import { Client, InvalidArgumentError, Lease, LockLostError } from '@redlockd/client';
+import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { Client, FailedPreconditionError, InvalidArgumentError, Lease, LockLostError, NotAcquiredError, RedlockdError } from '@redlockd/client';
 import { LockClient, LockMode } from '@redlockd/client/proto';
 import { masterPorts, redis, resource, sleep } from './helpers';
 
@@ -132,6 +132,81 @@ describe('shared locks', () => {
   });
 });
 
+describe('semaphores: { permits: N }', () => {
+  test('two permits of two take different slots, a third is refused until one is released, another N fails', async () => {
+    const name = resource();
+    const first = await client.acquire(name, { ttl: 10_000, permits: 2 });
+    const second = await client.acquire(name, { ttl: 10_000, permits: 2 });
+    assert.ok(first && second, 'the second of two permits was refused');
+    assert.deepEqual([first.permits, second.permits], [2, 2]);
+    assert.deepEqual([first.slot, second.slot].sort(), [0, 1], 'two permits on one slot');
+    assert.match(inspect(first), new RegExp(`permits: 2, slot: ${first.slot}`));
+    assert.equal(JSON.parse(JSON.stringify(second)).slot, second.slot);
+    const view = await client.inspect(name);
+    assert.deepEqual([view.permits, view.permitsOut], [2, 2]);
+    assert.equal(await client.acquire(name, { ttl: 10_000, permits: 2 }), null, 'a third permit of two was granted');
+    await assert.rejects(
+      client.acquire(name, { ttl: 10_000, permits: 3 }),
+      (e: Error) => e instanceof FailedPreconditionError && e instanceof RedlockdError && e.code === status.FAILED_PRECONDITION && /2 permits/.test(e.message),
+    );
+    assert.equal(await first.release(), true);
+    const third = await client.acquire(name, { ttl: 10_000, permits: 2 });
+    assert.ok(third, 'the released permit was not handed out');
+    assert.equal(third.slot, first.slot);
+    assert.ok(third.fencingToken > first.fencingToken, 'tokens of one slot did not increase');
+    assert.equal(await second.release(), true);
+    assert.equal(await third.release(), true);
+  });
+
+  test('permit sessions (hold and using) take two slots and a third is not acquired', async () => {
+    const name = resource();
+    await using first = await client.hold(name, { ttl: 5_000, permits: 2 });
+    await client.using(name, { ttl: 5_000, wait: 0, permits: 2 }, async (_signal, second) => {
+      assert.deepEqual([first.slot, second.slot].sort(), [0, 1]);
+      assert.equal(second.permits, 2);
+      assert.match(inspect(second), /permits: 2, slot: [01]/);
+      await assert.rejects(client.hold(name, { ttl: 5_000, wait: 0, permits: 2 }), NotAcquiredError);
+      await assert.rejects(client.hold(name, { ttl: 5_000, wait: 0, permits: 3 }), FailedPreconditionError);
+    });
+  });
+});
+
+describe('reentrancy: { reentrancyKey }', () => {
+  test('two acquires with one key share the lock and its token until the second release', async () => {
+    const name = resource();
+    const reentrancyKey = `job-${name}`;
+    const outer = await client.acquire(name, { ttl: 10_000, reentrancyKey });
+    const inner = await client.acquire(name, { ttl: 10_000, reentrancyKey });
+    assert.ok(outer && inner, 'the same key was refused the lock it holds');
+    assert.equal(inner.fencingToken, outer.fencingToken);
+    assert.doesNotMatch(JSON.stringify(inner) + inspect(inner), new RegExp(reentrancyKey));
+    assert.equal(await client.acquire(name, { ttl: 10_000 }), null, 'granted without the key while held twice');
+    assert.equal(await client.acquire(name, { ttl: 10_000, reentrancyKey: 'another job' }), null, 'granted to another key');
+    assert.equal(await inner.release(), true);
+    assert.equal((await client.inspect(name)).held, true, 'released at the first of two releases');
+    assert.equal(await client.acquire(name, { ttl: 10_000 }), null, 'granted without the key while held once');
+    assert.equal(await outer.release(), true);
+    const after = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(after, 'still held after both releases');
+    assert.ok(after.fencingToken > outer.fencingToken);
+    await after.release();
+  });
+
+  test('a Hold session with a key is one hold: an acquire with the key shares it, its release leaves the session holding', async () => {
+    const name = resource();
+    {
+      await using session = await client.hold(name, { ttl: 5_000, reentrancyKey: 'session-key' });
+      const lease = await client.acquire(name, { ttl: 10_000, reentrancyKey: 'session-key' });
+      assert.ok(lease && lease.fencingToken === session.fencingToken);
+      assert.equal(await lease.release(), true);
+      assert.equal(await client.acquire(name, { ttl: 10_000 }), null, "the session's hold went with another's release");
+    }
+    const after = await client.acquire(name, { ttl: 10_000 });
+    assert.ok(after);
+    await after.release();
+  });
+});
+
 describe('bad arguments', () => {
   // The last suite's hook: an open channel would keep the process alive.
   after(() => client.close());
@@ -148,6 +223,14 @@ describe('bad arguments', () => {
       [nowhere.hold('tab\there'), /^invalid resource: contains the control character '\\t'/],
       [nowhere.acquire('r', { shared: 'yes' as unknown as boolean }), /^invalid shared: must be a boolean, not string$/],
       [nowhere.hold('r', { shared: 1 as unknown as boolean }), /^invalid shared: must be a boolean, not number$/],
+      [nowhere.acquire('r', { permits: -1 }), /^invalid permits: -1 is not a number of permits/],
+      [nowhere.hold('r', { permits: 1.5 }), /^invalid permits: 1.5 is not a number of permits/],
+      [nowhere.acquire('r', { permits: 2 ** 32 }), /^invalid permits: 4294967296 /],
+      [nowhere.acquire('r', { permits: '2' as unknown as number }), /^invalid permits: a string /],
+      [nowhere.hold('r', { permits: 2, shared: true }), /^invalid permits: a shared lock takes no permits/],
+      [nowhere.acquire('r', { reentrancyKey: 'é'.repeat(64) + 'k' }), /^invalid reentrancy_key: is 129 bytes; at most 128 are allowed$/],
+      [nowhere.hold('r', { reentrancyKey: 7 as unknown as string }), /^invalid reentrancy_key: must be a string, not number$/],
+      [nowhere.acquire('r', { reentrancyKey: 'half \ud800' }), /^invalid reentrancy_key: is not valid UTF-8/],
     ];
     for (const [call, message] of cases) {
       await assert.rejects(call, (e: Error) => e instanceof InvalidArgumentError && message.test(e.message));
@@ -163,13 +246,33 @@ describe('bad arguments', () => {
     if (token) metadata.set('authorization', `Bearer ${token}`);
     for (const bad of ['', 'a\nb', 'nul\0', 'del\u007f', 'x'.repeat(300)]) {
       const daemon = await new Promise<string>((resolve) =>
-        raw.acquire({ resource: bad, owner: '', mode: LockMode.LOCK_MODE_EXCLUSIVE }, metadata, (error) => resolve(error?.details ?? 'accepted')),
+        raw.acquire(
+          { resource: bad, owner: '', mode: LockMode.LOCK_MODE_EXCLUSIVE, permits: 0, reentrancyKey: '' },
+          metadata,
+          (error) => resolve(error?.details ?? 'accepted'),
+        ),
       );
       const ours = await client.acquire(bad).then(
         () => 'accepted',
         (e: Error) => e.message,
       );
       assert.equal(ours, daemon, `for ${JSON.stringify(bad)}`);
+    }
+    // A shared permit and a key too long, the same way (names the daemon never sees: it refuses first).
+    const name = resource();
+    for (const [mode, permits, reentrancyKey] of [
+      [LockMode.LOCK_MODE_SHARED, 2, ''],
+      [LockMode.LOCK_MODE_EXCLUSIVE, 0, 'k'.repeat(129)],
+    ] as const) {
+      const daemon = await new Promise<string>((resolve) =>
+        raw.acquire({ resource: name, owner: '', mode, permits, reentrancyKey }, metadata, (error) => resolve(error?.details ?? 'accepted')),
+      );
+      const shared = mode === LockMode.LOCK_MODE_SHARED;
+      const ours = await client.acquire(name, { shared, permits, reentrancyKey }).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+      assert.equal(ours, daemon, `for permits ${permits}, shared ${shared}`);
     }
     raw.close();
   });

@@ -167,3 +167,30 @@ async def test_shared_leases_and_sessions_hold_together_and_a_writer_after_them_
     async with await client.acquire(resource, ttl=10) as writer:
         assert not writer.shared
         assert writer.fencing_token > max(r.fencing_token for r in [*readers, session])
+
+
+@scenario
+async def test_async_permits_take_two_slots_refuse_a_third_and_refuse_another_number(client, resource):
+    first, second = await asyncio.gather(*(client.acquire(resource, ttl=10, permits=2) for _ in range(2)))
+    assert first is not None and second is not None, "the second of two permits was refused"
+    assert {first.slot, second.slot} == {0, 1} and first.permits == 2
+    assert await client.acquire(resource, ttl=10, permits=2) is None, "a third permit of two was granted"
+    with pytest.raises(redlockd.FailedPrecondition):
+        await client.acquire(resource, ttl=10, permits=3)
+    assert await second.release() is True
+    async with client.hold(resource, ttl=5, wait=0, permits=2) as third:
+        assert third.slot == second.slot and third.fencing_token > second.fencing_token
+    assert await first.release() is True
+
+
+@scenario
+async def test_async_acquires_with_one_reentrancy_key_share_the_lock_until_the_last_release(client, resource):
+    outer = await client.acquire(resource, ttl=10, reentrancy_key="async-job")
+    inner = await client.acquire(resource, ttl=10, reentrancy_key="async-job")
+    assert outer is not None and inner is not None, "the same key was refused the lock it holds"
+    assert inner.fencing_token == outer.fencing_token
+    assert await inner.release() is True
+    assert await client.acquire(resource, ttl=10) is None, "released at the first of two releases"
+    assert await outer.release() is True
+    async with await client.acquire(resource, ttl=10) as after:
+        assert after.fencing_token > outer.fencing_token

@@ -196,3 +196,81 @@ def test_shared_must_be_a_bool():
                 nowhere.acquire("examples/x", shared=bad)
             with pytest.raises(redlockd.InvalidArgument, match="^invalid shared: must be a bool"):
                 nowhere.hold("examples/x", shared=bad)
+
+
+def test_permits_of_two_take_two_slots_refuse_a_third_and_refuse_another_number(client, resource):
+    first = client.acquire(resource, ttl=10, permits=2)
+    second = client.acquire(resource, ttl=10, permits=2)
+    assert first is not None and second is not None, "the second of two permits was refused"
+    assert (first.permits, second.permits) == (2, 2)
+    assert {first.slot, second.slot} == {0, 1}, "two permits on one slot"
+    assert f"slot={first.slot} of permits=2" in repr(first) and first._value not in repr(first)
+    view = client.inspect(resource)
+    assert (view.permits, view.permits_out) == (2, 2)
+    assert client.acquire(resource, ttl=10, permits=2) is None, "a third permit of two was granted"
+    with pytest.raises(redlockd.FailedPrecondition, match="2 permits") as other_number:
+        client.acquire(resource, ttl=10, permits=3)
+    assert other_number.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert first.release() is True
+    third = client.acquire(resource, ttl=10, permits=2)
+    assert third is not None and third.slot == first.slot, "the freed permit was not handed out"
+    # Tokens increase per slot: the third permit is fenced above the first.
+    assert third.fencing_token > first.fencing_token
+    assert second.release() is True and third.release() is True
+
+
+def test_permit_sessions_take_two_slots_and_a_third_is_not_acquired(client, resource):
+    with client.hold(resource, ttl=5, permits=2) as first, client.hold(resource, ttl=5, wait=0, permits=2) as second:
+        assert {first.slot, second.slot} == {0, 1} and first.permits == second.permits == 2
+        with pytest.raises(redlockd.NotAcquired):
+            with client.hold(resource, ttl=5, wait=0, permits=2):
+                pass
+        with pytest.raises(redlockd.FailedPrecondition):
+            client.acquire(resource, ttl=5, permits=3)
+    lease = client.acquire(resource, ttl=5, permits=2)
+    assert lease is not None and lease.release() is True
+
+
+def test_acquires_with_one_reentrancy_key_share_the_lock_until_the_last_release(client, resource):
+    key = f"job-{resource}"
+    outer = client.acquire(resource, ttl=10, reentrancy_key=key)
+    inner = client.acquire(resource, ttl=10, reentrancy_key=key)
+    assert outer is not None and inner is not None, "the same key was refused the lock it holds"
+    assert inner.fencing_token == outer.fencing_token and inner._value == outer._value
+    assert key not in repr(inner)
+    assert client.acquire(resource, ttl=10) is None, "granted without the key while held twice"
+    assert client.acquire(resource, ttl=10, reentrancy_key="another job") is None, "granted to another key"
+    assert inner.release() is True
+    assert client.inspect(resource).held, "released at the first of two releases"
+    assert client.acquire(resource, ttl=10) is None, "granted without the key while held once"
+    assert outer.release() is True
+    after = client.acquire(resource, ttl=10)
+    assert after is not None, "still held after both releases"
+    assert after.fencing_token > outer.fencing_token
+    assert after.release() is True
+
+
+def test_a_session_with_a_reentrancy_key_is_one_hold_of_its_lock(client, resource):
+    with client.hold(resource, ttl=5, reentrancy_key="session-key") as session:
+        lease = client.acquire(resource, ttl=10, reentrancy_key="session-key")
+        assert lease is not None and lease.fencing_token == session.fencing_token
+        assert lease.release() is True
+        assert client.acquire(resource, ttl=10) is None, "the session's hold was given back by another's release"
+    after = client.acquire(resource, ttl=10)
+    assert after is not None and after.release() is True
+
+
+def test_permits_and_reentrancy_keys_are_checked_before_sending():
+    with redlockd.Client("127.0.0.1:1") as nowhere:
+        for call in (nowhere.acquire, nowhere.hold):
+            for bad in (-1, 2**32, 1.5, "2", True):
+                with pytest.raises(redlockd.InvalidArgument, match="^invalid permits: "):
+                    call("examples/x", permits=bad)
+            with pytest.raises(redlockd.InvalidArgument, match="^invalid permits: a shared lock takes no permits"):
+                call("examples/x", permits=2, shared=True)
+            with pytest.raises(redlockd.InvalidArgument) as too_long:
+                call("examples/x", reentrancy_key="é" * 64 + "k")
+            assert str(too_long.value) == "invalid reentrancy_key: is 129 bytes; at most 128 are allowed"
+            for bad in (None, 7, "\ud800"):
+                with pytest.raises(redlockd.InvalidArgument, match="^invalid reentrancy_key: "):
+                    call("examples/x", reentrancy_key=bad)

@@ -21,6 +21,7 @@ from ._aio_hold import AsyncHeldLease, AsyncHold
 from ._connect import TLS
 from ._errors import (
     DeadlineExceeded,
+    FailedPrecondition,
     InvalidArgument,
     LockLost,
     NotAcquired,
@@ -42,6 +43,7 @@ __all__ = [
     "AsyncLease",
     "Client",
     "DeadlineExceeded",
+    "FailedPrecondition",
     "HeldLease",
     "Hold",
     "InvalidArgument",

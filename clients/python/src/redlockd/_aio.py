@@ -58,17 +58,19 @@ class AsyncClient:
         owner: str = "",
         *,
         shared: bool = False,
+        permits: int = 0,
+        reentrancy_key: str = "",
     ) -> Optional["AsyncLease"]:
         """As ``Client.acquire``: ``None`` when someone else kept the lock.
         Cancelling the task gives up the wait."""
         v.resource(resource)
         v.owner(owner)
-        mode = v.mode(shared)
+        kind = v.kind(shared, permits, reentrancy_key)
         ttl_s = v.optional_seconds(ttl, "ttl")
         backoff = Backoff(v.seconds(wait, "wait"))
         while True:
             left = backoff.left()
-            request = pb.AcquireRequest(resource=resource, owner=owner, mode=mode)
+            request = pb.AcquireRequest(resource=resource, owner=owner, **kind)
             if ttl_s is not None:
                 request.ttl.CopyFrom(v.to_wire(ttl_s))
             if left > 0:
@@ -86,8 +88,7 @@ class AsyncClient:
                 return None
             lease = reply.lease
             valid_until = sent + v.from_wire(lease.validity)
-            shared_lease = lease.mode == pb.LOCK_MODE_SHARED
-            return AsyncLease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, shared_lease)
+            return AsyncLease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
 
     def hold(
         self,
@@ -98,11 +99,13 @@ class AsyncClient:
         max_hold: Optional[v.Seconds] = None,
         *,
         shared: bool = False,
+        permits: int = 0,
+        reentrancy_key: str = "",
     ) -> AsyncHold:
         """As ``Client.hold``, with ``async with``; ``lease.lost`` is an
         ``asyncio.Event``. Cancelling the task gives up the wait, or, once
         held, leaves the block and releases."""
-        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared)
+        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared, permits, reentrancy_key)
         return AsyncHold(self._stub, self._metadata, start, wait_s)
 
     async def inspect(self, resource: str) -> pb.InspectResponse:
@@ -126,8 +129,10 @@ class AsyncLease(LeaseInfo):
         valid_until: float,
         ttl,
         shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
     ):
-        super().__init__(resource, value, fencing_token, valid_until, shared)
+        super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
         self._client = client
         self._ttl = ttl
 

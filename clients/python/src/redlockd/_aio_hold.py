@@ -23,8 +23,17 @@ class AsyncHeldLease(HeldLeaseBase):
 
     __slots__ = ()
 
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float, shared: bool = False):
-        super().__init__(resource, value, fencing_token, valid_until, asyncio.Event(), shared)
+    def __init__(
+        self,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, asyncio.Event(), shared, permits, slot)
 
 
 class AsyncHold:

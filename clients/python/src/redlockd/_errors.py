@@ -72,6 +72,14 @@ class ResourceExhausted(RedlockdError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
+class FailedPrecondition(RedlockdError):
+    """The lock is held as another kind than asked: permits of a semaphore
+    with another number of permits are out, or a reentrancy key holds the
+    lock in another mode or number of permits."""
+
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
 class DeadlineExceeded(RedlockdError):
     """The call's deadline passed."""
 
@@ -83,6 +91,7 @@ _BY_CODE = {
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
 }
 

@@ -23,8 +23,17 @@ class HeldLease(HeldLeaseBase):
 
     __slots__ = ()
 
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float, shared: bool = False):
-        super().__init__(resource, value, fencing_token, valid_until, threading.Event(), shared)
+    def __init__(
+        self,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, threading.Event(), shared, permits, slot)
 
 
 class Hold:

@@ -27,8 +27,18 @@ class HeldLeaseBase(LeaseInfo):
 
     __slots__ = ("lost", "lost_reason")
 
-    def __init__(self, resource: str, value: str, fencing_token: int, valid_until: float, lost, shared: bool = False):
-        super().__init__(resource, value, fencing_token, valid_until, shared)
+    def __init__(
+        self,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        lost,
+        shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
         #: Set the moment the lock can no longer be guaranteed: stop working.
         self.lost = lost
         #: Why, once lost.
@@ -43,11 +53,13 @@ class HeldLeaseBase(LeaseInfo):
 L = TypeVar("L", bound=HeldLeaseBase)
 
 
-def start_message(resource: str, ttl, wait, owner: str, max_hold, shared: bool = False) -> Tuple[pb.HoldStart, float]:
+def start_message(
+    resource: str, ttl, wait, owner: str, max_hold, shared: bool = False, permits: int = 0, reentrancy_key: str = ""
+) -> Tuple[pb.HoldStart, float]:
     """The checked ``start`` (without its wait, set per try) and the wait."""
     v.resource(resource)
     v.owner(owner)
-    start = pb.HoldStart(resource=resource, owner=owner, mode=v.mode(shared))
+    start = pb.HoldStart(resource=resource, owner=owner, **v.kind(shared, permits, reentrancy_key))
     ttl_s = v.optional_seconds(ttl, "ttl")
     if ttl_s is not None:
         start.ttl.CopyFrom(v.to_wire(ttl_s))
@@ -78,7 +90,7 @@ def opened(first: Optional[pb.HoldResponse], received: float, lease_type: Type[L
     lease = first.lease
     # The proto: count a session's validity from receiving the message.
     valid_until = received + v.from_wire(lease.validity)
-    return lease_type(lease.resource, lease.value, lease.fencing_token, valid_until, lease.mode == pb.LOCK_MODE_SHARED)
+    return lease_type(lease.resource, lease.value, lease.fencing_token, valid_until, **LeaseInfo._wire(lease))
 
 
 class SessionState:

@@ -58,6 +58,8 @@ class Client:
         owner: str = "",
         *,
         shared: bool = False,
+        permits: int = 0,
+        reentrancy_key: str = "",
     ) -> Optional["Lease"]:
         """Takes the lock on ``resource``, trying for up to ``wait`` seconds.
         Returns ``None`` when someone else kept it all along: contention is a
@@ -66,15 +68,21 @@ class Client:
         it runs out; then ``Unavailable`` is raised. ``shared=True`` takes a
         shared lock (a reader of a read-write lock): readers hold it
         together, a writer (the default) excludes them all; ``lease.shared``
-        says which was granted."""
+        says which was granted. ``permits=N`` (N >= 2) takes one of N
+        permits of a semaphore: every holder must ask for the same N (another
+        N raises ``FailedPrecondition`` while permits are out); ``lease.slot``
+        says which permit, and tokens increase per slot. ``reentrancy_key``
+        (at most 128 bytes; a job or trace id only your work knows): while
+        the daemon holds the lock for the key, another acquire with it gets
+        the same lock and token at once; each release counts one down."""
         v.resource(resource)
         v.owner(owner)
-        mode = v.mode(shared)
+        kind = v.kind(shared, permits, reentrancy_key)
         ttl_s = v.optional_seconds(ttl, "ttl")
         backoff = Backoff(v.seconds(wait, "wait"))
         while True:
             left = backoff.left()
-            request = pb.AcquireRequest(resource=resource, owner=owner, mode=mode)
+            request = pb.AcquireRequest(resource=resource, owner=owner, **kind)
             if ttl_s is not None:
                 request.ttl.CopyFrom(v.to_wire(ttl_s))
             if left > 0:
@@ -92,8 +100,7 @@ class Client:
                 return None
             lease = reply.lease
             valid_until = sent + v.from_wire(lease.validity)
-            shared_lease = lease.mode == pb.LOCK_MODE_SHARED
-            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, shared_lease)
+            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
 
     def hold(
         self,
@@ -104,6 +111,8 @@ class Client:
         max_hold: Optional[v.Seconds] = None,
         *,
         shared: bool = False,
+        permits: int = 0,
+        reentrancy_key: str = "",
     ) -> Hold:
         """A Hold session, as a context manager::
 
@@ -117,8 +126,9 @@ class Client:
         ``threading.Event``) is set the moment the lock is lost; leaving the
         block after a loss, or a release that finds the lock gone, raises
         ``LockLost``. ``max_hold``: the longest the daemon keeps the lock.
-        ``shared=True``: a shared lock (a reader), as for ``acquire``."""
-        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared)
+        ``shared=True``, ``permits`` and ``reentrancy_key`` are as for
+        ``acquire`` (a session counts as one hold of a reentrancy key)."""
+        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared, permits, reentrancy_key)
         return Hold(self._stub, self._metadata, start, wait_s)
 
     def inspect(self, resource: str) -> pb.InspectResponse:
@@ -144,8 +154,10 @@ class Lease(LeaseInfo):
         valid_until: float,
         ttl,
         shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
     ):
-        super().__init__(resource, value, fencing_token, valid_until, shared)
+        super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
         self._client = client
         self._ttl = ttl
 

@@ -21,6 +21,10 @@ from .v1 import lock_pb2 as pb
 #: The daemon's limits on text fields, in bytes.
 MAX_RESOURCE_BYTES = 256
 MAX_OWNER_BYTES = 256
+MAX_REENTRANCY_KEY_BYTES = 128
+#: The most permits the wire can carry (a uint32); the daemon's own limit,
+#: lock.max_permits (64 by default), is checked by the daemon.
+MAX_PERMITS_WIRE = 2**32 - 1
 #: The longest a protobuf Duration can say (10,000 years).
 MAX_DURATION_SECONDS = 315_576_000_000
 
@@ -67,6 +71,32 @@ def mode(shared: bool) -> int:
     if not isinstance(shared, bool):
         raise InvalidArgument(f"invalid shared: must be a bool, not {type(shared).__name__}")
     return pb.LOCK_MODE_SHARED if shared else pb.LOCK_MODE_EXCLUSIVE
+
+
+def kind(shared: bool, permits: int, reentrancy_key: str) -> dict:
+    """The request fields that say what is taken: ``mode``, ``permits`` (0 or
+    1: a lock; N >= 2: one of N permits of a semaphore) and
+    ``reentrancy_key``, checked as the daemon checks them (the key is never
+    shown in a message)."""
+    wire_mode = mode(shared)
+    if isinstance(permits, bool) or not isinstance(permits, int):
+        raise InvalidArgument(f"invalid permits: must be an int, not {type(permits).__name__}")
+    if permits < 0 or permits > MAX_PERMITS_WIRE:
+        raise InvalidArgument(f"invalid permits: {permits} is not a number of permits (0 or 1: a lock; N >= 2: a semaphore)")
+    if shared and permits >= 2:
+        # The daemon's words (src/api/request.rs).
+        raise InvalidArgument(
+            "invalid permits: a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE"
+        )
+    if not isinstance(reentrancy_key, str):
+        raise InvalidArgument(f"invalid reentrancy_key: must be a str, not {type(reentrancy_key).__name__}")
+    try:
+        size = len(reentrancy_key.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgument("invalid reentrancy_key: is not valid UTF-8 (it has a lone surrogate)") from None
+    if size > MAX_REENTRANCY_KEY_BYTES:
+        raise InvalidArgument(f"invalid reentrancy_key: is {size} bytes; at most {MAX_REENTRANCY_KEY_BYTES} are allowed")
+    return {"mode": wire_mode, "permits": permits, "reentrancy_key": reentrancy_key}
 
 
 def resource(value: str) -> None:

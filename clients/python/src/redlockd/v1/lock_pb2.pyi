@@ -61,33 +61,103 @@ HOLD_EVENT_LOST: HoldEvent
 HOLD_EVENT_RELEASED: HoldEvent
 HOLD_EVENT_NOT_ACQUIRED: HoldEvent
 
+class AcquireManyRequest(_message.Message):
+    __slots__ = ("resources", "ttl", "wait", "owner")
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedScalarFieldContainer[str]
+    ttl: _duration_pb2.Duration
+    wait: _duration_pb2.Duration
+    owner: str
+    def __init__(self, resources: _Optional[_Iterable[str]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class AcquireManyResponse(_message.Message):
+    __slots__ = ("acquired", "leases", "reason", "attempts", "nodes")
+    ACQUIRED_FIELD_NUMBER: _ClassVar[int]
+    LEASES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    acquired: bool
+    leases: _containers.RepeatedCompositeFieldContainer[Lease]
+    reason: FailureReason
+    attempts: int
+    nodes: _containers.RepeatedScalarFieldContainer[NodeOutcome]
+    def __init__(self, acquired: _Optional[bool] = ..., leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., reason: _Optional[_Union[FailureReason, str]] = ..., attempts: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeOutcome, str]]] = ...) -> None: ...
+
+class ExtendManyRequest(_message.Message):
+    __slots__ = ("resources", "value", "ttl")
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedScalarFieldContainer[str]
+    value: str
+    ttl: _duration_pb2.Duration
+    def __init__(self, resources: _Optional[_Iterable[str]] = ..., value: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ExtendManyResponse(_message.Message):
+    __slots__ = ("extended", "members", "validity")
+    EXTENDED_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    VALIDITY_FIELD_NUMBER: _ClassVar[int]
+    extended: bool
+    members: _containers.RepeatedScalarFieldContainer[bool]
+    validity: _duration_pb2.Duration
+    def __init__(self, extended: _Optional[bool] = ..., members: _Optional[_Iterable[bool]] = ..., validity: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ReleaseManyRequest(_message.Message):
+    __slots__ = ("resources", "value")
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedScalarFieldContainer[str]
+    value: str
+    def __init__(self, resources: _Optional[_Iterable[str]] = ..., value: _Optional[str] = ...) -> None: ...
+
+class ReleaseManyResponse(_message.Message):
+    __slots__ = ("released", "members")
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    released: bool
+    members: _containers.RepeatedScalarFieldContainer[bool]
+    def __init__(self, released: _Optional[bool] = ..., members: _Optional[_Iterable[bool]] = ...) -> None: ...
+
 class AcquireRequest(_message.Message):
-    __slots__ = ("resource", "ttl", "wait", "owner", "mode")
+    __slots__ = ("resource", "ttl", "wait", "owner", "mode", "permits", "reentrancy_key")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_FIELD_NUMBER: _ClassVar[int]
+    REENTRANCY_KEY_FIELD_NUMBER: _ClassVar[int]
     resource: str
     ttl: _duration_pb2.Duration
     wait: _duration_pb2.Duration
     owner: str
     mode: LockMode
-    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., mode: _Optional[_Union[LockMode, str]] = ...) -> None: ...
+    permits: int
+    reentrancy_key: str
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., reentrancy_key: _Optional[str] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ("resource", "value", "fencing_token", "validity", "mode")
+    __slots__ = ("resource", "value", "fencing_token", "validity", "mode", "permits", "slot")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
     VALIDITY_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
     resource: str
     value: str
     fencing_token: int
     validity: _duration_pb2.Duration
     mode: LockMode
-    def __init__(self, resource: _Optional[str] = ..., value: _Optional[str] = ..., fencing_token: _Optional[int] = ..., validity: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ...) -> None: ...
+    permits: int
+    slot: int
+    def __init__(self, resource: _Optional[str] = ..., value: _Optional[str] = ..., fencing_token: _Optional[int] = ..., validity: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., slot: _Optional[int] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("acquired", "lease", "reason", "attempts", "nodes", "validity_left")
@@ -146,20 +216,24 @@ class HoldRequest(_message.Message):
     def __init__(self, start: _Optional[_Union[HoldStart, _Mapping]] = ..., release: _Optional[_Union[HoldRelease, _Mapping]] = ...) -> None: ...
 
 class HoldStart(_message.Message):
-    __slots__ = ("resource", "ttl", "wait", "owner", "max_hold", "mode")
+    __slots__ = ("resource", "ttl", "wait", "owner", "max_hold", "mode", "permits", "reentrancy_key")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     MAX_HOLD_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_FIELD_NUMBER: _ClassVar[int]
+    REENTRANCY_KEY_FIELD_NUMBER: _ClassVar[int]
     resource: str
     ttl: _duration_pb2.Duration
     wait: _duration_pb2.Duration
     owner: str
     max_hold: _duration_pb2.Duration
     mode: LockMode
-    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., max_hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ...) -> None: ...
+    permits: int
+    reentrancy_key: str
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., max_hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., reentrancy_key: _Optional[str] = ...) -> None: ...
 
 class HoldRelease(_message.Message):
     __slots__ = ()
@@ -180,30 +254,42 @@ class HoldResponse(_message.Message):
     def __init__(self, event: _Optional[_Union[HoldEvent, str]] = ..., lease: _Optional[_Union[Lease, _Mapping]] = ..., reason: _Optional[str] = ..., held_to_end: _Optional[bool] = ..., nodes: _Optional[_Iterable[_Union[NodeOutcome, str]]] = ...) -> None: ...
 
 class PipelineRequest(_message.Message):
-    __slots__ = ("id", "acquire", "extend", "release")
+    __slots__ = ("id", "acquire", "extend", "release", "acquire_many", "extend_many", "release_many")
     ID_FIELD_NUMBER: _ClassVar[int]
     ACQUIRE_FIELD_NUMBER: _ClassVar[int]
     EXTEND_FIELD_NUMBER: _ClassVar[int]
     RELEASE_FIELD_NUMBER: _ClassVar[int]
+    ACQUIRE_MANY_FIELD_NUMBER: _ClassVar[int]
+    EXTEND_MANY_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_MANY_FIELD_NUMBER: _ClassVar[int]
     id: int
     acquire: AcquireRequest
     extend: ExtendRequest
     release: ReleaseRequest
-    def __init__(self, id: _Optional[int] = ..., acquire: _Optional[_Union[AcquireRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., release: _Optional[_Union[ReleaseRequest, _Mapping]] = ...) -> None: ...
+    acquire_many: AcquireManyRequest
+    extend_many: ExtendManyRequest
+    release_many: ReleaseManyRequest
+    def __init__(self, id: _Optional[int] = ..., acquire: _Optional[_Union[AcquireRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., release: _Optional[_Union[ReleaseRequest, _Mapping]] = ..., acquire_many: _Optional[_Union[AcquireManyRequest, _Mapping]] = ..., extend_many: _Optional[_Union[ExtendManyRequest, _Mapping]] = ..., release_many: _Optional[_Union[ReleaseManyRequest, _Mapping]] = ...) -> None: ...
 
 class PipelineResponse(_message.Message):
-    __slots__ = ("id", "acquire", "extend", "release", "error")
+    __slots__ = ("id", "acquire", "extend", "release", "error", "acquire_many", "extend_many", "release_many")
     ID_FIELD_NUMBER: _ClassVar[int]
     ACQUIRE_FIELD_NUMBER: _ClassVar[int]
     EXTEND_FIELD_NUMBER: _ClassVar[int]
     RELEASE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    ACQUIRE_MANY_FIELD_NUMBER: _ClassVar[int]
+    EXTEND_MANY_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_MANY_FIELD_NUMBER: _ClassVar[int]
     id: int
     acquire: AcquireResponse
     extend: ExtendResponse
     release: ReleaseResponse
     error: CallError
-    def __init__(self, id: _Optional[int] = ..., acquire: _Optional[_Union[AcquireResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., release: _Optional[_Union[ReleaseResponse, _Mapping]] = ..., error: _Optional[_Union[CallError, _Mapping]] = ...) -> None: ...
+    acquire_many: AcquireManyResponse
+    extend_many: ExtendManyResponse
+    release_many: ReleaseManyResponse
+    def __init__(self, id: _Optional[int] = ..., acquire: _Optional[_Union[AcquireResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., release: _Optional[_Union[ReleaseResponse, _Mapping]] = ..., error: _Optional[_Union[CallError, _Mapping]] = ..., acquire_many: _Optional[_Union[AcquireManyResponse, _Mapping]] = ..., extend_many: _Optional[_Union[ExtendManyResponse, _Mapping]] = ..., release_many: _Optional[_Union[ReleaseManyResponse, _Mapping]] = ...) -> None: ...
 
 class CallError(_message.Message):
     __slots__ = ("code", "message", "nodes", "needed")
@@ -224,7 +310,7 @@ class InspectRequest(_message.Message):
     def __init__(self, resource: _Optional[str] = ...) -> None: ...
 
 class InspectResponse(_message.Message):
-    __slots__ = ("held", "agreeing", "quorum", "nodes", "holder", "waiting", "waiter_owners", "readers")
+    __slots__ = ("held", "agreeing", "quorum", "nodes", "holder", "waiting", "waiter_owners", "readers", "permits", "permits_out", "set_members")
     HELD_FIELD_NUMBER: _ClassVar[int]
     AGREEING_FIELD_NUMBER: _ClassVar[int]
     QUORUM_FIELD_NUMBER: _ClassVar[int]
@@ -233,6 +319,9 @@ class InspectResponse(_message.Message):
     WAITING_FIELD_NUMBER: _ClassVar[int]
     WAITER_OWNERS_FIELD_NUMBER: _ClassVar[int]
     READERS_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_OUT_FIELD_NUMBER: _ClassVar[int]
+    SET_MEMBERS_FIELD_NUMBER: _ClassVar[int]
     held: bool
     agreeing: int
     quorum: int
@@ -241,7 +330,10 @@ class InspectResponse(_message.Message):
     waiting: int
     waiter_owners: _containers.RepeatedScalarFieldContainer[str]
     readers: int
-    def __init__(self, held: _Optional[bool] = ..., agreeing: _Optional[int] = ..., quorum: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeView, _Mapping]]] = ..., holder: _Optional[_Union[Holder, _Mapping]] = ..., waiting: _Optional[int] = ..., waiter_owners: _Optional[_Iterable[str]] = ..., readers: _Optional[int] = ...) -> None: ...
+    permits: int
+    permits_out: int
+    set_members: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, held: _Optional[bool] = ..., agreeing: _Optional[int] = ..., quorum: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[NodeView, _Mapping]]] = ..., holder: _Optional[_Union[Holder, _Mapping]] = ..., waiting: _Optional[int] = ..., waiter_owners: _Optional[_Iterable[str]] = ..., readers: _Optional[int] = ..., permits: _Optional[int] = ..., permits_out: _Optional[int] = ..., set_members: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Holder(_message.Message):
     __slots__ = ("owner", "tenant", "daemon", "since", "fencing_token", "ttl")

@@ -66,6 +66,21 @@ class LockStub:
                 request_serializer=redlockd_dot_v1_dot_lock__pb2.InspectRequest.SerializeToString,
                 response_deserializer=redlockd_dot_v1_dot_lock__pb2.InspectResponse.FromString,
                 _registered_method=True)
+        self.AcquireMany = channel.unary_unary(
+                '/redlockd.v1.Lock/AcquireMany',
+                request_serializer=redlockd_dot_v1_dot_lock__pb2.AcquireManyRequest.SerializeToString,
+                response_deserializer=redlockd_dot_v1_dot_lock__pb2.AcquireManyResponse.FromString,
+                _registered_method=True)
+        self.ExtendMany = channel.unary_unary(
+                '/redlockd.v1.Lock/ExtendMany',
+                request_serializer=redlockd_dot_v1_dot_lock__pb2.ExtendManyRequest.SerializeToString,
+                response_deserializer=redlockd_dot_v1_dot_lock__pb2.ExtendManyResponse.FromString,
+                _registered_method=True)
+        self.ReleaseMany = channel.unary_unary(
+                '/redlockd.v1.Lock/ReleaseMany',
+                request_serializer=redlockd_dot_v1_dot_lock__pb2.ReleaseManyRequest.SerializeToString,
+                response_deserializer=redlockd_dot_v1_dot_lock__pb2.ReleaseManyResponse.FromString,
+                _registered_method=True)
 
 
 class LockServicer:
@@ -109,7 +124,8 @@ class LockServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Pipeline(self, request_iterator, context):
-        """Pipeline carries any number of Acquire, Extend and Release calls over
+        """Pipeline carries any number of Acquire, Extend and Release calls (and
+        their *Many forms) over
         one stream, each answered as soon as it is done (not in order), with
         the `id` the client gave it. A call does exactly what the method of the
         same name does and answers the same; an error is a CallError instead of
@@ -134,6 +150,33 @@ class LockServicer:
     def Inspect(self, request, context):
         """Inspect shows what the masters hold for a resource, who holds it and
         who waits for it in this daemon. It never returns lock values.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcquireMany(self, request, context):
+        """AcquireMany takes up to 16 resources at once, all or none: each master
+        takes the whole set or nothing in one step, the grant needs a quorum
+        for the whole set, and waiting never holds part of it (so two callers
+        with overlapping sets cannot deadlock). One value for the set, a
+        fencing token per member. Each member is then a lock like any other:
+        Extend and Release act on one member with the set's value;
+        ExtendMany and ReleaseMany on several.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExtendMany(self, request, context):
+        """ExtendMany extends several locks that hold one value (a set's members).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseMany(self, request, context):
+        """ReleaseMany releases several locks that hold one value.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -171,6 +214,21 @@ def add_LockServicer_to_server(servicer, server):
                     servicer.Inspect,
                     request_deserializer=redlockd_dot_v1_dot_lock__pb2.InspectRequest.FromString,
                     response_serializer=redlockd_dot_v1_dot_lock__pb2.InspectResponse.SerializeToString,
+            ),
+            'AcquireMany': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcquireMany,
+                    request_deserializer=redlockd_dot_v1_dot_lock__pb2.AcquireManyRequest.FromString,
+                    response_serializer=redlockd_dot_v1_dot_lock__pb2.AcquireManyResponse.SerializeToString,
+            ),
+            'ExtendMany': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExtendMany,
+                    request_deserializer=redlockd_dot_v1_dot_lock__pb2.ExtendManyRequest.FromString,
+                    response_serializer=redlockd_dot_v1_dot_lock__pb2.ExtendManyResponse.SerializeToString,
+            ),
+            'ReleaseMany': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseMany,
+                    request_deserializer=redlockd_dot_v1_dot_lock__pb2.ReleaseManyRequest.FromString,
+                    response_serializer=redlockd_dot_v1_dot_lock__pb2.ReleaseManyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -337,6 +395,87 @@ class Lock:
             '/redlockd.v1.Lock/Inspect',
             redlockd_dot_v1_dot_lock__pb2.InspectRequest.SerializeToString,
             redlockd_dot_v1_dot_lock__pb2.InspectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcquireMany(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/redlockd.v1.Lock/AcquireMany',
+            redlockd_dot_v1_dot_lock__pb2.AcquireManyRequest.SerializeToString,
+            redlockd_dot_v1_dot_lock__pb2.AcquireManyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExtendMany(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/redlockd.v1.Lock/ExtendMany',
+            redlockd_dot_v1_dot_lock__pb2.ExtendManyRequest.SerializeToString,
+            redlockd_dot_v1_dot_lock__pb2.ExtendManyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseMany(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/redlockd.v1.Lock/ReleaseMany',
+            redlockd_dot_v1_dot_lock__pb2.ReleaseManyRequest.SerializeToString,
+            redlockd_dot_v1_dot_lock__pb2.ReleaseManyResponse.FromString,
             options,
             channel_credentials,
             insecure,

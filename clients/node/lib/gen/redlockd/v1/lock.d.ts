@@ -26,6 +26,9 @@ import { Timestamp } from "../../google/protobuf/timestamp";
  *                      (then with a google.rpc.QuotaFailure detail whose
  *                      violation's quota_id names the quota, e.g.
  *                      "max_locks_held").
+ *   FAILED_PRECONDITION a semaphore's masters remember another number of
+ *                      permits than the request asked for, or a reentrancy
+ *                      key holds the lock as another kind.
  *
  * UNAVAILABLE statuses carry a google.rpc.ErrorInfo detail (reason
  * "NO_QUORUM", domain "redlockd") whose metadata has one entry per master,
@@ -125,6 +128,65 @@ export declare enum HoldEvent {
     HOLD_EVENT_NOT_ACQUIRED = 5,
     UNRECOGNIZED = -1
 }
+/** AcquireManyRequest asks for several resources at once. */
+export interface AcquireManyRequest {
+    /**
+     * resources: 1 to 16 names, each as AcquireRequest.resource. The daemon
+     * sorts them and drops repeats.
+     */
+    resources: string[];
+    /**
+     * ttl, wait and owner are as in AcquireRequest; the wait retries the
+     * whole set (sets do not queue in the daemon).
+     */
+    ttl?: Duration | undefined;
+    wait?: Duration | undefined;
+    owner: string;
+}
+/** AcquireManyResponse tells whether the whole set was taken. */
+export interface AcquireManyResponse {
+    /** acquired is true when every member is held. */
+    acquired: boolean;
+    /**
+     * leases: one per member, sorted by resource, all with one value and
+     * validity, each with its member's fencing token (strictly increasing per
+     * resource, like any lock's).
+     */
+    leases: Lease[];
+    /** reason, attempts and nodes are as in AcquireResponse. */
+    reason: FailureReason;
+    attempts: number;
+    nodes: NodeOutcome[];
+}
+/** ExtendManyRequest extends locks that hold `value`. */
+export interface ExtendManyRequest {
+    /** resources: 1 to 16 names; value and ttl as in ExtendRequest. */
+    resources: string[];
+    value: string;
+    ttl?: Duration | undefined;
+}
+/** ExtendManyResponse says which locks were extended. */
+export interface ExtendManyResponse {
+    /** extended is true when every one was. */
+    extended: boolean;
+    /** members: per resource, in the order asked, whether it was extended. */
+    members: boolean[];
+    /** validity is the shortest of the extended ones', counted from the send. */
+    validity?: Duration | undefined;
+}
+/** ReleaseManyRequest releases locks that hold `value`. */
+export interface ReleaseManyRequest {
+    /** resources: 1 to 16 names; value as in ReleaseRequest. */
+    resources: string[];
+    value: string;
+}
+/** ReleaseManyResponse says which locks were held to the end. */
+export interface ReleaseManyResponse {
+    /** released is true when every one was held to the end. */
+    released: boolean;
+    /** members: per resource, in the order asked, as ReleaseResponse.released. */
+    members: boolean[];
+}
 /** AcquireRequest asks for the lock on one resource. */
 export interface AcquireRequest {
     /**
@@ -156,6 +218,28 @@ export interface AcquireRequest {
      * other shared holders (a read-write lock's readers).
      */
     mode: LockMode;
+    /**
+     * permits makes the resource a semaphore: 0 or 1 (unset) is a lock; N
+     * from 2 to the daemon's lock.max_permits (by default 64) takes one of N
+     * permits. A permit is exclusive (mode must stay LOCK_MODE_EXCLUSIVE). Every
+     * holder must ask for the same N: while any permit is out the masters
+     * remember it, and another N is FAILED_PRECONDITION. Each permit is a lock
+     * on one of N slots (Lease.slot) with fencing tokens of its own, strictly
+     * increasing per slot. Waiting permits retry in Redis (no FIFO queue).
+     */
+    permits: number;
+    /**
+     * reentrancy_key (at most 128 bytes; empty: none), a job or trace id of
+     * the caller's choosing: while this daemon holds the lock for an
+     * acquisition with the same key, another acquisition with the key gets it
+     * at once with the SAME value and the SAME fencing token, and counts up;
+     * each Release counts down, and the lock is released at zero. Anyone who
+     * knows the key shares the lock: use a key only your own work knows. The
+     * key is never logged. Per daemon: acquisitions through other daemons
+     * wait as for any holder. The same key asking another mode or number of
+     * permits is FAILED_PRECONDITION.
+     */
+    reentrancyKey: string;
 }
 /** Lease is a granted lock. */
 export interface Lease {
@@ -184,6 +268,13 @@ export interface Lease {
     validity?: Duration | undefined;
     /** mode is how the lock is held, as requested. */
     mode: LockMode;
+    /**
+     * permits is the semaphore's number of permits (0 for a lock), and slot
+     * the one this lease holds (0 to permits - 1): its fencing token is the
+     * slot's.
+     */
+    permits: number;
+    slot: number;
 }
 /** AcquireResponse tells whether the lock was taken. */
 export interface AcquireResponse {
@@ -294,8 +385,13 @@ export interface HoldStart {
      * (400ms by default), so that extensions fit before LOST would be due.
      */
     maxHold?: Duration | undefined;
-    /** mode is as in AcquireRequest. */
+    /**
+     * mode, permits and reentrancy_key are as in AcquireRequest (the session
+     * counts as one hold, given back when it ends).
+     */
     mode: LockMode;
+    permits: number;
+    reentrancyKey: string;
 }
 /** HoldRelease ends a session's lock. */
 export interface HoldRelease {
@@ -341,6 +437,15 @@ export interface PipelineRequest {
     } | {
         $case: "release";
         value: ReleaseRequest;
+    } | {
+        $case: "acquireMany";
+        value: AcquireManyRequest;
+    } | {
+        $case: "extendMany";
+        value: ExtendManyRequest;
+    } | {
+        $case: "releaseMany";
+        value: ReleaseManyRequest;
     } | undefined;
 }
 /** PipelineResponse answers one call of a Pipeline stream. */
@@ -360,6 +465,15 @@ export interface PipelineResponse {
     } | {
         $case: "error";
         value: CallError;
+    } | {
+        $case: "acquireMany";
+        value: AcquireManyResponse;
+    } | {
+        $case: "extendMany";
+        value: ExtendManyResponse;
+    } | {
+        $case: "releaseMany";
+        value: ReleaseManyResponse;
     } | undefined;
 }
 /**
@@ -422,6 +536,19 @@ export interface InspectResponse {
      * true and `holder` unset.
      */
     readers: number;
+    /**
+     * permits is the number of permits a majority of the masters remembers
+     * for a semaphore of this name (0 when none is out), and permits_out how
+     * many of its slots a majority holds.
+     */
+    permits: number;
+    permitsOut: number;
+    /**
+     * set_members: when this daemon granted the lock as a member of a set
+     * (AcquireMany), the set's resources, sorted (other daemons do not know
+     * them).
+     */
+    setMembers: string[];
 }
 /** Holder is who holds a lock. Never the lock value. */
 export interface Holder {
@@ -467,6 +594,12 @@ export interface NodeView {
     /** fence_counter is the master's fence counter (0 when it has none). */
     fenceCounter: bigint;
 }
+export declare const AcquireManyRequest: MessageFns<AcquireManyRequest>;
+export declare const AcquireManyResponse: MessageFns<AcquireManyResponse>;
+export declare const ExtendManyRequest: MessageFns<ExtendManyRequest>;
+export declare const ExtendManyResponse: MessageFns<ExtendManyResponse>;
+export declare const ReleaseManyRequest: MessageFns<ReleaseManyRequest>;
+export declare const ReleaseManyResponse: MessageFns<ReleaseManyResponse>;
 export declare const AcquireRequest: MessageFns<AcquireRequest>;
 export declare const Lease: MessageFns<Lease>;
 export declare const AcquireResponse: MessageFns<AcquireResponse>;
@@ -541,7 +674,8 @@ export declare const LockService: {
         readonly responseDeserialize: (value: Buffer) => HoldResponse;
     };
     /**
-     * Pipeline carries any number of Acquire, Extend and Release calls over
+     * Pipeline carries any number of Acquire, Extend and Release calls (and
+     * their *Many forms) over
      * one stream, each answered as soon as it is done (not in order), with
      * the `id` the client gave it. A call does exactly what the method of the
      * same name does and answers the same; an error is a CallError instead of
@@ -581,6 +715,44 @@ export declare const LockService: {
         readonly responseSerialize: (value: InspectResponse) => Buffer;
         readonly responseDeserialize: (value: Buffer) => InspectResponse;
     };
+    /**
+     * AcquireMany takes up to 16 resources at once, all or none: each master
+     * takes the whole set or nothing in one step, the grant needs a quorum
+     * for the whole set, and waiting never holds part of it (so two callers
+     * with overlapping sets cannot deadlock). One value for the set, a
+     * fencing token per member. Each member is then a lock like any other:
+     * Extend and Release act on one member with the set's value;
+     * ExtendMany and ReleaseMany on several.
+     */
+    readonly acquireMany: {
+        readonly path: "/redlockd.v1.Lock/AcquireMany";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: AcquireManyRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => AcquireManyRequest;
+        readonly responseSerialize: (value: AcquireManyResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => AcquireManyResponse;
+    };
+    /** ExtendMany extends several locks that hold one value (a set's members). */
+    readonly extendMany: {
+        readonly path: "/redlockd.v1.Lock/ExtendMany";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ExtendManyRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ExtendManyRequest;
+        readonly responseSerialize: (value: ExtendManyResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ExtendManyResponse;
+    };
+    /** ReleaseMany releases several locks that hold one value. */
+    readonly releaseMany: {
+        readonly path: "/redlockd.v1.Lock/ReleaseMany";
+        readonly requestStream: false;
+        readonly responseStream: false;
+        readonly requestSerialize: (value: ReleaseManyRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => ReleaseManyRequest;
+        readonly responseSerialize: (value: ReleaseManyResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => ReleaseManyResponse;
+    };
 };
 export interface LockServer extends UntypedServiceImplementation {
     /** Acquire takes the lock on a resource, waiting up to `wait` for it. */
@@ -601,7 +773,8 @@ export interface LockServer extends UntypedServiceImplementation {
      */
     hold: handleBidiStreamingCall<HoldRequest, HoldResponse>;
     /**
-     * Pipeline carries any number of Acquire, Extend and Release calls over
+     * Pipeline carries any number of Acquire, Extend and Release calls (and
+     * their *Many forms) over
      * one stream, each answered as soon as it is done (not in order), with
      * the `id` the client gave it. A call does exactly what the method of the
      * same name does and answers the same; an error is a CallError instead of
@@ -625,6 +798,20 @@ export interface LockServer extends UntypedServiceImplementation {
      * who waits for it in this daemon. It never returns lock values.
      */
     inspect: handleUnaryCall<InspectRequest, InspectResponse>;
+    /**
+     * AcquireMany takes up to 16 resources at once, all or none: each master
+     * takes the whole set or nothing in one step, the grant needs a quorum
+     * for the whole set, and waiting never holds part of it (so two callers
+     * with overlapping sets cannot deadlock). One value for the set, a
+     * fencing token per member. Each member is then a lock like any other:
+     * Extend and Release act on one member with the set's value;
+     * ExtendMany and ReleaseMany on several.
+     */
+    acquireMany: handleUnaryCall<AcquireManyRequest, AcquireManyResponse>;
+    /** ExtendMany extends several locks that hold one value (a set's members). */
+    extendMany: handleUnaryCall<ExtendManyRequest, ExtendManyResponse>;
+    /** ReleaseMany releases several locks that hold one value. */
+    releaseMany: handleUnaryCall<ReleaseManyRequest, ReleaseManyResponse>;
 }
 export interface LockClient extends Client {
     /** Acquire takes the lock on a resource, waiting up to `wait` for it. */
@@ -653,7 +840,8 @@ export interface LockClient extends Client {
     hold(options: Partial<CallOptions>): ClientDuplexStream<HoldRequest, HoldResponse>;
     hold(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<HoldRequest, HoldResponse>;
     /**
-     * Pipeline carries any number of Acquire, Extend and Release calls over
+     * Pipeline carries any number of Acquire, Extend and Release calls (and
+     * their *Many forms) over
      * one stream, each answered as soon as it is done (not in order), with
      * the `id` the client gave it. A call does exactly what the method of the
      * same name does and answers the same; an error is a CallError instead of
@@ -681,6 +869,26 @@ export interface LockClient extends Client {
     inspect(request: InspectRequest, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
     inspect(request: InspectRequest, metadata: Metadata, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
     inspect(request: InspectRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
+    /**
+     * AcquireMany takes up to 16 resources at once, all or none: each master
+     * takes the whole set or nothing in one step, the grant needs a quorum
+     * for the whole set, and waiting never holds part of it (so two callers
+     * with overlapping sets cannot deadlock). One value for the set, a
+     * fencing token per member. Each member is then a lock like any other:
+     * Extend and Release act on one member with the set's value;
+     * ExtendMany and ReleaseMany on several.
+     */
+    acquireMany(request: AcquireManyRequest, callback: (error: ServiceError | null, response: AcquireManyResponse) => void): ClientUnaryCall;
+    acquireMany(request: AcquireManyRequest, metadata: Metadata, callback: (error: ServiceError | null, response: AcquireManyResponse) => void): ClientUnaryCall;
+    acquireMany(request: AcquireManyRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: AcquireManyResponse) => void): ClientUnaryCall;
+    /** ExtendMany extends several locks that hold one value (a set's members). */
+    extendMany(request: ExtendManyRequest, callback: (error: ServiceError | null, response: ExtendManyResponse) => void): ClientUnaryCall;
+    extendMany(request: ExtendManyRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ExtendManyResponse) => void): ClientUnaryCall;
+    extendMany(request: ExtendManyRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ExtendManyResponse) => void): ClientUnaryCall;
+    /** ReleaseMany releases several locks that hold one value. */
+    releaseMany(request: ReleaseManyRequest, callback: (error: ServiceError | null, response: ReleaseManyResponse) => void): ClientUnaryCall;
+    releaseMany(request: ReleaseManyRequest, metadata: Metadata, callback: (error: ServiceError | null, response: ReleaseManyResponse) => void): ClientUnaryCall;
+    releaseMany(request: ReleaseManyRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: ReleaseManyResponse) => void): ClientUnaryCall;
 }
 export declare const LockClient: {
     new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): LockClient;

@@ -5,7 +5,7 @@
 //   protoc               v7.35.1
 // source: redlockd/v1/lock.proto
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.LockClient = exports.LockService = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = exports.LockMode = void 0;
+exports.LockClient = exports.LockService = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.ReleaseManyResponse = exports.ReleaseManyRequest = exports.ExtendManyResponse = exports.ExtendManyRequest = exports.AcquireManyResponse = exports.AcquireManyRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = exports.LockMode = void 0;
 /* eslint-disable */
 const wire_1 = require("@bufbuild/protobuf/wire");
 const grpc_js_1 = require("@grpc/grpc-js");
@@ -35,6 +35,9 @@ const timestamp_1 = require("../../google/protobuf/timestamp");
  *                      (then with a google.rpc.QuotaFailure detail whose
  *                      violation's quota_id names the quota, e.g.
  *                      "max_locks_held").
+ *   FAILED_PRECONDITION a semaphore's masters remember another number of
+ *                      permits than the request asked for, or a reentrancy
+ *                      key holds the lock as another kind.
  *
  * UNAVAILABLE statuses carry a google.rpc.ErrorInfo detail (reason
  * "NO_QUORUM", domain "redlockd") whose metadata has one entry per master,
@@ -138,8 +141,429 @@ var HoldEvent;
     HoldEvent[HoldEvent["HOLD_EVENT_NOT_ACQUIRED"] = 5] = "HOLD_EVENT_NOT_ACQUIRED";
     HoldEvent[HoldEvent["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
 })(HoldEvent || (exports.HoldEvent = HoldEvent = {}));
+function createBaseAcquireManyRequest() {
+    return { resources: [], ttl: undefined, wait: undefined, owner: "" };
+}
+exports.AcquireManyRequest = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        for (const v of message.resources) {
+            writer.uint32(10).string(v);
+        }
+        if (message.ttl !== undefined) {
+            duration_1.Duration.encode(message.ttl, writer.uint32(18).fork()).join();
+        }
+        if (message.wait !== undefined) {
+            duration_1.Duration.encode(message.wait, writer.uint32(26).fork()).join();
+        }
+        if (message.owner !== "") {
+            writer.uint32(34).string(message.owner);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseAcquireManyRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.resources.push(reader.string());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.ttl = duration_1.Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.wait = duration_1.Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 34) {
+                            break;
+                        }
+                        message.owner = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseAcquireManyResponse() {
+    return { acquired: false, leases: [], reason: 0, attempts: 0, nodes: [] };
+}
+exports.AcquireManyResponse = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        if (message.acquired !== false) {
+            writer.uint32(8).bool(message.acquired);
+        }
+        for (const v of message.leases) {
+            exports.Lease.encode(v, writer.uint32(18).fork()).join();
+        }
+        if (message.reason !== 0) {
+            writer.uint32(24).int32(message.reason);
+        }
+        if (message.attempts !== 0) {
+            writer.uint32(32).uint32(message.attempts);
+        }
+        if (message.nodes.length !== 0) {
+            writer.uint32(42).fork();
+            for (const v of message.nodes) {
+                writer.int32(v);
+            }
+            writer.join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseAcquireManyResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.acquired = reader.bool();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.leases.push(exports.Lease.decode(reader, reader.uint32()));
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 24) {
+                            break;
+                        }
+                        message.reason = reader.int32();
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.attempts = reader.uint32();
+                        continue;
+                    }
+                    case 5: {
+                        if (tag === 40) {
+                            message.nodes.push(reader.int32());
+                            continue;
+                        }
+                        if (tag === 42) {
+                            const end2 = reader.uint32() + reader.pos;
+                            while (reader.pos < end2) {
+                                message.nodes.push(reader.int32());
+                            }
+                            continue;
+                        }
+                        break;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseExtendManyRequest() {
+    return { resources: [], value: "", ttl: undefined };
+}
+exports.ExtendManyRequest = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        for (const v of message.resources) {
+            writer.uint32(10).string(v);
+        }
+        if (message.value !== "") {
+            writer.uint32(18).string(message.value);
+        }
+        if (message.ttl !== undefined) {
+            duration_1.Duration.encode(message.ttl, writer.uint32(26).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseExtendManyRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.resources.push(reader.string());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.value = reader.string();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.ttl = duration_1.Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseExtendManyResponse() {
+    return { extended: false, members: [], validity: undefined };
+}
+exports.ExtendManyResponse = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        if (message.extended !== false) {
+            writer.uint32(8).bool(message.extended);
+        }
+        if (message.members.length !== 0) {
+            writer.uint32(18).fork();
+            for (const v of message.members) {
+                writer.bool(v);
+            }
+            writer.join();
+        }
+        if (message.validity !== undefined) {
+            duration_1.Duration.encode(message.validity, writer.uint32(26).fork()).join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseExtendManyResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.extended = reader.bool();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag === 16) {
+                            message.members.push(reader.bool());
+                            continue;
+                        }
+                        if (tag === 18) {
+                            const end2 = reader.uint32() + reader.pos;
+                            while (reader.pos < end2) {
+                                message.members.push(reader.bool());
+                            }
+                            continue;
+                        }
+                        break;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.validity = duration_1.Duration.decode(reader, reader.uint32());
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseReleaseManyRequest() {
+    return { resources: [], value: "" };
+}
+exports.ReleaseManyRequest = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        for (const v of message.resources) {
+            writer.uint32(10).string(v);
+        }
+        if (message.value !== "") {
+            writer.uint32(18).string(message.value);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseReleaseManyRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.resources.push(reader.string());
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 18) {
+                            break;
+                        }
+                        message.value = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseReleaseManyResponse() {
+    return { released: false, members: [] };
+}
+exports.ReleaseManyResponse = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        if (message.released !== false) {
+            writer.uint32(8).bool(message.released);
+        }
+        if (message.members.length !== 0) {
+            writer.uint32(18).fork();
+            for (const v of message.members) {
+                writer.bool(v);
+            }
+            writer.join();
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseReleaseManyResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.released = reader.bool();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag === 16) {
+                            message.members.push(reader.bool());
+                            continue;
+                        }
+                        if (tag === 18) {
+                            const end2 = reader.uint32() + reader.pos;
+                            while (reader.pos < end2) {
+                                message.members.push(reader.bool());
+                            }
+                            continue;
+                        }
+                        break;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
 function createBaseAcquireRequest() {
-    return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0 };
+    return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0, permits: 0, reentrancyKey: "" };
 }
 exports.AcquireRequest = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -157,6 +581,12 @@ exports.AcquireRequest = {
         }
         if (message.mode !== 0) {
             writer.uint32(40).int32(message.mode);
+        }
+        if (message.permits !== 0) {
+            writer.uint32(48).uint32(message.permits);
+        }
+        if (message.reentrancyKey !== "") {
+            writer.uint32(58).string(message.reentrancyKey);
         }
         return writer;
     },
@@ -208,6 +638,20 @@ exports.AcquireRequest = {
                         message.mode = reader.int32();
                         continue;
                     }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.permits = reader.uint32();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.reentrancyKey = reader.string();
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -222,7 +666,7 @@ exports.AcquireRequest = {
     },
 };
 function createBaseLease() {
-    return { resource: "", value: "", fencingToken: 0n, validity: undefined, mode: 0 };
+    return { resource: "", value: "", fencingToken: 0n, validity: undefined, mode: 0, permits: 0, slot: 0 };
 }
 exports.Lease = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -243,6 +687,12 @@ exports.Lease = {
         }
         if (message.mode !== 0) {
             writer.uint32(40).int32(message.mode);
+        }
+        if (message.permits !== 0) {
+            writer.uint32(48).uint32(message.permits);
+        }
+        if (message.slot !== 0) {
+            writer.uint32(56).uint32(message.slot);
         }
         return writer;
     },
@@ -292,6 +742,20 @@ exports.Lease = {
                             break;
                         }
                         message.mode = reader.int32();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.permits = reader.uint32();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 56) {
+                            break;
+                        }
+                        message.slot = reader.uint32();
                         continue;
                     }
                 }
@@ -679,7 +1143,16 @@ exports.HoldRequest = {
     },
 };
 function createBaseHoldStart() {
-    return { resource: "", ttl: undefined, wait: undefined, owner: "", maxHold: undefined, mode: 0 };
+    return {
+        resource: "",
+        ttl: undefined,
+        wait: undefined,
+        owner: "",
+        maxHold: undefined,
+        mode: 0,
+        permits: 0,
+        reentrancyKey: "",
+    };
 }
 exports.HoldStart = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -700,6 +1173,12 @@ exports.HoldStart = {
         }
         if (message.mode !== 0) {
             writer.uint32(48).int32(message.mode);
+        }
+        if (message.permits !== 0) {
+            writer.uint32(56).uint32(message.permits);
+        }
+        if (message.reentrancyKey !== "") {
+            writer.uint32(66).string(message.reentrancyKey);
         }
         return writer;
     },
@@ -756,6 +1235,20 @@ exports.HoldStart = {
                             break;
                         }
                         message.mode = reader.int32();
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 56) {
+                            break;
+                        }
+                        message.permits = reader.uint32();
+                        continue;
+                    }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.reentrancyKey = reader.string();
                         continue;
                     }
                 }
@@ -919,6 +1412,15 @@ exports.PipelineRequest = {
             case "release":
                 exports.ReleaseRequest.encode(message.call.value, writer.uint32(34).fork()).join();
                 break;
+            case "acquireMany":
+                exports.AcquireManyRequest.encode(message.call.value, writer.uint32(42).fork()).join();
+                break;
+            case "extendMany":
+                exports.ExtendManyRequest.encode(message.call.value, writer.uint32(50).fork()).join();
+                break;
+            case "releaseMany":
+                exports.ReleaseManyRequest.encode(message.call.value, writer.uint32(58).fork()).join();
+                break;
         }
         return writer;
     },
@@ -963,6 +1465,27 @@ exports.PipelineRequest = {
                         message.call = { $case: "release", value: exports.ReleaseRequest.decode(reader, reader.uint32()) };
                         continue;
                     }
+                    case 5: {
+                        if (tag !== 42) {
+                            break;
+                        }
+                        message.call = { $case: "acquireMany", value: exports.AcquireManyRequest.decode(reader, reader.uint32()) };
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.call = { $case: "extendMany", value: exports.ExtendManyRequest.decode(reader, reader.uint32()) };
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.call = { $case: "releaseMany", value: exports.ReleaseManyRequest.decode(reader, reader.uint32()) };
+                        continue;
+                    }
                 }
                 if ((tag & 7) === 4 || tag === 0) {
                     break;
@@ -999,6 +1522,15 @@ exports.PipelineResponse = {
                 break;
             case "error":
                 exports.CallError.encode(message.result.value, writer.uint32(42).fork()).join();
+                break;
+            case "acquireMany":
+                exports.AcquireManyResponse.encode(message.result.value, writer.uint32(50).fork()).join();
+                break;
+            case "extendMany":
+                exports.ExtendManyResponse.encode(message.result.value, writer.uint32(58).fork()).join();
+                break;
+            case "releaseMany":
+                exports.ReleaseManyResponse.encode(message.result.value, writer.uint32(66).fork()).join();
                 break;
         }
         return writer;
@@ -1049,6 +1581,27 @@ exports.PipelineResponse = {
                             break;
                         }
                         message.result = { $case: "error", value: exports.CallError.decode(reader, reader.uint32()) };
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 50) {
+                            break;
+                        }
+                        message.result = { $case: "acquireMany", value: exports.AcquireManyResponse.decode(reader, reader.uint32()) };
+                        continue;
+                    }
+                    case 7: {
+                        if (tag !== 58) {
+                            break;
+                        }
+                        message.result = { $case: "extendMany", value: exports.ExtendManyResponse.decode(reader, reader.uint32()) };
+                        continue;
+                    }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.result = { $case: "releaseMany", value: exports.ReleaseManyResponse.decode(reader, reader.uint32()) };
                         continue;
                     }
                 }
@@ -1201,6 +1754,9 @@ function createBaseInspectResponse() {
         waiting: 0,
         waiterOwners: [],
         readers: 0,
+        permits: 0,
+        permitsOut: 0,
+        setMembers: [],
     };
 }
 exports.InspectResponse = {
@@ -1228,6 +1784,15 @@ exports.InspectResponse = {
         }
         if (message.readers !== 0) {
             writer.uint32(64).uint32(message.readers);
+        }
+        if (message.permits !== 0) {
+            writer.uint32(72).uint32(message.permits);
+        }
+        if (message.permitsOut !== 0) {
+            writer.uint32(80).uint32(message.permitsOut);
+        }
+        for (const v of message.setMembers) {
+            writer.uint32(90).string(v);
         }
         return writer;
     },
@@ -1298,6 +1863,27 @@ exports.InspectResponse = {
                             break;
                         }
                         message.readers = reader.uint32();
+                        continue;
+                    }
+                    case 9: {
+                        if (tag !== 72) {
+                            break;
+                        }
+                        message.permits = reader.uint32();
+                        continue;
+                    }
+                    case 10: {
+                        if (tag !== 80) {
+                            break;
+                        }
+                        message.permitsOut = reader.uint32();
+                        continue;
+                    }
+                    case 11: {
+                        if (tag !== 90) {
+                            break;
+                        }
+                        message.setMembers.push(reader.string());
                         continue;
                     }
                 }
@@ -1585,7 +2171,8 @@ exports.LockService = {
         responseDeserialize: (value) => exports.HoldResponse.decode(value),
     },
     /**
-     * Pipeline carries any number of Acquire, Extend and Release calls over
+     * Pipeline carries any number of Acquire, Extend and Release calls (and
+     * their *Many forms) over
      * one stream, each answered as soon as it is done (not in order), with
      * the `id` the client gave it. A call does exactly what the method of the
      * same name does and answers the same; an error is a CallError instead of
@@ -1624,6 +2211,44 @@ exports.LockService = {
         requestDeserialize: (value) => exports.InspectRequest.decode(value),
         responseSerialize: (value) => Buffer.from(exports.InspectResponse.encode(value).finish()),
         responseDeserialize: (value) => exports.InspectResponse.decode(value),
+    },
+    /**
+     * AcquireMany takes up to 16 resources at once, all or none: each master
+     * takes the whole set or nothing in one step, the grant needs a quorum
+     * for the whole set, and waiting never holds part of it (so two callers
+     * with overlapping sets cannot deadlock). One value for the set, a
+     * fencing token per member. Each member is then a lock like any other:
+     * Extend and Release act on one member with the set's value;
+     * ExtendMany and ReleaseMany on several.
+     */
+    acquireMany: {
+        path: "/redlockd.v1.Lock/AcquireMany",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(exports.AcquireManyRequest.encode(value).finish()),
+        requestDeserialize: (value) => exports.AcquireManyRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(exports.AcquireManyResponse.encode(value).finish()),
+        responseDeserialize: (value) => exports.AcquireManyResponse.decode(value),
+    },
+    /** ExtendMany extends several locks that hold one value (a set's members). */
+    extendMany: {
+        path: "/redlockd.v1.Lock/ExtendMany",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(exports.ExtendManyRequest.encode(value).finish()),
+        requestDeserialize: (value) => exports.ExtendManyRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(exports.ExtendManyResponse.encode(value).finish()),
+        responseDeserialize: (value) => exports.ExtendManyResponse.decode(value),
+    },
+    /** ReleaseMany releases several locks that hold one value. */
+    releaseMany: {
+        path: "/redlockd.v1.Lock/ReleaseMany",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value) => Buffer.from(exports.ReleaseManyRequest.encode(value).finish()),
+        requestDeserialize: (value) => exports.ReleaseManyRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(exports.ReleaseManyResponse.encode(value).finish()),
+        responseDeserialize: (value) => exports.ReleaseManyResponse.decode(value),
     },
 };
 exports.LockClient = (0, grpc_js_1.makeGenericClientConstructor)(exports.LockService, "redlockd.v1.Lock");

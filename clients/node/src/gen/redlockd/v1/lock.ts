@@ -47,6 +47,9 @@ import { Timestamp } from "../../google/protobuf/timestamp";
  *                      (then with a google.rpc.QuotaFailure detail whose
  *                      violation's quota_id names the quota, e.g.
  *                      "max_locks_held").
+ *   FAILED_PRECONDITION a semaphore's masters remember another number of
+ *                      permits than the request asked for, or a reentrancy
+ *                      key holds the lock as another kind.
  *
  * UNAVAILABLE statuses carry a google.rpc.ErrorInfo detail (reason
  * "NO_QUORUM", domain "redlockd") whose metadata has one entry per master,
@@ -151,6 +154,71 @@ export enum HoldEvent {
   UNRECOGNIZED = -1,
 }
 
+/** AcquireManyRequest asks for several resources at once. */
+export interface AcquireManyRequest {
+  /**
+   * resources: 1 to 16 names, each as AcquireRequest.resource. The daemon
+   * sorts them and drops repeats.
+   */
+  resources: string[];
+  /**
+   * ttl, wait and owner are as in AcquireRequest; the wait retries the
+   * whole set (sets do not queue in the daemon).
+   */
+  ttl?: Duration | undefined;
+  wait?: Duration | undefined;
+  owner: string;
+}
+
+/** AcquireManyResponse tells whether the whole set was taken. */
+export interface AcquireManyResponse {
+  /** acquired is true when every member is held. */
+  acquired: boolean;
+  /**
+   * leases: one per member, sorted by resource, all with one value and
+   * validity, each with its member's fencing token (strictly increasing per
+   * resource, like any lock's).
+   */
+  leases: Lease[];
+  /** reason, attempts and nodes are as in AcquireResponse. */
+  reason: FailureReason;
+  attempts: number;
+  nodes: NodeOutcome[];
+}
+
+/** ExtendManyRequest extends locks that hold `value`. */
+export interface ExtendManyRequest {
+  /** resources: 1 to 16 names; value and ttl as in ExtendRequest. */
+  resources: string[];
+  value: string;
+  ttl?: Duration | undefined;
+}
+
+/** ExtendManyResponse says which locks were extended. */
+export interface ExtendManyResponse {
+  /** extended is true when every one was. */
+  extended: boolean;
+  /** members: per resource, in the order asked, whether it was extended. */
+  members: boolean[];
+  /** validity is the shortest of the extended ones', counted from the send. */
+  validity?: Duration | undefined;
+}
+
+/** ReleaseManyRequest releases locks that hold `value`. */
+export interface ReleaseManyRequest {
+  /** resources: 1 to 16 names; value as in ReleaseRequest. */
+  resources: string[];
+  value: string;
+}
+
+/** ReleaseManyResponse says which locks were held to the end. */
+export interface ReleaseManyResponse {
+  /** released is true when every one was held to the end. */
+  released: boolean;
+  /** members: per resource, in the order asked, as ReleaseResponse.released. */
+  members: boolean[];
+}
+
 /** AcquireRequest asks for the lock on one resource. */
 export interface AcquireRequest {
   /**
@@ -186,6 +254,28 @@ export interface AcquireRequest {
    * other shared holders (a read-write lock's readers).
    */
   mode: LockMode;
+  /**
+   * permits makes the resource a semaphore: 0 or 1 (unset) is a lock; N
+   * from 2 to the daemon's lock.max_permits (by default 64) takes one of N
+   * permits. A permit is exclusive (mode must stay LOCK_MODE_EXCLUSIVE). Every
+   * holder must ask for the same N: while any permit is out the masters
+   * remember it, and another N is FAILED_PRECONDITION. Each permit is a lock
+   * on one of N slots (Lease.slot) with fencing tokens of its own, strictly
+   * increasing per slot. Waiting permits retry in Redis (no FIFO queue).
+   */
+  permits: number;
+  /**
+   * reentrancy_key (at most 128 bytes; empty: none), a job or trace id of
+   * the caller's choosing: while this daemon holds the lock for an
+   * acquisition with the same key, another acquisition with the key gets it
+   * at once with the SAME value and the SAME fencing token, and counts up;
+   * each Release counts down, and the lock is released at zero. Anyone who
+   * knows the key shares the lock: use a key only your own work knows. The
+   * key is never logged. Per daemon: acquisitions through other daemons
+   * wait as for any holder. The same key asking another mode or number of
+   * permits is FAILED_PRECONDITION.
+   */
+  reentrancyKey: string;
 }
 
 /** Lease is a granted lock. */
@@ -217,6 +307,13 @@ export interface Lease {
     | undefined;
   /** mode is how the lock is held, as requested. */
   mode: LockMode;
+  /**
+   * permits is the semaphore's number of permits (0 for a lock), and slot
+   * the one this lease holds (0 to permits - 1): its fencing token is the
+   * slot's.
+   */
+  permits: number;
+  slot: number;
 }
 
 /** AcquireResponse tells whether the lock was taken. */
@@ -335,8 +432,13 @@ export interface HoldStart {
   maxHold?:
     | Duration
     | undefined;
-  /** mode is as in AcquireRequest. */
+  /**
+   * mode, permits and reentrancy_key are as in AcquireRequest (the session
+   * counts as one hold, given back when it ends).
+   */
   mode: LockMode;
+  permits: number;
+  reentrancyKey: string;
 }
 
 /** HoldRelease ends a session's lock. */
@@ -378,10 +480,14 @@ export interface PipelineRequest {
    */
   id: bigint;
   /** call is the call; exactly one must be set. */
-  call?: { $case: "acquire"; value: AcquireRequest } | { $case: "extend"; value: ExtendRequest } | {
-    $case: "release";
-    value: ReleaseRequest;
-  } | undefined;
+  call?:
+    | { $case: "acquire"; value: AcquireRequest }
+    | { $case: "extend"; value: ExtendRequest }
+    | { $case: "release"; value: ReleaseRequest }
+    | { $case: "acquireMany"; value: AcquireManyRequest }
+    | { $case: "extendMany"; value: ExtendManyRequest }
+    | { $case: "releaseMany"; value: ReleaseManyRequest }
+    | undefined;
 }
 
 /** PipelineResponse answers one call of a Pipeline stream. */
@@ -394,6 +500,9 @@ export interface PipelineResponse {
     | { $case: "extend"; value: ExtendResponse }
     | { $case: "release"; value: ReleaseResponse }
     | { $case: "error"; value: CallError }
+    | { $case: "acquireMany"; value: AcquireManyResponse }
+    | { $case: "extendMany"; value: ExtendManyResponse }
+    | { $case: "releaseMany"; value: ReleaseManyResponse }
     | undefined;
 }
 
@@ -461,6 +570,19 @@ export interface InspectResponse {
    * true and `holder` unset.
    */
   readers: number;
+  /**
+   * permits is the number of permits a majority of the masters remembers
+   * for a semaphore of this name (0 when none is out), and permits_out how
+   * many of its slots a majority holds.
+   */
+  permits: number;
+  permitsOut: number;
+  /**
+   * set_members: when this daemon granted the lock as a member of a set
+   * (AcquireMany), the set's resources, sorted (other daemons do not know
+   * them).
+   */
+  setMembers: string[];
 }
 
 /** Holder is who holds a lock. Never the lock value. */
@@ -513,8 +635,469 @@ export interface NodeView {
   fenceCounter: bigint;
 }
 
+function createBaseAcquireManyRequest(): AcquireManyRequest {
+  return { resources: [], ttl: undefined, wait: undefined, owner: "" };
+}
+
+export const AcquireManyRequest: MessageFns<AcquireManyRequest> = {
+  encode(message: AcquireManyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.resources) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.ttl !== undefined) {
+      Duration.encode(message.ttl, writer.uint32(18).fork()).join();
+    }
+    if (message.wait !== undefined) {
+      Duration.encode(message.wait, writer.uint32(26).fork()).join();
+    }
+    if (message.owner !== "") {
+      writer.uint32(34).string(message.owner);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AcquireManyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAcquireManyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.resources.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ttl = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.wait = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.owner = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseAcquireManyResponse(): AcquireManyResponse {
+  return { acquired: false, leases: [], reason: 0, attempts: 0, nodes: [] };
+}
+
+export const AcquireManyResponse: MessageFns<AcquireManyResponse> = {
+  encode(message: AcquireManyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.acquired !== false) {
+      writer.uint32(8).bool(message.acquired);
+    }
+    for (const v of message.leases) {
+      Lease.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.reason !== 0) {
+      writer.uint32(24).int32(message.reason);
+    }
+    if (message.attempts !== 0) {
+      writer.uint32(32).uint32(message.attempts);
+    }
+    if (message.nodes.length !== 0) {
+      writer.uint32(42).fork();
+      for (const v of message.nodes) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AcquireManyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAcquireManyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.acquired = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leases.push(Lease.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.attempts = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag === 40) {
+              message.nodes.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 42) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.nodes.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseExtendManyRequest(): ExtendManyRequest {
+  return { resources: [], value: "", ttl: undefined };
+}
+
+export const ExtendManyRequest: MessageFns<ExtendManyRequest> = {
+  encode(message: ExtendManyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.resources) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    if (message.ttl !== undefined) {
+      Duration.encode(message.ttl, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExtendManyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExtendManyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.resources.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ttl = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseExtendManyResponse(): ExtendManyResponse {
+  return { extended: false, members: [], validity: undefined };
+}
+
+export const ExtendManyResponse: MessageFns<ExtendManyResponse> = {
+  encode(message: ExtendManyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.extended !== false) {
+      writer.uint32(8).bool(message.extended);
+    }
+    if (message.members.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.members) {
+        writer.bool(v);
+      }
+      writer.join();
+    }
+    if (message.validity !== undefined) {
+      Duration.encode(message.validity, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExtendManyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExtendManyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.extended = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.members.push(reader.bool());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.members.push(reader.bool());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.validity = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseReleaseManyRequest(): ReleaseManyRequest {
+  return { resources: [], value: "" };
+}
+
+export const ReleaseManyRequest: MessageFns<ReleaseManyRequest> = {
+  encode(message: ReleaseManyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.resources) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseManyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReleaseManyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.resources.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseReleaseManyResponse(): ReleaseManyResponse {
+  return { released: false, members: [] };
+}
+
+export const ReleaseManyResponse: MessageFns<ReleaseManyResponse> = {
+  encode(message: ReleaseManyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.released !== false) {
+      writer.uint32(8).bool(message.released);
+    }
+    if (message.members.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.members) {
+        writer.bool(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseManyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReleaseManyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.released = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.members.push(reader.bool());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.members.push(reader.bool());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
 function createBaseAcquireRequest(): AcquireRequest {
-  return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0 };
+  return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0, permits: 0, reentrancyKey: "" };
 }
 
 export const AcquireRequest: MessageFns<AcquireRequest> = {
@@ -533,6 +1116,12 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
     }
     if (message.mode !== 0) {
       writer.uint32(40).int32(message.mode);
+    }
+    if (message.permits !== 0) {
+      writer.uint32(48).uint32(message.permits);
+    }
+    if (message.reentrancyKey !== "") {
+      writer.uint32(58).string(message.reentrancyKey);
     }
     return writer;
   },
@@ -590,6 +1179,22 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
             message.mode = reader.int32() as any;
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.permits = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reentrancyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -604,7 +1209,7 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
 };
 
 function createBaseLease(): Lease {
-  return { resource: "", value: "", fencingToken: 0n, validity: undefined, mode: 0 };
+  return { resource: "", value: "", fencingToken: 0n, validity: undefined, mode: 0, permits: 0, slot: 0 };
 }
 
 export const Lease: MessageFns<Lease> = {
@@ -626,6 +1231,12 @@ export const Lease: MessageFns<Lease> = {
     }
     if (message.mode !== 0) {
       writer.uint32(40).int32(message.mode);
+    }
+    if (message.permits !== 0) {
+      writer.uint32(48).uint32(message.permits);
+    }
+    if (message.slot !== 0) {
+      writer.uint32(56).uint32(message.slot);
     }
     return writer;
   },
@@ -681,6 +1292,22 @@ export const Lease: MessageFns<Lease> = {
             }
 
             message.mode = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.permits = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.slot = reader.uint32();
             continue;
           }
         }
@@ -1099,7 +1726,16 @@ export const HoldRequest: MessageFns<HoldRequest> = {
 };
 
 function createBaseHoldStart(): HoldStart {
-  return { resource: "", ttl: undefined, wait: undefined, owner: "", maxHold: undefined, mode: 0 };
+  return {
+    resource: "",
+    ttl: undefined,
+    wait: undefined,
+    owner: "",
+    maxHold: undefined,
+    mode: 0,
+    permits: 0,
+    reentrancyKey: "",
+  };
 }
 
 export const HoldStart: MessageFns<HoldStart> = {
@@ -1121,6 +1757,12 @@ export const HoldStart: MessageFns<HoldStart> = {
     }
     if (message.mode !== 0) {
       writer.uint32(48).int32(message.mode);
+    }
+    if (message.permits !== 0) {
+      writer.uint32(56).uint32(message.permits);
+    }
+    if (message.reentrancyKey !== "") {
+      writer.uint32(66).string(message.reentrancyKey);
     }
     return writer;
   },
@@ -1184,6 +1826,22 @@ export const HoldStart: MessageFns<HoldStart> = {
             }
 
             message.mode = reader.int32() as any;
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.permits = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.reentrancyKey = reader.string();
             continue;
           }
         }
@@ -1360,6 +2018,15 @@ export const PipelineRequest: MessageFns<PipelineRequest> = {
       case "release":
         ReleaseRequest.encode(message.call.value, writer.uint32(34).fork()).join();
         break;
+      case "acquireMany":
+        AcquireManyRequest.encode(message.call.value, writer.uint32(42).fork()).join();
+        break;
+      case "extendMany":
+        ExtendManyRequest.encode(message.call.value, writer.uint32(50).fork()).join();
+        break;
+      case "releaseMany":
+        ReleaseManyRequest.encode(message.call.value, writer.uint32(58).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1409,6 +2076,30 @@ export const PipelineRequest: MessageFns<PipelineRequest> = {
             message.call = { $case: "release", value: ReleaseRequest.decode(reader, reader.uint32()) };
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.call = { $case: "acquireMany", value: AcquireManyRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.call = { $case: "extendMany", value: ExtendManyRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.call = { $case: "releaseMany", value: ReleaseManyRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1446,6 +2137,15 @@ export const PipelineResponse: MessageFns<PipelineResponse> = {
         break;
       case "error":
         CallError.encode(message.result.value, writer.uint32(42).fork()).join();
+        break;
+      case "acquireMany":
+        AcquireManyResponse.encode(message.result.value, writer.uint32(50).fork()).join();
+        break;
+      case "extendMany":
+        ExtendManyResponse.encode(message.result.value, writer.uint32(58).fork()).join();
+        break;
+      case "releaseMany":
+        ReleaseManyResponse.encode(message.result.value, writer.uint32(66).fork()).join();
         break;
     }
     return writer;
@@ -1502,6 +2202,30 @@ export const PipelineResponse: MessageFns<PipelineResponse> = {
             }
 
             message.result = { $case: "error", value: CallError.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.result = { $case: "acquireMany", value: AcquireManyResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.result = { $case: "extendMany", value: ExtendManyResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.result = { $case: "releaseMany", value: ReleaseManyResponse.decode(reader, reader.uint32()) };
             continue;
           }
         }
@@ -1666,6 +2390,9 @@ function createBaseInspectResponse(): InspectResponse {
     waiting: 0,
     waiterOwners: [],
     readers: 0,
+    permits: 0,
+    permitsOut: 0,
+    setMembers: [],
   };
 }
 
@@ -1694,6 +2421,15 @@ export const InspectResponse: MessageFns<InspectResponse> = {
     }
     if (message.readers !== 0) {
       writer.uint32(64).uint32(message.readers);
+    }
+    if (message.permits !== 0) {
+      writer.uint32(72).uint32(message.permits);
+    }
+    if (message.permitsOut !== 0) {
+      writer.uint32(80).uint32(message.permitsOut);
+    }
+    for (const v of message.setMembers) {
+      writer.uint32(90).string(v!);
     }
     return writer;
   },
@@ -1773,6 +2509,30 @@ export const InspectResponse: MessageFns<InspectResponse> = {
             }
 
             message.readers = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.permits = reader.uint32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.permitsOut = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.setMembers.push(reader.string());
             continue;
           }
         }
@@ -2083,7 +2843,8 @@ export const LockService = {
     responseDeserialize: (value: Buffer): HoldResponse => HoldResponse.decode(value),
   },
   /**
-   * Pipeline carries any number of Acquire, Extend and Release calls over
+   * Pipeline carries any number of Acquire, Extend and Release calls (and
+   * their *Many forms) over
    * one stream, each answered as soon as it is done (not in order), with
    * the `id` the client gave it. A call does exactly what the method of the
    * same name does and answers the same; an error is a CallError instead of
@@ -2123,6 +2884,44 @@ export const LockService = {
     responseSerialize: (value: InspectResponse): Buffer => Buffer.from(InspectResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): InspectResponse => InspectResponse.decode(value),
   },
+  /**
+   * AcquireMany takes up to 16 resources at once, all or none: each master
+   * takes the whole set or nothing in one step, the grant needs a quorum
+   * for the whole set, and waiting never holds part of it (so two callers
+   * with overlapping sets cannot deadlock). One value for the set, a
+   * fencing token per member. Each member is then a lock like any other:
+   * Extend and Release act on one member with the set's value;
+   * ExtendMany and ReleaseMany on several.
+   */
+  acquireMany: {
+    path: "/redlockd.v1.Lock/AcquireMany" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AcquireManyRequest): Buffer => Buffer.from(AcquireManyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AcquireManyRequest => AcquireManyRequest.decode(value),
+    responseSerialize: (value: AcquireManyResponse): Buffer => Buffer.from(AcquireManyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AcquireManyResponse => AcquireManyResponse.decode(value),
+  },
+  /** ExtendMany extends several locks that hold one value (a set's members). */
+  extendMany: {
+    path: "/redlockd.v1.Lock/ExtendMany" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExtendManyRequest): Buffer => Buffer.from(ExtendManyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExtendManyRequest => ExtendManyRequest.decode(value),
+    responseSerialize: (value: ExtendManyResponse): Buffer => Buffer.from(ExtendManyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExtendManyResponse => ExtendManyResponse.decode(value),
+  },
+  /** ReleaseMany releases several locks that hold one value. */
+  releaseMany: {
+    path: "/redlockd.v1.Lock/ReleaseMany" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReleaseManyRequest): Buffer => Buffer.from(ReleaseManyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReleaseManyRequest => ReleaseManyRequest.decode(value),
+    responseSerialize: (value: ReleaseManyResponse): Buffer => Buffer.from(ReleaseManyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReleaseManyResponse => ReleaseManyResponse.decode(value),
+  },
 } as const;
 
 export interface LockServer extends UntypedServiceImplementation {
@@ -2144,7 +2943,8 @@ export interface LockServer extends UntypedServiceImplementation {
    */
   hold: handleBidiStreamingCall<HoldRequest, HoldResponse>;
   /**
-   * Pipeline carries any number of Acquire, Extend and Release calls over
+   * Pipeline carries any number of Acquire, Extend and Release calls (and
+   * their *Many forms) over
    * one stream, each answered as soon as it is done (not in order), with
    * the `id` the client gave it. A call does exactly what the method of the
    * same name does and answers the same; an error is a CallError instead of
@@ -2168,6 +2968,20 @@ export interface LockServer extends UntypedServiceImplementation {
    * who waits for it in this daemon. It never returns lock values.
    */
   inspect: handleUnaryCall<InspectRequest, InspectResponse>;
+  /**
+   * AcquireMany takes up to 16 resources at once, all or none: each master
+   * takes the whole set or nothing in one step, the grant needs a quorum
+   * for the whole set, and waiting never holds part of it (so two callers
+   * with overlapping sets cannot deadlock). One value for the set, a
+   * fencing token per member. Each member is then a lock like any other:
+   * Extend and Release act on one member with the set's value;
+   * ExtendMany and ReleaseMany on several.
+   */
+  acquireMany: handleUnaryCall<AcquireManyRequest, AcquireManyResponse>;
+  /** ExtendMany extends several locks that hold one value (a set's members). */
+  extendMany: handleUnaryCall<ExtendManyRequest, ExtendManyResponse>;
+  /** ReleaseMany releases several locks that hold one value. */
+  releaseMany: handleUnaryCall<ReleaseManyRequest, ReleaseManyResponse>;
 }
 
 export interface LockClient extends Client {
@@ -2233,7 +3047,8 @@ export interface LockClient extends Client {
   hold(options: Partial<CallOptions>): ClientDuplexStream<HoldRequest, HoldResponse>;
   hold(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<HoldRequest, HoldResponse>;
   /**
-   * Pipeline carries any number of Acquire, Extend and Release calls over
+   * Pipeline carries any number of Acquire, Extend and Release calls (and
+   * their *Many forms) over
    * one stream, each answered as soon as it is done (not in order), with
    * the `id` the client gave it. A call does exactly what the method of the
    * same name does and answers the same; an error is a CallError instead of
@@ -2272,6 +3087,62 @@ export interface LockClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: InspectResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * AcquireMany takes up to 16 resources at once, all or none: each master
+   * takes the whole set or nothing in one step, the grant needs a quorum
+   * for the whole set, and waiting never holds part of it (so two callers
+   * with overlapping sets cannot deadlock). One value for the set, a
+   * fencing token per member. Each member is then a lock like any other:
+   * Extend and Release act on one member with the set's value;
+   * ExtendMany and ReleaseMany on several.
+   */
+  acquireMany(
+    request: AcquireManyRequest,
+    callback: (error: ServiceError | null, response: AcquireManyResponse) => void,
+  ): ClientUnaryCall;
+  acquireMany(
+    request: AcquireManyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AcquireManyResponse) => void,
+  ): ClientUnaryCall;
+  acquireMany(
+    request: AcquireManyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AcquireManyResponse) => void,
+  ): ClientUnaryCall;
+  /** ExtendMany extends several locks that hold one value (a set's members). */
+  extendMany(
+    request: ExtendManyRequest,
+    callback: (error: ServiceError | null, response: ExtendManyResponse) => void,
+  ): ClientUnaryCall;
+  extendMany(
+    request: ExtendManyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ExtendManyResponse) => void,
+  ): ClientUnaryCall;
+  extendMany(
+    request: ExtendManyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ExtendManyResponse) => void,
+  ): ClientUnaryCall;
+  /** ReleaseMany releases several locks that hold one value. */
+  releaseMany(
+    request: ReleaseManyRequest,
+    callback: (error: ServiceError | null, response: ReleaseManyResponse) => void,
+  ): ClientUnaryCall;
+  releaseMany(
+    request: ReleaseManyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReleaseManyResponse) => void,
+  ): ClientUnaryCall;
+  releaseMany(
+    request: ReleaseManyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReleaseManyResponse) => void,
   ): ClientUnaryCall;
 }
 
