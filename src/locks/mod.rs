@@ -33,10 +33,10 @@ use crate::telemetry::metrics::{Metrics, Status};
 
 /// The lock name a value holds under `resource`'s: a permit's slot
 /// (docs/design.md#semaphores), else the resource's own.
-fn lock_name(resource: &str, value: &LockValue) -> String {
+fn lock_name<'a>(resource: &'a str, value: &LockValue) -> std::borrow::Cow<'a, str> {
     match value.permit() {
-        Some(permit) => slot_name(resource, permit.slot),
-        None => resource.to_owned(),
+        Some(permit) => slot_name(resource, permit.slot).into(),
+        None => resource.into(),
     }
 }
 

@@ -101,11 +101,13 @@ pub(super) fn agreed(views: &[Option<KeyView>]) -> Option<Holder> {
         .iter()
         .filter_map(|(i, v)| Some((*i, parse(v.holder.as_deref()?)?)))
         .collect();
-    // The token as round 1 minted it: the largest counter, and the lowest
-    // index of a node that granted it (`quorum::fencing_token`).
+    // The largest counter, with the highest index of a node that holds it:
+    // never below the lease's own token, which took the lowest index among
+    // the nodes that had answered when a quorum granted (a subset of these;
+    // one that answered later may have the same counter at a lower index).
     let fencing_token = records
         .iter()
-        .max_by_key(|(i, r)| (r.counter, std::cmp::Reverse(*i)))
+        .max_by_key(|(i, r)| (r.counter, *i))
         .map_or(0, |(i, r)| quorum::fencing_token(r.counter, *i));
     let first = records.first().map(|(_, r)| r);
     Some(Holder {
@@ -162,6 +164,20 @@ mod tests {
         assert_eq!(holder.fencing_token, 12 * 16 + 3);
         // Held by three until 7 s from now: the third longest.
         assert_eq!(holder.ttl, Duration::from_millis(7_000));
+    }
+
+    /// Nodes 0 and 3 both recorded counter 12; the lease may have been
+    /// minted before node 0 answered (12 × 16 + 3): Inspect never says less.
+    #[test]
+    fn the_holder_token_is_never_below_the_lease_token() {
+        let views = vec![
+            view("v", 9_000, Some("12\n500\nd\nt\nalice")),
+            view("v", 9_000, Some("11\n500\nd\nt\nalice")),
+            None,
+            view("v", 9_000, Some("12\n500\nd\nt\nalice")),
+            view("v", 9_000, Some("10\n500\nd\nt\nalice")),
+        ];
+        assert_eq!(agreed(&views).unwrap().fencing_token, 12 * 16 + 3);
     }
 
     #[test]

@@ -40,7 +40,7 @@ const HOLD: &[f64] = &[0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     /// Acquired / extended / released.
-    Success,
+    Success = 0,
     /// Not acquired / not extended / not held any more.
     Fail,
     /// An error (no quorum, cancelled, deadline…).
@@ -68,8 +68,9 @@ pub struct Metrics {
     /// `redlock_acquire_total{status}` (seed 001).
     acquire_total: IntCounterVec,
     /// `redlockd_acquire_by_kind_total{kind,status}`: the same by kind of
-    /// lock (a bounded set: `KINDS`).
-    acquire_by_kind: IntCounterVec,
+    /// lock (a bounded set: `KINDS`), each series looked up once, here, by
+    /// kind and status (`Status as usize`).
+    acquire_by_kind: Vec<[IntCounter; 3]>,
     acquire_failures: IntCounterVec,
     acquire_seconds: Histogram,
     extend_total: IntCounterVec,
@@ -183,8 +184,11 @@ impl Metrics {
         )
         .expect("metric definition");
         registry.register(Box::new(acquire_by_kind.clone())).expect("register");
+        let statuses = [Status::Success, Status::Fail, Status::Error];
         let metrics = Metrics {
-            acquire_by_kind,
+            acquire_by_kind: (KINDS.iter())
+                .map(|kind| statuses.map(|status| acquire_by_kind.with_label_values(&[kind, status.as_str()])))
+                .collect(),
             acquire_total: counter("redlock_acquire_total", "Acquire requests by outcome", "status"),
             acquire_failures: counter(
                 "redlock_acquire_failures_total",
@@ -256,9 +260,6 @@ impl Metrics {
             for counter in [&metrics.acquire_total, &metrics.extend_total, &metrics.release_total] {
                 counter.with_label_values(&[status.as_str()]);
             }
-            for kind in KINDS {
-                metrics.acquire_by_kind.with_label_values(&[kind, status.as_str()]);
-            }
         }
         for reason in FAILURE_REASONS {
             metrics.acquire_failures.with_label_values(&[reason]);
@@ -273,8 +274,8 @@ impl Metrics {
     /// names the reason when it has no lock.
     pub fn acquired(&self, kind: &str, status: Status, failure: Option<&str>, took: Duration) {
         self.acquire_total.with_label_values(&[status.as_str()]).inc();
-        debug_assert!(KINDS.contains(&kind), "{kind}");
-        self.acquire_by_kind.with_label_values(&[kind, status.as_str()]).inc();
+        let kind = KINDS.iter().position(|k| *k == kind).expect("a kind of KINDS");
+        self.acquire_by_kind[kind][status as usize].inc();
         if let Some(reason) = failure {
             self.acquire_failures.with_label_values(&[reason]).inc();
         }

@@ -234,6 +234,7 @@ impl GrpcLocker {
             ttl: Some(prost_duration(TTL)),
             wait: wait.map(prost_duration),
             owner: String::new(),
+            ..AcquireRequest::default()
         };
         let reply = match self {
             GrpcLocker::Unary(client) => client.clone().acquire(request).await?.into_inner(),
@@ -435,6 +436,7 @@ async fn open_session(
                 wait: None,
                 owner: String::new(),
                 max_hold: None,
+                ..HoldStart::default()
             })),
         })
         .await
