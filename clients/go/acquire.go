@@ -1,7 +1,8 @@
 package redlockd
 
-// Acquire (a lock the caller keeps alive), Do (a function run under a Hold
-// session) and the retry of a wait that the daemon cut short.
+// Acquire (a lock the caller keeps alive), AcquireMany (several at once),
+// Do (a function run under a Hold session) and the retry of a wait that the
+// daemon cut short.
 
 import (
 	"context"
@@ -49,6 +50,53 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts ...LockOptio
 			return nil, notAcquired(reply.Reason.String(), reply.Nodes)
 		}
 		return newLease(c, reply.Lease, sent), nil
+	}
+}
+
+// AcquireMany takes the locks on several resources at once, all or none,
+// trying for up to Wait (default: one attempt): 1 to MaxSet names, repeats
+// dropped. It returns one Lease per resource, sorted by resource; they
+// share one value and validity, and each has its own fencing token
+// (strictly increasing per resource, like any lock's). Each is an ordinary
+// Lease of Acquire's kind: Extend and Release it on its own, or give several
+// back in one call with ReleaseMany. Waiting never holds part of the set, so
+// two callers with overlapping sets cannot deadlock. TTL, Wait and Owner
+// apply; a set's locks are exclusive.
+//
+// # Errors
+//
+// ErrNotAcquired (errors.Is) when any member stayed with someone else all
+// along: then none is held. ErrInvalidArgument for bad resources or
+// options (Shared, Permits or ReentrancyKey among them), before anything is
+// sent when the client can tell. ErrUnavailable as Acquire's, retried the
+// same way.
+func (c *Client) AcquireMany(ctx context.Context, resources []string, opts ...LockOption) ([]*Lease, error) {
+	s, err := setSettingsOf(resources, opts)
+	if err != nil {
+		return nil, err
+	}
+	retry := newRetry(s.wait)
+	for {
+		sent := time.Now() // the client rule: validity counts from here
+		request := &pb.AcquireManyRequest{Resources: resources, Owner: s.owner, Ttl: durationpb.New(s.ttl)}
+		if left := retry.left(); left > 0 {
+			request.Wait = durationpb.New(left)
+		}
+		reply, err := c.stub.AcquireMany(c.Outgoing(ctx), request)
+		if err != nil {
+			if err = retry.after(ctx, fromStatus(err)); err == nil {
+				continue
+			}
+			return nil, err
+		}
+		if !reply.Acquired {
+			return nil, notAcquired(reply.Reason.String(), reply.Nodes)
+		}
+		leases := make([]*Lease, len(reply.Leases))
+		for i, lease := range reply.Leases {
+			leases[i] = newLease(c, lease, sent)
+		}
+		return leases, nil
 	}
 }
 

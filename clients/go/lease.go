@@ -213,6 +213,45 @@ func (l *Lease) Release(ctx context.Context) (bool, error) {
 	return reply.Released, nil
 }
 
+// ReleaseMany gives back leases of one set (what AcquireMany returned, or
+// some of them) in one call and reports whether every one was still held
+// to the end: false when any had expired, been taken over or been released
+// already. Each lease is then released, as by its own Release.
+//
+// # Errors
+//
+// ErrInvalidArgument for no lease or more than MaxSet, a nil lease or a
+// Hold session's, or leases of more than one value; the daemon's errors;
+// ctx's error if it ends before the daemon confirms.
+func (c *Client) ReleaseMany(ctx context.Context, leases []*Lease) (bool, error) {
+	if len(leases) < 1 || len(leases) > MaxSet {
+		return false, invalid("leases", "%d leases; 1 to %d are allowed", len(leases), MaxSet)
+	}
+	resources := make([]string, len(leases))
+	for i, l := range leases {
+		switch {
+		case l == nil:
+			return false, invalid("leases", "[%d] is nil", i)
+		case l.session != nil:
+			return false, invalid("leases", "[%d] is a Hold session's lock; ReleaseMany is for AcquireMany's leases", i)
+		case l.value != leases[0].value:
+			return false, invalid("leases", "they hold more than one value: ReleaseMany takes leases of one AcquireMany")
+		}
+		resources[i] = l.resource
+	}
+	for _, l := range leases {
+		l.mu.Lock()
+		l.released = true
+		l.mu.Unlock()
+		defer l.cancel(context.Canceled)
+	}
+	reply, err := c.stub.ReleaseMany(c.Outgoing(ctx), &pb.ReleaseManyRequest{Resources: resources, Value: leases[0].value})
+	if err != nil {
+		return false, fromStatus(err)
+	}
+	return reply.Released, nil
+}
+
 // lostCause is the lease's cause when it says the lock was lost.
 func (l *Lease) lostCause() error {
 	if err := l.Err(); errors.Is(err, ErrLockLost) {

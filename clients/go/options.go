@@ -1,6 +1,6 @@
 package redlockd
 
-// The options of Acquire, Hold and Do, checked before anything is sent
+// The options of Acquire, Hold, Do and AcquireMany, checked before anything is sent
 // with the daemon's own rules and words (src/api/request.rs). Ranges only
 // the daemon knows (ttl within its [min_ttl, max_ttl], wait up to
 // max_wait, max_hold up to its lock.max_hold) are checked by the daemon.
@@ -23,7 +23,11 @@ const (
 	maxReentrancyKeyBytes = 128
 )
 
-// LockOption configures Acquire, Hold and Do.
+// MaxSet is the most resources one AcquireMany (or ReleaseMany) takes.
+const MaxSet = 16
+
+// LockOption configures Acquire, Hold, Do and AcquireMany (which takes
+// TTL, Wait and Owner: a set's locks are exclusive).
 type LockOption func(*lockSettings)
 
 type lockSettings struct {
@@ -93,30 +97,67 @@ func (s lockSettings) mode() pb.LockMode {
 }
 
 func settingsOf(resource string, wait time.Duration, opts []LockOption) (lockSettings, error) {
+	s := apply(wait, opts)
+	if err := printable("resource", resource, 1, maxResourceBytes); err != nil {
+		return s, err
+	}
+	return s, s.check()
+}
+
+// setSettingsOf checks AcquireMany's resources (1 to MaxSet names, counted
+// as given, repeats too, as the daemon counts them) and options: a set's
+// locks are exclusive, without permits or a reentrancy key.
+func setSettingsOf(resources []string, opts []LockOption) (lockSettings, error) {
+	s := apply(0, opts)
+	if len(resources) < 1 || len(resources) > MaxSet {
+		// The daemon's words (src/api/request.rs).
+		return s, invalid("resources", "%d names; 1 to %d are allowed", len(resources), MaxSet)
+	}
+	for i, resource := range resources {
+		if wrong := notPrintable(resource, 1, maxResourceBytes); wrong != "" {
+			return s, invalid("resources", "[%d] %s", i, wrong)
+		}
+	}
+	const exclusive = "a set's locks are exclusive, without permits or a reentrancy key"
+	switch {
+	case s.shared:
+		return s, invalid("mode", exclusive)
+	case s.permits >= 2:
+		return s, invalid("permits", exclusive)
+	case s.key != "":
+		return s, invalid("reentrancy_key", exclusive)
+	}
+	return s, s.check()
+}
+
+// apply is the settings opts give, from the defaults.
+func apply(wait time.Duration, opts []LockOption) lockSettings {
 	s := lockSettings{ttl: 10 * time.Second, wait: wait}
 	for _, opt := range opts {
 		opt(&s)
 	}
-	if err := printable("resource", resource, 1, maxResourceBytes); err != nil {
-		return s, err
-	}
+	return s
+}
+
+// check is the daemon's rules for the options.
+func (s lockSettings) check() error {
 	if err := printable("owner", s.owner, 0, maxOwnerBytes); err != nil {
-		return s, err
+		return err
 	}
 	if s.permits < 0 || int64(s.permits) > math.MaxUint32 {
-		return s, invalid("permits", "%d is not a number of permits (0 or 1: a lock; n >= 2: a semaphore)", s.permits)
+		return invalid("permits", "%d is not a number of permits (0 or 1: a lock; n >= 2: a semaphore)", s.permits)
 	}
 	if s.shared && s.permits >= 2 {
 		// The daemon's words (src/api/request.rs).
-		return s, invalid("permits", "a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE")
+		return invalid("permits", "a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE")
 	}
 	// The key itself is never shown.
 	if len(s.key) > maxReentrancyKeyBytes {
-		return s, invalid("reentrancy_key", "is %d bytes; at most %d are allowed", len(s.key), maxReentrancyKeyBytes)
+		return invalid("reentrancy_key", "is %d bytes; at most %d are allowed", len(s.key), maxReentrancyKeyBytes)
 	}
 	if !utf8.ValidString(s.key) {
 		// gRPC would refuse to send it: a proto3 string is UTF-8.
-		return s, invalid("reentrancy_key", "is not valid UTF-8")
+		return invalid("reentrancy_key", "is not valid UTF-8")
 	}
 	for _, d := range []struct {
 		field string
@@ -124,27 +165,36 @@ func settingsOf(resource string, wait time.Duration, opts []LockOption) (lockSet
 	}{{"ttl", s.ttl}, {"wait", s.wait}, {"max_hold", s.maxHold}} {
 		if d.value < 0 {
 			p := durationpb.New(d.value)
-			return s, invalid(d.field, "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)
+			return invalid(d.field, "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // printable is the daemon's rule for text fields, in its words.
 func printable(field, value string, least, most int) error {
+	if wrong := notPrintable(value, least, most); wrong != "" {
+		return invalid(field, "%s", wrong)
+	}
+	return nil
+}
+
+// notPrintable is what is wrong with value as least to most bytes of
+// printable UTF-8, in the daemon's words; "" when nothing is.
+func notPrintable(value string, least, most int) string {
 	if len(value) < least || len(value) > most {
-		return invalid(field, "is %d bytes long; it must be %d to %d bytes of printable UTF-8", len(value), least, most)
+		return fmt.Sprintf("is %d bytes long; it must be %d to %d bytes of printable UTF-8", len(value), least, most)
 	}
 	if !utf8.ValidString(value) {
 		// gRPC would refuse to send it: a proto3 string is UTF-8.
-		return invalid(field, "is not valid UTF-8; it must be %d to %d bytes of printable UTF-8", least, most)
+		return fmt.Sprintf("is not valid UTF-8; it must be %d to %d bytes of printable UTF-8", least, most)
 	}
 	for _, r := range value {
 		if unicode.IsControl(r) {
-			return invalid(field, "contains the control character %s; only printable UTF-8 is allowed", rustDebug(r))
+			return fmt.Sprintf("contains the control character %s; only printable UTF-8 is allowed", rustDebug(r))
 		}
 	}
-	return nil
+	return ""
 }
 
 // rustDebug writes a control character as the daemon's message does (Rust's

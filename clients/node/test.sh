@@ -34,7 +34,7 @@ diff -r lib "$fresh/lib" >/dev/null || { say "lib/ is stale: run npm run build i
 
 rm -rf test/.build
 npx --no-install tsc -p tsconfig.json
-"$root/scripts/with-dev-daemon" node --test test/.build/locking.test.js test/.build/sessions.test.js
+"$root/scripts/with-dev-daemon" node --test test/.build/locking.test.js test/.build/sessions.test.js test/.build/sets.test.js
 "$root/scripts/with-dev-daemon" node --test test/.build/kills-masters.test.js
 "$root/scripts/with-dev-daemon" --secure node --test test/.build/secure.test.js
 

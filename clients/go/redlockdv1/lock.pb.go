@@ -2230,8 +2230,9 @@ type Holder struct {
 	// since is when it was granted, on the masters' clocks.
 	Since *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
 	// fencing_token is the token the agreeing masters' records give (their
-	// largest counter): the lease's own token, or above it when a master that
-	// answered after the quorum had granted a larger counter.
+	// largest counter, with the highest index of a master that recorded it):
+	// the lease's own token, or above it when a master that answered after
+	// the quorum recorded a larger counter or the same one.
 	FencingToken uint64 `protobuf:"varint,5,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	// ttl is how long a majority of the masters still hold it.
 	Ttl *durationpb.Duration `protobuf:"bytes,6,opt,name=ttl,proto3" json:"ttl,omitempty"`

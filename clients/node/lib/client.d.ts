@@ -37,6 +37,8 @@ export interface AcquireOptions {
     /** Aborting it gives up the wait; the promise rejects with its reason. */
     signal?: AbortSignal;
 }
+/** Options of Client.acquireMany(): a set's locks are exclusive, without permits or a reentrancy key. */
+export type AcquireManyOptions = Pick<AcquireOptions, 'ttl' | 'wait' | 'owner' | 'signal'>;
 /** Options of Client.hold() and Client.using(). */
 export interface HoldOptions extends AcquireOptions {
     /** How long to wait for the lock, ms (default 5000). */
@@ -64,6 +66,26 @@ export declare class Client {
      * runs out, then rejects with UnavailableError.
      */
     acquire(resource: string, options?: AcquireOptions): Promise<Lease | null>;
+    /**
+     * Takes the locks on several resources at once, all or none, trying for
+     * up to `wait` ms. `resources`: 1 to 16 names (repeats are dropped).
+     * Resolves to one Lease per resource, sorted by resource, or to null when
+     * any of them stayed with someone else all along: then none is held, and
+     * none was held while waiting (two callers with overlapping sets cannot
+     * deadlock). The leases share one value and validity, each with its own
+     * fencing token (strictly increasing per resource, like any lock's); each
+     * is an ordinary Lease, extended and released on its own, or released
+     * together with releaseMany(). A wait cut short by UNAVAILABLE is retried
+     * as acquire()'s is.
+     */
+    acquireMany(resources: readonly string[], options?: AcquireManyOptions): Promise<Lease[] | null>;
+    /**
+     * Gives back leases of one set (what acquireMany() resolved to, or some
+     * of them) in one call. Resolves true when every one was still held to
+     * the end; false when any had expired, been taken over or been released
+     * already. Each lease's release() then answers for that lease.
+     */
+    releaseMany(leases: readonly Lease[]): Promise<boolean>;
     /**
      * Opens a Hold session: resolves once the lock is held; the daemon then
      * extends it for as long as the session lives. Rejects with

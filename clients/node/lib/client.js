@@ -31,6 +31,7 @@ class Client {
         this.#calls = {
             extend: (request) => this.#unary('extend', request, 0),
             release: (request) => this.#unary('release', request, 0),
+            releaseMany: (request) => this.#unary('releaseMany', request, 0),
         };
     }
     /** Closes the connection; pending calls fail. */
@@ -75,6 +76,44 @@ class Client {
             const reply = await this.#unary('acquire', { resource, owner, ...kind, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined }, waitLeft, signal);
             return reply.acquired && reply.lease ? new lease_1.Lease(this.#calls, reply.lease, sentAt, ttl) : null;
         });
+    }
+    /**
+     * Takes the locks on several resources at once, all or none, trying for
+     * up to `wait` ms. `resources`: 1 to 16 names (repeats are dropped).
+     * Resolves to one Lease per resource, sorted by resource, or to null when
+     * any of them stayed with someone else all along: then none is held, and
+     * none was held while waiting (two callers with overlapping sets cannot
+     * deadlock). The leases share one value and validity, each with its own
+     * fencing token (strictly increasing per resource, like any lock's); each
+     * is an ordinary Lease, extended and released on its own, or released
+     * together with releaseMany(). A wait cut short by UNAVAILABLE is retried
+     * as acquire()'s is.
+     */
+    async acquireMany(resources, options = {}) {
+        const { ttl = 10_000, wait = 0, owner = '', signal } = options;
+        const names = (0, validate_1.resources)(resources);
+        (0, validate_1.owner)(owner);
+        for (const [option, field] of [['shared', 'mode'], ['permits', 'permits'], ['reentrancyKey', 'reentrancy_key']]) {
+            if (options[option] !== undefined) {
+                throw new errors_1.InvalidArgumentError(`invalid ${field}: a set's locks are exclusive, without permits or a reentrancy key`);
+            }
+        }
+        (0, validate_1.millis)('ttl', ttl);
+        const deadline = node_perf_hooks_1.performance.now() + (0, validate_1.millis)('wait', wait);
+        return (0, retry_1.untilDeadline)(deadline, signal, async (waitLeft) => {
+            const sentAt = node_perf_hooks_1.performance.now();
+            const reply = await this.#unary('acquireMany', { resources: names, owner, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined }, waitLeft, signal);
+            return reply.acquired ? reply.leases.map((lease) => new lease_1.Lease(this.#calls, lease, sentAt, ttl)) : null;
+        });
+    }
+    /**
+     * Gives back leases of one set (what acquireMany() resolved to, or some
+     * of them) in one call. Resolves true when every one was still held to
+     * the end; false when any had expired, been taken over or been released
+     * already. Each lease's release() then answers for that lease.
+     */
+    releaseMany(leases) {
+        return lease_1.Lease.releaseMany(this.#calls, leases);
     }
     /**
      * Opens a Hold session: resolves once the lock is held; the daemon then

@@ -5,7 +5,7 @@
 //   await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
 //   await store.write(row, { fencingToken: lock.fencingToken, signal: lock.signal });
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_RESOURCE_BYTES = exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.Lease = exports.HeldLock = exports.UnavailableError = exports.UnauthenticatedError = exports.ResourceExhaustedError = exports.RedlockdError = exports.PermissionDeniedError = exports.NotAcquiredError = exports.LockLostError = exports.InvalidArgumentError = exports.FailedPreconditionError = exports.DeadlineExceededError = exports.DEFAULT_ADDRESS = exports.Client = void 0;
+exports.MAX_SET = exports.MAX_RESOURCE_BYTES = exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.Lease = exports.HeldLock = exports.UnavailableError = exports.UnauthenticatedError = exports.ResourceExhaustedError = exports.RedlockdError = exports.PermissionDeniedError = exports.NotAcquiredError = exports.LockLostError = exports.InvalidArgumentError = exports.FailedPreconditionError = exports.DeadlineExceededError = exports.DEFAULT_ADDRESS = exports.Client = void 0;
 require("./polyfill");
 var client_1 = require("./client");
 Object.defineProperty(exports, "Client", { enumerable: true, get: function () { return client_1.Client; } });
@@ -30,3 +30,4 @@ var validate_1 = require("./validate");
 Object.defineProperty(exports, "MAX_OWNER_BYTES", { enumerable: true, get: function () { return validate_1.MAX_OWNER_BYTES; } });
 Object.defineProperty(exports, "MAX_REENTRANCY_KEY_BYTES", { enumerable: true, get: function () { return validate_1.MAX_REENTRANCY_KEY_BYTES; } });
 Object.defineProperty(exports, "MAX_RESOURCE_BYTES", { enumerable: true, get: function () { return validate_1.MAX_RESOURCE_BYTES; } });
+Object.defineProperty(exports, "MAX_SET", { enumerable: true, get: function () { return validate_1.MAX_SET; } });

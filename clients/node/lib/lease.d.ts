@@ -1,10 +1,11 @@
 import './polyfill';
 import { inspect } from 'node:util';
-import { type ExtendRequest, type ExtendResponse, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
+import { type ExtendRequest, type ExtendResponse, type ReleaseManyRequest, type ReleaseManyResponse, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
 /** The unary calls a Lease makes, on its client's connection. */
 export interface LeaseCalls {
     extend(request: ExtendRequest): Promise<ExtendResponse>;
     release(request: ReleaseRequest): Promise<ReleaseResponse>;
+    releaseMany(request: ReleaseManyRequest): Promise<ReleaseManyResponse>;
 }
 /**
  * A granted lock. Its value (the secret that proves ownership) is kept in a

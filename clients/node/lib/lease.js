@@ -83,6 +83,29 @@ class Lease {
         this.#released ??= this.#calls.release({ resource: this.resource, value: this.#value }).then((r) => r.released);
         return this.#released;
     }
+    /**
+     * @internal Client.releaseMany(): one ReleaseMany for leases of one set
+     * (1 to 16, one value). Once it is answered, each lease's release()
+     * answers what it said of that lease (one released before keeps its
+     * first answer).
+     */
+    static async releaseMany(calls, leases) {
+        if (!Array.isArray(leases) || !leases.every((lease) => lease instanceof Lease)) {
+            throw new errors_1.InvalidArgumentError('invalid leases: must be an array of Leases (from acquireMany)');
+        }
+        if (leases.length < 1 || leases.length > validate_1.MAX_SET) {
+            throw new errors_1.InvalidArgumentError(`invalid leases: ${leases.length} leases; 1 to ${validate_1.MAX_SET} are allowed`);
+        }
+        const value = leases[0].#value;
+        if (leases.some((lease) => lease.#value !== value)) {
+            throw new errors_1.InvalidArgumentError('invalid leases: they hold more than one value: releaseMany takes leases of one acquireMany');
+        }
+        const reply = await calls.releaseMany({ resources: leases.map((lease) => lease.resource), value });
+        leases.forEach((lease, i) => {
+            lease.#released ??= Promise.resolve(reply.members[i] ?? false);
+        });
+        return reply.released;
+    }
     /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */
     async [Symbol.asyncDispose]() {
         if (!(await this.release())) {

@@ -6,8 +6,15 @@ export declare const MAX_RESOURCE_BYTES = 256;
 export declare const MAX_OWNER_BYTES = 256;
 /** Longest reentrancy key, in bytes (as the daemon). */
 export declare const MAX_REENTRANCY_KEY_BYTES = 128;
+/** The most resources one set takes (acquireMany, releaseMany), as the daemon. */
+export declare const MAX_SET = 16;
 /** A resource name: 1 to 256 bytes of printable UTF-8. */
 export declare function resource(value: unknown): string;
+/**
+ * A set's resource names: an array of 1 to 16, each a valid resource,
+ * counted as given (repeats too, as the daemon counts them).
+ */
+export declare function resources(value: unknown): string[];
 /** An owner label: 0 to 256 bytes of printable UTF-8. */
 export declare function owner(value: unknown): string;
 /** The wire's lock mode for the `shared` option (unset: exclusive). */

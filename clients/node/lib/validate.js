@@ -4,8 +4,9 @@
 // Ranges the client cannot know (the daemon's min_ttl, max_ttl, max_wait,
 // max_hold) are left to the daemon, which names the field and the range.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
+exports.MAX_SET = exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
 exports.resource = resource;
+exports.resources = resources;
 exports.owner = owner;
 exports.mode = mode;
 exports.kind = kind;
@@ -20,6 +21,8 @@ exports.MAX_RESOURCE_BYTES = 256;
 exports.MAX_OWNER_BYTES = 256;
 /** Longest reentrancy key, in bytes (as the daemon). */
 exports.MAX_REENTRANCY_KEY_BYTES = 128;
+/** The most resources one set takes (acquireMany, releaseMany), as the daemon. */
+exports.MAX_SET = 16;
 /** The most permits the wire can carry (a uint32); the daemon's lock.max_permits (64 by default) is its own check. */
 const MAX_PERMITS_WIRE = 2 ** 32 - 1;
 // Rust's char::is_control: the Unicode category Cc.
@@ -33,23 +36,47 @@ function rustDebug(c) {
     const code = c.codePointAt(0) ?? 0;
     return `'${named[c] ?? `\\u{${code.toString(16)}}`}'`;
 }
-function printable(field, value, least, most) {
-    if (typeof value !== 'string') {
-        throw new errors_1.InvalidArgumentError(`invalid ${field}: must be a string, not ${typeof value}`);
-    }
+/** What is wrong with `value` as `least` to `most` bytes of printable UTF-8, in the daemon's words; undefined when nothing is. */
+function notPrintable(value, least, most) {
+    if (typeof value !== 'string')
+        return `must be a string, not ${typeof value}`;
     const size = Buffer.byteLength(value, 'utf8');
     if (size < least || size > most) {
-        throw new errors_1.InvalidArgumentError(`invalid ${field}: is ${size} bytes long; it must be ${least} to ${most} bytes of printable UTF-8`);
+        return `is ${size} bytes long; it must be ${least} to ${most} bytes of printable UTF-8`;
     }
     const control = CONTROL.exec(value);
-    if (control) {
-        throw new errors_1.InvalidArgumentError(`invalid ${field}: contains the control character ${rustDebug(control[0])}; only printable UTF-8 is allowed`);
-    }
+    if (control)
+        return `contains the control character ${rustDebug(control[0])}; only printable UTF-8 is allowed`;
+    return undefined;
+}
+function printable(field, value, least, most) {
+    const wrong = notPrintable(value, least, most);
+    if (wrong !== undefined)
+        throw new errors_1.InvalidArgumentError(`invalid ${field}: ${wrong}`);
     return value;
 }
 /** A resource name: 1 to 256 bytes of printable UTF-8. */
 function resource(value) {
     return printable('resource', value, 1, exports.MAX_RESOURCE_BYTES);
+}
+/**
+ * A set's resource names: an array of 1 to 16, each a valid resource,
+ * counted as given (repeats too, as the daemon counts them).
+ */
+function resources(value) {
+    if (!Array.isArray(value)) {
+        throw new errors_1.InvalidArgumentError(`invalid resources: must be an array of strings, not ${typeof value}`);
+    }
+    if (value.length < 1 || value.length > exports.MAX_SET) {
+        // The daemon's words (src/api/request.rs).
+        throw new errors_1.InvalidArgumentError(`invalid resources: ${value.length} names; 1 to ${exports.MAX_SET} are allowed`);
+    }
+    value.forEach((name, i) => {
+        const wrong = notPrintable(name, 1, exports.MAX_RESOURCE_BYTES);
+        if (wrong !== undefined)
+            throw new errors_1.InvalidArgumentError(`invalid resources: [${i}] ${wrong}`);
+    });
+    return [...value];
 }
 /** An owner label: 0 to 256 bytes of printable UTF-8. */
 function owner(value) {

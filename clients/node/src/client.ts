@@ -5,12 +5,19 @@
 import { performance } from 'node:perf_hooks';
 import type { Metadata, ServiceError } from '@grpc/grpc-js';
 import { type ClientOptions, connection } from './connection';
-import { fromStatus } from './errors';
-import { LockClient, type InspectResponse, type AcquireResponse } from './gen/redlockd/v1/lock';
+import { fromStatus, InvalidArgumentError } from './errors';
+import { LockClient, type InspectResponse, type AcquireResponse, type AcquireManyResponse } from './gen/redlockd/v1/lock';
 import { type HeldLock, openSession } from './held-lock';
 import { Lease, type LeaseCalls } from './lease';
 import { untilDeadline } from './retry';
-import { kind as checkKind, millis, owner as checkOwner, resource as checkResource, toDuration } from './validate';
+import {
+  kind as checkKind,
+  millis,
+  owner as checkOwner,
+  resource as checkResource,
+  resources as checkResources,
+  toDuration,
+} from './validate';
 
 /** Options of Client.acquire(). */
 export interface AcquireOptions {
@@ -48,6 +55,9 @@ export interface AcquireOptions {
   signal?: AbortSignal;
 }
 
+/** Options of Client.acquireMany(): a set's locks are exclusive, without permits or a reentrancy key. */
+export type AcquireManyOptions = Pick<AcquireOptions, 'ttl' | 'wait' | 'owner' | 'signal'>;
+
 /** Options of Client.hold() and Client.using(). */
 export interface HoldOptions extends AcquireOptions {
   /** How long to wait for the lock, ms (default 5000). */
@@ -79,6 +89,7 @@ export class Client {
     this.#calls = {
       extend: (request) => this.#unary('extend', request, 0),
       release: (request) => this.#unary('release', request, 0),
+      releaseMany: (request) => this.#unary('releaseMany', request, 0),
     };
   }
 
@@ -87,7 +98,7 @@ export class Client {
     this.#stub.close();
   }
 
-  #unary<Q, R>(method: 'acquire' | 'extend' | 'release' | 'inspect', request: Q, waitMs: number, signal?: AbortSignal): Promise<R> {
+  #unary<Q, R>(method: 'acquire' | 'extend' | 'release' | 'inspect' | 'acquireMany' | 'releaseMany', request: Q, waitMs: number, signal?: AbortSignal): Promise<R> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const deadline = new Date(Date.now() + waitMs + CALL_SLACK_MS);
@@ -128,6 +139,51 @@ export class Client {
       );
       return reply.acquired && reply.lease ? new Lease(this.#calls, reply.lease, sentAt, ttl) : null;
     });
+  }
+
+  /**
+   * Takes the locks on several resources at once, all or none, trying for
+   * up to `wait` ms. `resources`: 1 to 16 names (repeats are dropped).
+   * Resolves to one Lease per resource, sorted by resource, or to null when
+   * any of them stayed with someone else all along: then none is held, and
+   * none was held while waiting (two callers with overlapping sets cannot
+   * deadlock). The leases share one value and validity, each with its own
+   * fencing token (strictly increasing per resource, like any lock's); each
+   * is an ordinary Lease, extended and released on its own, or released
+   * together with releaseMany(). A wait cut short by UNAVAILABLE is retried
+   * as acquire()'s is.
+   */
+  async acquireMany(resources: readonly string[], options: AcquireManyOptions = {}): Promise<Lease[] | null> {
+    const { ttl = 10_000, wait = 0, owner = '', signal } = options;
+    const names = checkResources(resources);
+    checkOwner(owner);
+    for (const [option, field] of [['shared', 'mode'], ['permits', 'permits'], ['reentrancyKey', 'reentrancy_key']]) {
+      if ((options as Record<string, unknown>)[option] !== undefined) {
+        throw new InvalidArgumentError(`invalid ${field}: a set's locks are exclusive, without permits or a reentrancy key`);
+      }
+    }
+    millis('ttl', ttl);
+    const deadline = performance.now() + millis('wait', wait);
+    return untilDeadline(deadline, signal, async (waitLeft) => {
+      const sentAt = performance.now();
+      const reply = await this.#unary<unknown, AcquireManyResponse>(
+        'acquireMany',
+        { resources: names, owner, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
+        waitLeft,
+        signal,
+      );
+      return reply.acquired ? reply.leases.map((lease) => new Lease(this.#calls, lease, sentAt, ttl)) : null;
+    });
+  }
+
+  /**
+   * Gives back leases of one set (what acquireMany() resolved to, or some
+   * of them) in one call. Resolves true when every one was still held to
+   * the end; false when any had expired, been taken over or been released
+   * already. Each lease's release() then answers for that lease.
+   */
+  releaseMany(leases: readonly Lease[]): Promise<boolean> {
+    return Lease.releaseMany(this.#calls, leases);
   }
 
   /**

@@ -6,7 +6,7 @@
 
 import './polyfill';
 
-export { Client, type AcquireOptions, type HoldOptions } from './client';
+export { Client, type AcquireManyOptions, type AcquireOptions, type HoldOptions } from './client';
 export { DEFAULT_ADDRESS, type ClientOptions, type TlsOptions } from './connection';
 export {
   DeadlineExceededError,
@@ -23,4 +23,4 @@ export {
 export type { InspectResponse, NodeView } from './gen/redlockd/v1/lock';
 export { HeldLock } from './held-lock';
 export { Lease } from './lease';
-export { MAX_OWNER_BYTES, MAX_REENTRANCY_KEY_BYTES, MAX_RESOURCE_BYTES } from './validate';
+export { MAX_OWNER_BYTES, MAX_REENTRANCY_KEY_BYTES, MAX_RESOURCE_BYTES, MAX_SET } from './validate';

@@ -3,14 +3,24 @@
 import './polyfill';
 import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
-import { LockLostError, RedlockdError } from './errors';
-import { type ExtendRequest, type ExtendResponse, LockMode, type Lease as WireLease, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
-import { fromDuration, millis, toDuration } from './validate';
+import { InvalidArgumentError, LockLostError, RedlockdError } from './errors';
+import {
+  type ExtendRequest,
+  type ExtendResponse,
+  LockMode,
+  type Lease as WireLease,
+  type ReleaseManyRequest,
+  type ReleaseManyResponse,
+  type ReleaseRequest,
+  type ReleaseResponse,
+} from './gen/redlockd/v1/lock';
+import { fromDuration, MAX_SET, millis, toDuration } from './validate';
 
 /** The unary calls a Lease makes, on its client's connection. */
 export interface LeaseCalls {
   extend(request: ExtendRequest): Promise<ExtendResponse>;
   release(request: ReleaseRequest): Promise<ReleaseResponse>;
+  releaseMany(request: ReleaseManyRequest): Promise<ReleaseManyResponse>;
 }
 
 /**
@@ -88,6 +98,30 @@ export class Lease implements AsyncDisposable {
   release(): Promise<boolean> {
     this.#released ??= this.#calls.release({ resource: this.resource, value: this.#value }).then((r) => r.released);
     return this.#released;
+  }
+
+  /**
+   * @internal Client.releaseMany(): one ReleaseMany for leases of one set
+   * (1 to 16, one value). Once it is answered, each lease's release()
+   * answers what it said of that lease (one released before keeps its
+   * first answer).
+   */
+  static async releaseMany(calls: LeaseCalls, leases: readonly Lease[]): Promise<boolean> {
+    if (!Array.isArray(leases) || !leases.every((lease) => lease instanceof Lease)) {
+      throw new InvalidArgumentError('invalid leases: must be an array of Leases (from acquireMany)');
+    }
+    if (leases.length < 1 || leases.length > MAX_SET) {
+      throw new InvalidArgumentError(`invalid leases: ${leases.length} leases; 1 to ${MAX_SET} are allowed`);
+    }
+    const value = leases[0].#value;
+    if (leases.some((lease) => lease.#value !== value)) {
+      throw new InvalidArgumentError('invalid leases: they hold more than one value: releaseMany takes leases of one acquireMany');
+    }
+    const reply = await calls.releaseMany({ resources: leases.map((lease) => lease.resource), value });
+    leases.forEach((lease, i) => {
+      lease.#released ??= Promise.resolve(reply.members[i] ?? false);
+    });
+    return reply.released;
   }
 
   /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */

@@ -13,6 +13,8 @@ export const MAX_RESOURCE_BYTES = 256;
 export const MAX_OWNER_BYTES = 256;
 /** Longest reentrancy key, in bytes (as the daemon). */
 export const MAX_REENTRANCY_KEY_BYTES = 128;
+/** The most resources one set takes (acquireMany, releaseMany), as the daemon. */
+export const MAX_SET = 16;
 /** The most permits the wire can carry (a uint32); the daemon's lock.max_permits (64 by default) is its own check. */
 const MAX_PERMITS_WIRE = 2 ** 32 - 1;
 
@@ -29,28 +31,46 @@ function rustDebug(c: string): string {
   return `'${named[c] ?? `\\u{${code.toString(16)}}`}'`;
 }
 
-function printable(field: string, value: unknown, least: number, most: number): string {
-  if (typeof value !== 'string') {
-    throw new InvalidArgumentError(`invalid ${field}: must be a string, not ${typeof value}`);
-  }
+/** What is wrong with `value` as `least` to `most` bytes of printable UTF-8, in the daemon's words; undefined when nothing is. */
+function notPrintable(value: unknown, least: number, most: number): string | undefined {
+  if (typeof value !== 'string') return `must be a string, not ${typeof value}`;
   const size = Buffer.byteLength(value, 'utf8');
   if (size < least || size > most) {
-    throw new InvalidArgumentError(
-      `invalid ${field}: is ${size} bytes long; it must be ${least} to ${most} bytes of printable UTF-8`,
-    );
+    return `is ${size} bytes long; it must be ${least} to ${most} bytes of printable UTF-8`;
   }
   const control = CONTROL.exec(value);
-  if (control) {
-    throw new InvalidArgumentError(
-      `invalid ${field}: contains the control character ${rustDebug(control[0])}; only printable UTF-8 is allowed`,
-    );
-  }
-  return value;
+  if (control) return `contains the control character ${rustDebug(control[0])}; only printable UTF-8 is allowed`;
+  return undefined;
+}
+
+function printable(field: string, value: unknown, least: number, most: number): string {
+  const wrong = notPrintable(value, least, most);
+  if (wrong !== undefined) throw new InvalidArgumentError(`invalid ${field}: ${wrong}`);
+  return value as string;
 }
 
 /** A resource name: 1 to 256 bytes of printable UTF-8. */
 export function resource(value: unknown): string {
   return printable('resource', value, 1, MAX_RESOURCE_BYTES);
+}
+
+/**
+ * A set's resource names: an array of 1 to 16, each a valid resource,
+ * counted as given (repeats too, as the daemon counts them).
+ */
+export function resources(value: unknown): string[] {
+  if (!Array.isArray(value)) {
+    throw new InvalidArgumentError(`invalid resources: must be an array of strings, not ${typeof value}`);
+  }
+  if (value.length < 1 || value.length > MAX_SET) {
+    // The daemon's words (src/api/request.rs).
+    throw new InvalidArgumentError(`invalid resources: ${value.length} names; 1 to ${MAX_SET} are allowed`);
+  }
+  value.forEach((name, i) => {
+    const wrong = notPrintable(name, 1, MAX_RESOURCE_BYTES);
+    if (wrong !== undefined) throw new InvalidArgumentError(`invalid resources: [${i}] ${wrong}`);
+  });
+  return [...value];
 }
 
 /** An owner label: 0 to 256 bytes of printable UTF-8. */

@@ -194,3 +194,26 @@ async def test_async_acquires_with_one_reentrancy_key_share_the_lock_until_the_l
     assert await outer.release() is True
     async with await client.acquire(resource, ttl=10) as after:
         assert after.fencing_token > outer.fencing_token
+
+
+@scenario
+async def test_async_a_set_is_all_or_none_and_each_member_is_released_on_its_own(client, resource):
+    a, b, c, d = (f"{resource}/{name}" for name in "abcd")
+    leases = await client.acquire_many([c, a, b, a], ttl=10)
+    assert leases is not None and [lease.resource for lease in leases] == [a, b, c]
+    assert all(type(lease) is redlockd.AsyncLease for lease in leases)
+    assert len({lease._value for lease in leases}) == 1 and len({lease.fencing_token for lease in leases}) == 3
+    assert await client.acquire_many([d, b]) is None, "granted while a member is held"
+    free = await client.acquire(d, ttl=10)
+    assert free is not None, "a refused set kept a member"
+    assert await free.release() is True
+    assert await leases[0].release() is True
+    async with await client.acquire(a, ttl=10) as again:
+        assert again.fencing_token > leases[0].fencing_token
+    assert await client.acquire(b, ttl=10) is None, "releasing one member freed another"
+    assert await leases[1].extend() is True
+    assert await client.release_many(leases[1:]) is True
+    async with await client.acquire(c, ttl=10):
+        pass
+    with pytest.raises(redlockd.InvalidArgument, match="^invalid resources: 17 names; 1 to 16 are allowed$"):
+        await client.acquire_many([f"{resource}/{i}" for i in range(17)])

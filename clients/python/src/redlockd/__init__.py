@@ -10,7 +10,9 @@ Redlock against independent Redis masters.
 
 ``Client.acquire`` returns a ``Lease`` or ``None`` (contention is a value);
 ``Client.hold`` is a session the daemon keeps extending, released on exit,
-which raises ``LockLost`` if the lock was lost meanwhile. ``AsyncClient`` is
+which raises ``LockLost`` if the lock was lost meanwhile.
+``Client.acquire_many`` takes up to 16 resources at once, all or none: a
+list of leases (one value, a token each) or ``None``. ``AsyncClient`` is
 the same for asyncio. Durations are seconds (a float) or a ``timedelta``;
 ``valid_until`` is a ``time.monotonic()`` deadline counted from the moment
 the request was sent.

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Optional
+from typing import Iterable, List, Optional
 
 import grpc
 import grpc.aio
 
+from . import _many
 from . import _validate as v
 from ._aio_hold import AsyncHold
 from ._connect import TLS, settings
@@ -89,6 +90,42 @@ class AsyncClient:
             lease = reply.lease
             valid_until = sent + v.from_wire(lease.validity)
             return AsyncLease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
+
+    async def acquire_many(
+        self,
+        resources: Iterable[str],
+        ttl: Optional[v.Seconds] = 10,
+        wait: v.Seconds = 0,
+        owner: str = "",
+    ) -> Optional[List["AsyncLease"]]:
+        """As ``Client.acquire_many``: a list of ``AsyncLease``, sorted by
+        resource, or ``None`` when any of them stayed with someone else.
+        Cancelling the task gives up the wait."""
+        names = v.resources(resources)
+        v.owner(owner)
+        ttl_s = v.optional_seconds(ttl, "ttl")
+        backoff = Backoff(v.seconds(wait, "wait"))
+
+        def make(lease, valid_until):
+            return AsyncLease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
+
+        while True:
+            left = backoff.left()
+            request = _many.acquire_request(names, owner, ttl_s, left)
+            sent = time.monotonic()  # the client rule: validity counts from here
+            try:
+                reply = await self._call("AcquireMany", request, left)
+            except Unavailable:
+                pause = backoff.pause()
+                if pause is None:
+                    raise
+                await asyncio.sleep(pause)
+                continue
+            return _many.leases_of(reply, make, sent)
+
+    async def release_many(self, leases: Iterable["AsyncLease"]) -> bool:
+        """As ``Client.release_many``."""
+        return (await self._call("ReleaseMany", _many.release_request(leases, AsyncLease))).released
 
     def hold(
         self,

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Iterable, List, Optional
 
 import grpc
 
+from . import _many
 from . import _validate as v
 from ._connect import TLS, settings
 from ._errors import LockLost, Unavailable, from_rpc_error
@@ -101,6 +102,53 @@ class Client:
             lease = reply.lease
             valid_until = sent + v.from_wire(lease.validity)
             return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
+
+    def acquire_many(
+        self,
+        resources: Iterable[str],
+        ttl: Optional[v.Seconds] = 10,
+        wait: v.Seconds = 0,
+        owner: str = "",
+    ) -> Optional[List["Lease"]]:
+        """Takes the locks on several resources at once, all or none,
+        trying for up to ``wait`` seconds. ``resources``: 1 to 16 names
+        (repeats are dropped). Returns one ``Lease`` per resource, sorted by
+        resource, or ``None`` when any of them stayed with someone else all
+        along: then none is held, and none was held while waiting (two
+        callers with overlapping sets cannot deadlock). The leases share one
+        value and validity, and each has its own fencing token (strictly
+        increasing per resource, like any lock's): each is an ordinary lock,
+        extended and released on its own, or released together with
+        ``release_many``. A set's locks are exclusive. A wait cut short by
+        UNAVAILABLE is retried as ``acquire``'s is."""
+        names = v.resources(resources)
+        v.owner(owner)
+        ttl_s = v.optional_seconds(ttl, "ttl")
+        backoff = Backoff(v.seconds(wait, "wait"))
+
+        def make(lease, valid_until):
+            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
+
+        while True:
+            left = backoff.left()
+            request = _many.acquire_request(names, owner, ttl_s, left)
+            sent = time.monotonic()  # the client rule: validity counts from here
+            try:
+                reply = self._call("AcquireMany", request, left)
+            except Unavailable:
+                pause = backoff.pause()
+                if pause is None:
+                    raise
+                time.sleep(pause)
+                continue
+            return _many.leases_of(reply, make, sent)
+
+    def release_many(self, leases: Iterable["Lease"]) -> bool:
+        """Gives back leases of one set (what ``acquire_many`` returned, or
+        some of them) in one call. ``True`` when every one was still held to
+        the end; ``False`` when any had expired, been taken over or been
+        released already."""
+        return self._call("ReleaseMany", _many.release_request(leases, Lease)).released
 
     def hold(
         self,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections import abc
 from datetime import timedelta
-from typing import Optional, Union
+from typing import Iterable, List, Optional, Union
 
 from google.protobuf.duration_pb2 import Duration
 
@@ -22,6 +23,8 @@ from .v1 import lock_pb2 as pb
 MAX_RESOURCE_BYTES = 256
 MAX_OWNER_BYTES = 256
 MAX_REENTRANCY_KEY_BYTES = 128
+#: The most resources one set takes (AcquireMany, ReleaseMany).
+MAX_SET = 16
 #: The most permits the wire can carry (a uint32); the daemon's own limit,
 #: lock.max_permits (64 by default), is checked by the daemon.
 MAX_PERMITS_WIRE = 2**32 - 1
@@ -104,28 +107,50 @@ def resource(value: str) -> None:
     _printable("resource", value, 1, MAX_RESOURCE_BYTES)
 
 
+def resources(value: Iterable[str]) -> List[str]:
+    """A set's names (a list or another iterable of ``str``, not one
+    ``str``): 1 to 16, each a valid resource, counted as given (repeats
+    too, as the daemon counts them). Returns them as a list."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, abc.Iterable):
+        raise InvalidArgument(f"invalid resources: must be a list of str, not {type(value).__name__}")
+    names = list(value)
+    if not 1 <= len(names) <= MAX_SET:
+        # The daemon's words (src/api/request.rs).
+        raise InvalidArgument(f"invalid resources: {len(names)} names; 1 to {MAX_SET} are allowed")
+    for i, name in enumerate(names):
+        wrong = _not_printable(name, 1, MAX_RESOURCE_BYTES)
+        if wrong:
+            raise InvalidArgument(f"invalid resources: [{i}] {wrong}")
+    return names
+
+
 def owner(value: str) -> None:
     """0 to 256 bytes of printable UTF-8."""
     _printable("owner", value, 0, MAX_OWNER_BYTES)
 
 
 def _printable(field: str, value: str, least: int, most: int) -> None:
+    wrong = _not_printable(value, least, most)
+    if wrong:
+        raise InvalidArgument(f"invalid {field}: {wrong}")
+
+
+def _not_printable(value: str, least: int, most: int) -> Optional[str]:
+    """What is wrong with ``value`` as ``least`` to ``most`` bytes of
+    printable UTF-8, in the daemon's words; ``None`` when nothing is."""
     if not isinstance(value, str):
-        raise InvalidArgument(f"invalid {field}: must be a str, not {type(value).__name__}")
+        return f"must be a str, not {type(value).__name__}"
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError:
-        raise InvalidArgument(f"invalid {field}: is not valid UTF-8 (it has a lone surrogate)") from None
+        return "is not valid UTF-8 (it has a lone surrogate)"
     if size < least or size > most:
-        raise InvalidArgument(
-            f"invalid {field}: is {size} bytes long; it must be {least} to {most} bytes of printable UTF-8"
-        )
+        return f"is {size} bytes long; it must be {least} to {most} bytes of printable UTF-8"
     for c in value:
         # The daemon refuses what Rust's char::is_control refuses: category Cc.
         if unicodedata.category(c) == "Cc":
-            raise InvalidArgument(
-                f"invalid {field}: contains the control character {_rust_debug(c)}; only printable UTF-8 is allowed"
-            )
+            return f"contains the control character {_rust_debug(c)}; only printable UTF-8 is allowed"
+    return None
 
 
 def _rust_debug(c: str) -> str:

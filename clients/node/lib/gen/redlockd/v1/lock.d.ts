@@ -565,8 +565,9 @@ export interface Holder {
     since?: Timestamp | undefined;
     /**
      * fencing_token is the token the agreeing masters' records give (their
-     * largest counter): the lease's own token, or above it when a master that
-     * answered after the quorum had granted a larger counter.
+     * largest counter, with the highest index of a master that recorded it):
+     * the lease's own token, or above it when a master that answered after
+     * the quorum recorded a larger counter or the same one.
      */
     fencingToken: bigint;
     /** ttl is how long a majority of the masters still hold it. */
