@@ -16,6 +16,9 @@ use crate::locks::error::Error;
 use crate::locks::who::Who;
 use crate::redlock::{Acquired, Kind, Lease, Node};
 
+/// From this many keys on, `turn` sweeps lapsed ones now and then.
+const SWEEP_FROM: usize = 1024;
+
 /// A lock name and the digest of a reentrancy key.
 type Key = (String, [u8; 32]);
 
@@ -68,7 +71,15 @@ impl Reentries {
     pub(crate) async fn turn(&self, name: &str, key: &str) -> Turn<'_> {
         let digest = ring::digest::digest(&ring::digest::SHA256, key.as_bytes());
         let key: Key = (name.to_owned(), digest.as_ref().try_into().expect("32 bytes"));
-        let slot = self.slots().entry(key.clone()).or_default().clone();
+        let slot = {
+            let mut slots = self.slots();
+            // Now and then, drop the keys whose locks lapsed unreleased (a
+            // caller that died holding one never counts it down).
+            if slots.len() >= SWEEP_FROM && slots.len().is_power_of_two() {
+                self.sweep(&mut slots);
+            }
+            slots.entry(key.clone()).or_default().clone()
+        };
         Turn {
             reentries: self,
             key,
@@ -101,7 +112,11 @@ impl Reentries {
 
     /// An extension of `value` succeeded: valid until `expires`.
     pub(crate) async fn extended(&self, value: &str, expires: Instant) {
-        let Some(slot) = (self.by_value().get(value).cloned()).and_then(|key| self.slots().get(&key).cloned()) else {
+        // One map at a time (`sweep` takes them in the other order).
+        let Some(key) = self.by_value().get(value).cloned() else {
+            return;
+        };
+        let Some(slot) = self.slots().get(&key).cloned() else {
             return;
         };
         if let Some(held) = slot
@@ -112,6 +127,33 @@ impl Reentries {
         {
             held.expires = expires;
         }
+    }
+
+    /// Drops the keys nobody waits for whose lock lapsed (or that hold
+    /// none), with their values.
+    fn sweep(&self, slots: &mut HashMap<Key, Arc<tokio::sync::Mutex<Option<Entry>>>>) {
+        let now = Instant::now();
+        let mut gone = Vec::new();
+        slots.retain(|_, slot| {
+            let Ok(entry) = slot.try_lock() else {
+                return true;
+            };
+            let live = entry.as_ref().is_some_and(|held| held.expires > now);
+            if !live && let Some(held) = entry.as_ref() {
+                gone.push(held.lease.value.expose().to_owned());
+            }
+            live || Arc::strong_count(slot) > 1
+        });
+        let mut by_value = self.by_value();
+        gone.iter().for_each(|value| {
+            by_value.remove(value);
+        });
+    }
+
+    /// How many keys are remembered (for tests).
+    #[cfg(test)]
+    fn remembered(&self) -> (usize, usize) {
+        (self.slots().len(), self.by_value().len())
     }
 
     /// Every lock of `name` lapses: it was taken away (a force release).
@@ -127,12 +169,13 @@ impl Reentries {
         }
     }
 
-    /// Drops `key` (and `value`'s entry) once nothing is held under it.
+    /// Drops `key` (and `value`'s entry) once nothing is held under it;
+    /// called by `leave`, which holds one clone of the key's slot.
     fn forget(&self, key: &Key, value: &str) {
         self.by_value().remove(value);
         let mut slots = self.slots();
-        // Only while nobody waits for its turn: a waiter holds a clone.
-        if slots.get(key).is_some_and(|slot| Arc::strong_count(slot) == 1) {
+        // Only while nobody waits for its turn: a waiter holds a clone too.
+        if slots.get(key).is_some_and(|slot| Arc::strong_count(slot) <= 2) {
             slots.remove(key);
         }
     }
@@ -258,10 +301,41 @@ mod tests {
         assert_eq!(shared, Err(Kind::Exclusive));
         assert_eq!(reentries.leave(first.value.expose()).await, Left::Counted(1));
         assert_eq!(reentries.leave(first.value.expose()).await, Left::Last);
+        // The key given back is forgotten; the two that only looked (job-8,
+        // lock:s) hold nothing and go at the next sweep.
+        assert_eq!(reentries.remembered(), (2, 0), "a key given back is forgotten");
         assert_eq!(reentries.leave(first.value.expose()).await, Left::NotKeyed);
         assert_eq!(
             reentries.turn("lock:r", "job-7").await.reenter(Kind::Exclusive),
             Ok(None)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn keys_of_locks_that_lapsed_unreleased_are_swept() {
+        let reentries = Reentries::default();
+        for i in 0..SWEEP_FROM - 1 {
+            let turn = reentries.turn("lock:r", &format!("trace-{i}")).await;
+            turn.hold(&lease(Duration::from_secs(1)), Kind::Exclusive);
+        }
+        let live = lease(Duration::from_secs(60));
+        reentries.turn("lock:r", "live").await.hold(&live, Kind::Exclusive);
+        assert_eq!(reentries.remembered(), (SWEEP_FROM, SWEEP_FROM));
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let turn = reentries.turn("lock:r", "new").await;
+        drop(turn);
+        assert_eq!(
+            reentries.remembered(),
+            (2, 1),
+            "only the live key and the new one are left"
+        );
+        assert!(
+            reentries
+                .turn("lock:r", "live")
+                .await
+                .reenter(Kind::Exclusive)
+                .unwrap()
+                .is_some()
         );
     }
 
