@@ -179,11 +179,8 @@ async fn open<N: Node>(
         wait,
         max_hold,
     } = plan;
-    let acquired = match &reentrancy_key {
-        Some(key) => (locks.acquire_keyed(name, (kind, ttl), wait, give_up, (&who, key))).await,
-        None => locks.acquire(name, (kind, ttl), wait, give_up, &who).await,
-    };
-    match acquired {
+    let key = reentrancy_key.as_deref();
+    match locks.acquire_keyed(name, (kind, ttl), wait, give_up, (&who, key)).await {
         Ok(Acquired::Granted(lease)) => Some(Holding {
             resource,
             ttl,

@@ -95,15 +95,9 @@ impl<N: Node> LockService<N> {
         // If this handler is dropped (the client left), the acquisition
         // stops and a lock granted meanwhile is released.
         let who = caller.who(&req.owner);
-        let give_up = std::future::pending();
-        let outcome = match key {
-            Some(key) => {
-                (self.locks)
-                    .acquire_keyed(name, (kind, ttl), wait, give_up, (&who, key))
-                    .await?
-            }
-            None => self.locks.acquire(name, (kind, ttl), wait, give_up, &who).await?,
-        };
+        let outcome = (self.locks)
+            .acquire_keyed(name, (kind, ttl), wait, std::future::pending(), (&who, key))
+            .await?;
         Ok(match outcome {
             Acquired::Granted(lease) => {
                 tracing::debug!(resource = %lease.resource, owner = %req.owner, token = lease.fencing_token, "granted");

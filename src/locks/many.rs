@@ -58,9 +58,7 @@ impl<N: Node> Locks<N> {
             Ok(AcquiredSet::Granted(_)) => (Status::Success, None),
             Ok(AcquiredSet::NotGranted { .. }) if wait.is_zero() => (Status::Fail, Some("taken")),
             Ok(AcquiredSet::NotGranted { .. }) => (Status::Fail, Some("wait_timed_out")),
-            Err(Error::Unavailable { .. }) => (Status::Error, Some("no_quorum")),
-            Err(Error::Cancelled) => (Status::Error, Some("cancelled")),
-            Err(_) => (Status::Error, Some("other")),
+            Err(error) => (Status::Error, Some(super::failure_label(error))),
         };
         self.metrics.acquired("set", status, failure, started.elapsed());
         outcome

@@ -40,6 +40,19 @@ fn lock_name<'a>(resource: &'a str, value: &LockValue) -> std::borrow::Cow<'a, s
     }
 }
 
+/// Why an acquisition failed with `error`, as `redlock_acquire_failures_total`
+/// says it.
+fn failure_label(error: &Error) -> &'static str {
+    match error {
+        Error::Unavailable { .. } => "no_quorum",
+        Error::Cancelled => "cancelled",
+        Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => "limit",
+        Error::FailedPrecondition(_) => "permits_differ",
+        Error::DeadlineExceeded => "deadline",
+        _ => "other",
+    }
+}
+
 /// Locks over an engine, with local queues and session bookkeeping.
 pub(crate) struct Locks<N> {
     /// The quorum engine.
@@ -253,17 +266,7 @@ impl<N: Node> Locks<N> {
                     FailureReason::ValidityUsedUp { .. } => "validity_used_up",
                 }),
             ),
-            Err(error) => (
-                Status::Error,
-                Some(match error {
-                    Error::Unavailable { .. } => "no_quorum",
-                    Error::Cancelled => "cancelled",
-                    Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => "limit",
-                    Error::FailedPrecondition(_) => "permits_differ",
-                    Error::DeadlineExceeded => "deadline",
-                    _ => "other",
-                }),
-            ),
+            Err(error) => (Status::Error, Some(failure_label(error))),
         };
         self.metrics.acquired(kind.label(), status, failure, started.elapsed());
         outcome

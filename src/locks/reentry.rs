@@ -219,8 +219,9 @@ impl Turn<'_> {
 }
 
 impl<N: Node> Locks<N> {
-    /// `Locks::acquire` under reentrancy key `key`: the lock held under it
-    /// through this daemon, counted once more, or a fresh one.
+    /// `Locks::acquire`, under reentrancy key `key` when there is one: the
+    /// lock held under it through this daemon, counted once more, or a
+    /// fresh one.
     ///
     /// # Errors
     /// As `Locks::acquire`; `FailedPrecondition` when the key holds the
@@ -231,8 +232,11 @@ impl<N: Node> Locks<N> {
         (kind, ttl): (Kind, std::time::Duration),
         wait: std::time::Duration,
         give_up: impl std::future::Future<Output = ()> + Send + 'static,
-        (who, key): (&Who, &str),
+        (who, key): (&Who, Option<&str>),
     ) -> Result<Acquired, Error> {
+        let Some(key) = key else {
+            return self.acquire(resource, (kind, ttl), wait, give_up, who).await;
+        };
         let mut turn = self.reentries.turn(&resource, key).await;
         match turn.reenter(kind) {
             Ok(Some(lease)) => {

@@ -86,7 +86,7 @@ impl RedisNode {
         let name = (rest.strip_prefix("permit:"))
             .and_then(|r| r.split_once(':'))
             .map_or(rest, |(_, name)| name);
-        self.permits_key_for(&format!("{}{name}", self.key_start))
+        format!("{}{}", self.key_start, permits_name(name))
     }
 
     /// The key remembering the number of permits of a semaphore named as

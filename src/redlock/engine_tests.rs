@@ -16,7 +16,7 @@ use super::*;
 const TTL: Duration = Duration::from_secs(10);
 const NODE_TIMEOUT: Duration = Duration::from_millis(50);
 
-fn config() -> EngineConfig {
+pub(super) fn config() -> EngineConfig {
     EngineConfig {
         key_prefix: "t".into(),
         node_timeout: NODE_TIMEOUT,

@@ -13,16 +13,7 @@ const TTL: Duration = Duration::from_secs(10);
 
 fn cluster() -> (Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     let nodes: Vec<FakeNode> = (0..5).map(|i| FakeNode::new(&format!("n{i}"), 1)).collect();
-    let config = EngineConfig {
-        key_prefix: "t".into(),
-        node_timeout: Duration::from_millis(50),
-        drift_factor: 0.01,
-        min_validity: Duration::from_millis(1),
-        retry_delay_min: Duration::from_millis(100),
-        retry_delay_max: Duration::from_millis(300),
-        daemon_id: "test".into(),
-        publish_round: true,
-    };
+    let config = super::engine_tests::config();
     (Arc::new(Engine::new(nodes.clone(), config)), nodes)
 }
 

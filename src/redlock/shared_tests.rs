@@ -17,14 +17,8 @@ fn cluster(counters: &[u64], publish_round: bool) -> (Arc<Engine<FakeNode>>, Vec
         .map(|(i, c)| FakeNode::new(&format!("n{i}"), *c))
         .collect();
     let config = EngineConfig {
-        key_prefix: "t".into(),
-        node_timeout: Duration::from_millis(50),
-        drift_factor: 0.01,
-        min_validity: Duration::from_millis(1),
-        retry_delay_min: Duration::from_millis(100),
-        retry_delay_max: Duration::from_millis(300),
-        daemon_id: "test".into(),
         publish_round,
+        ..super::engine_tests::config()
     };
     (Arc::new(Engine::new(nodes.clone(), config)), nodes)
 }
