@@ -35,8 +35,13 @@ impl Config {
                 return fail(format!("redis.nodes[{i}] must start with redis:// or rediss://"));
             }
         }
-        if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return fail("redis.key_prefix must be non-empty, without spaces or control characters".into());
+        let bad = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
+        if redis.key_prefix.is_empty() || redis.key_prefix.chars().any(bad) {
+            return fail(
+                "redis.key_prefix must be non-empty, without spaces, control characters or braces (the keys' hash tags \
+                 are braces: docs/design.md#keys)"
+                    .into(),
+            );
         }
         if self.server.keepalive < Duration::from_millis(100) || self.server.keepalive > Duration::from_secs(300) {
             return fail(format!(

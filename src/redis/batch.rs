@@ -14,8 +14,8 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::eval::{eval_if_loaded, eval_script};
-use super::replies;
 use super::scripts::Script;
+use super::{keys, replies};
 use crate::redlock::node::NodeError;
 use crate::redlock::observer::Observer;
 
@@ -44,8 +44,6 @@ pub(super) struct Batches {
     pub(super) cached_ok: Arc<AtomicBool>,
     /// Told when the cached script was missing (a probe should look).
     pub(super) probe_wanted: Arc<Notify>,
-    /// The fence counter and the marker.
-    pub(super) head_keys: [String; 2],
     /// This daemon's tag, the release channel and how long (ms) a lock
     /// refused by shared holders keeps new ones out.
     pub(super) head_args: [Value; 3],
@@ -66,12 +64,11 @@ pub(super) struct Pending {
     sending: bool,
 }
 
-/// One request: its lock key and waiting mark, and its four arguments
+/// One request: its four keys (`RequestKeys`), and its four arguments
 /// (`L` or `U`, the value, the TTL or the announcement, the holder tag or
 /// nothing).
 struct Queued {
-    key: String,
-    waiting: String,
+    keys: RequestKeys,
     args: [Value; 4],
     queued_at: Instant,
     answer: oneshot::Sender<Result<i64, NodeError>>,
@@ -84,6 +81,20 @@ impl Queued {
     fn stale(&self, node_timeout: Duration) -> bool {
         self.answer.is_closed() && !is_release(&self.args) && self.queued_at.elapsed() >= node_timeout
     }
+}
+
+/// A request's keys: the lock key, its waiting mark, and its bucket's
+/// fence counter and verified marker (docs/design.md#keys).
+pub(super) type RequestKeys = [String; 4];
+
+/// The keys of a request on lock `key`.
+pub(super) fn request_keys(key: &str) -> RequestKeys {
+    [
+        key.to_owned(),
+        keys::beside(key, "waiting:"),
+        keys::of_bucket(key, "fence"),
+        keys::of_bucket(key, "verified"),
+    ]
 }
 
 /// Whether a request's arguments are a release's (`U`), not a lock's (`L`).
@@ -170,12 +181,8 @@ impl Batches {
 
     /// One request's answer. With no batch on its way, the caller sends it
     /// itself, with no task between; otherwise it queues for the next batch.
-    pub(super) async fn request(
-        self: &Arc<Self>,
-        key: &str,
-        waiting: String,
-        args: [Value; 4],
-    ) -> Result<i64, NodeError> {
+    pub(super) async fn request(self: &Arc<Self>, key: &str, args: [Value; 4]) -> Result<i64, NodeError> {
+        let keys = request_keys(key);
         // Whether a batch is on its way, and queueing behind it, are decided
         // under one lock: a sender that finds the queue empty stops, so a
         // request queued after that look would wait with nobody to send it.
@@ -184,8 +191,7 @@ impl Batches {
             if pending.sending {
                 let (answer, reply) = oneshot::channel();
                 pending.requests.push(Queued {
-                    key: key.to_owned(),
-                    waiting,
+                    keys,
                     args,
                     queued_at: Instant::now(),
                     answer,
@@ -193,30 +199,30 @@ impl Batches {
                 Err(reply)
             } else {
                 pending.sending = true;
-                Ok((waiting, args))
+                Ok((keys, args))
             }
         };
         match queued {
-            Ok((waiting, args)) if is_release(&args) => {
+            Ok((keys, args)) if is_release(&args) => {
                 // A release is never dropped (as in `send`): should its caller
                 // stop waiting (the engine answers a release at quorum), a
                 // task finishes the call, a `NOSCRIPT` reload included, and
                 // gives the slot back only then, so nothing overtakes it.
-                let (slot, key, started) = (BatchTurn(Arc::clone(self)), key.to_owned(), Instant::now());
+                let (slot, started) = (BatchTurn(Arc::clone(self)), Instant::now());
                 Finish::new(async move {
-                    let answers = slot.0.call(&[(key.as_str(), waiting.as_str(), &args)]).await;
+                    let answers = slot.0.call(&[(&keys, &args)]).await;
                     slot.0.release_answered(started, &answers, 0);
                     drop(slot);
                     Ok(answers?.remove(0))
                 })
                 .await
             }
-            Ok((waiting, args)) => {
+            Ok((keys, args)) => {
                 let _slot = BatchTurn(Arc::clone(self));
                 // Boxed: most requests queue, and a request's future (one per
                 // node in every round, each boxed by the round) then stays
                 // small enough for the allocator's per-thread cache.
-                let mut answers = Box::pin(self.call(&[(key, waiting.as_str(), &args)])).await?;
+                let mut answers = Box::pin(self.call(&[(&keys, &args)])).await?;
                 Ok(answers.remove(0))
             }
             Err(reply) => reply
@@ -227,14 +233,13 @@ impl Batches {
 
     /// Sends one batch, reloading the script on `NOSCRIPT`; an error
     /// answers every request in it.
-    async fn call(&self, requests: &[(&str, &str, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
+    async fn call(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
         let call = || {
-            let mut keys = Vec::with_capacity(2 + 2 * requests.len());
-            keys.extend(self.head_keys.iter().map(String::as_str));
+            let mut keys = Vec::with_capacity(4 * requests.len());
             let mut args = Vec::with_capacity(3 + 4 * requests.len());
             args.extend(self.head_args.iter().cloned());
-            for (key, waiting, four) in requests {
-                keys.extend([*key, *waiting]);
+            for (four_keys, four) in requests {
+                keys.extend(four_keys.iter().map(String::as_str));
                 args.extend(four.iter().cloned());
             }
             (keys, args)
@@ -306,10 +311,7 @@ impl Batches {
                 let n = pending.requests.len().min(BATCH_MAX);
                 pending.requests.drain(..n).collect()
             };
-            let requests: Vec<_> = batch
-                .iter()
-                .map(|r| (r.key.as_str(), r.waiting.as_str(), &r.args))
-                .collect();
+            let requests: Vec<_> = batch.iter().map(|r| (&r.keys, &r.args)).collect();
             let answers = self.call(&requests).await;
             drop(requests);
             for (i, request) in batch.iter().enumerate().filter(|(_, r)| is_release(&r.args)) {

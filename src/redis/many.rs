@@ -10,22 +10,23 @@ use super::replies;
 use super::scripts::run_id_from_info;
 use crate::redlock::node::NodeError;
 
-/// KEYS[1] the fence counter, KEYS[2] the marker, then per member its lock
-/// key and its waiting mark. ARGV: the value, the TTL (ms), the holder tag,
-/// this daemon's tag (for waiting marks), how long (ms) a lock refused by
-/// readers keeps new ones out.
+/// Per member four keys: its lock key, its waiting mark, and its bucket's
+/// fence counter and verified marker (docs/design.md#keys). ARGV: the
+/// value, the TTL (ms), the holder tag, this daemon's tag (for waiting
+/// marks), how long (ms) a lock refused by readers keeps new ones out.
 ///
 /// Every member must be free or hold the value already (a re-send), else
 /// nothing is written but the waiting marks of the members held by others
 /// (as ROUND's refusals write them) and the reply is `{0}`. On a node this
-/// process verified (as ROUND checks: `{-1}`, `{-2}`), each member takes
-/// the next counter value (seeded from the clock; `{-3}` at 2^53) and its
-/// holder record, and the reply is `{1, counter per member}`.
+/// process verified in every member's bucket (as ROUND checks: `{-1}`,
+/// `{-2}`), each member takes the next counter value of its bucket (seeded
+/// from the clock; `{-3}` at 2^53) and its holder record, and the reply is
+/// `{1, counter per member}`.
 pub const MANY: &str = concat!(
     r"
 local value, ttl, tag = ARGV[1], ARGV[2], ARGV[4]
 local refused = false
-for i = 3, #KEYS, 2 do
+for i = 1, #KEYS, 4 do
   local held = redis.call('GET', KEYS[i])
   if held and string.sub(held, 1, #value) ~= value then
     refused = true
@@ -44,34 +45,41 @@ end
 if refused then
   return {0}
 end
-local marker = redis.call('GET', KEYS[2])
-if marker == false then
-  return {-1}
-end
 ",
     run_id_from_info!(),
-    r"if not run_id or string.sub(marker, 1, #run_id + 1) ~= run_id .. ':' then
-  return {-2}
-end
-local t = redis.call('TIME')
-local stored = redis.call('GET', KEYS[1])
-local counter
-if stored == false then
-  counter = tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1
-else
-  counter = tonumber(stored)
-end
-if counter + (#KEYS - 2) / 2 >= 9007199254740992 then
-  return {-3}
+    r"local t = redis.call('TIME')
+local counters = {}
+for i = 1, #KEYS, 4 do
+  local fence = KEYS[i + 2]
+  if counters[fence] == nil then
+    local head = redis.call('MGET', KEYS[i + 3], fence)
+    if head[1] == false then
+      return {-1}
+    end
+    if not run_id or string.sub(head[1], 1, #run_id + 1) ~= run_id .. ':' then
+      return {-2}
+    end
+    if head[2] == false then
+      counters[fence] = tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1
+    else
+      counters[fence] = tonumber(head[2])
+    end
+  end
+  if counters[fence] + #KEYS / 4 >= 9007199254740992 then
+    return {-3}
+  end
 end
 local now_ms = string.format('\n%d\n', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 local replies = {1}
-for i = 3, #KEYS, 2 do
-  counter = counter + 1
-  redis.call('SET', KEYS[i], value .. string.format('\n%d', counter) .. now_ms .. ARGV[3], 'PX', ttl)
-  replies[#replies + 1] = counter
+for i = 1, #KEYS, 4 do
+  local fence = KEYS[i + 2]
+  counters[fence] = counters[fence] + 1
+  redis.call('SET', KEYS[i], value .. string.format('\n%d', counters[fence]) .. now_ms .. ARGV[3], 'PX', ttl)
+  replies[#replies + 1] = counters[fence]
 end
-redis.call('SET', KEYS[1], string.format('%d', counter))
+for fence, counter in pairs(counters) do
+  redis.call('SET', fence, string.format('%d', counter))
+end
 return replies
 "
 );
@@ -85,12 +93,8 @@ impl RedisNode {
         ttl: std::time::Duration,
         holder: &str,
     ) -> Result<Option<Vec<u64>>, NodeError> {
-        let waiting: Vec<String> = keys.iter().map(|key| self.waiting_key(key)).collect();
-        let mut all = Vec::with_capacity(2 + 2 * keys.len());
-        all.extend([self.fence_key.as_str(), self.marker_key.as_str()]);
-        for (key, waiting) in keys.iter().zip(&waiting) {
-            all.extend([key.as_str(), waiting.as_str()]);
-        }
+        let members: Vec<_> = keys.iter().map(|key| super::batch::request_keys(key)).collect();
+        let all = members.iter().flatten().map(String::as_str).collect();
         let args = vec![
             Value::from(value),
             ttl_arg(ttl),

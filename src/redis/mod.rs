@@ -5,6 +5,7 @@
 mod batch;
 pub mod connect;
 mod eval;
+mod keys;
 mod listing;
 pub mod many;
 pub mod node;

@@ -15,7 +15,6 @@ use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, Value};
 use super::batch::{Batches, Timing};
 use super::connect::{RedisNodeConfig, builder};
 use super::eval::{eval_if_loaded, eval_script, glob_escaped, node_error, ttl_arg};
-use super::listing;
 use super::permits::PermitScripts;
 use super::replies::{self, Locked};
 use super::scripts::{
@@ -23,6 +22,7 @@ use super::scripts::{
     released_channel,
 };
 use super::shared::SharedScripts;
+use super::{keys, listing};
 use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
@@ -39,10 +39,14 @@ pub struct RedisNode {
     pub(super) probe_client: Client,
     /// A round's wait for this master (for `Timing`).
     pub(super) node_timeout: Duration,
-    pub(super) fence_key: String,
-    pub(super) marker_key: String,
-    /// `<prefix>:`, the start of every lock key.
-    pub(super) key_start: String,
+    /// `redis.key_prefix`.
+    pub(super) prefix: String,
+    /// The fence counter and verified marker of bucket 0, which the probe
+    /// reads as the node's (docs/design.md#quarantine).
+    pub(super) sentinel: [String; 2],
+    /// A lock request found its bucket unverified: the next probe reads
+    /// every bucket's marker.
+    pub(super) bucket_unverified: Arc<std::sync::atomic::AtomicBool>,
     /// Round-1 lock requests and releases on their way to this master, in
     /// batches.
     pub(super) batches: Arc<Batches>,
@@ -112,8 +116,6 @@ impl RedisNode {
         let probe_client = builder.build().map_err(|e| format!("{e}"))?;
         probe_client.connect();
         let waiter_tag = Value::from(crate::redlock::LockValue::random().expose());
-        let fence_key = format!("{}:fence", config.key_prefix);
-        let marker_key = format!("{}:verified", config.key_prefix);
         let (round_cached, hand_off_cached) = cached_variants(crate::redlock::LockValue::random().expose());
         let batches = Arc::new(Batches {
             client: client.clone(),
@@ -121,7 +123,6 @@ impl RedisNode {
             cached: Script::new(round_cached),
             cached_ok,
             probe_wanted: probe_wanted.clone(),
-            head_keys: [fence_key.clone(), marker_key.clone()],
             head_args: [
                 waiter_tag.clone(),
                 Value::from(released_channel(&config.key_prefix)),
@@ -137,9 +138,9 @@ impl RedisNode {
             client,
             probe_client,
             node_timeout: config.node_timeout,
-            fence_key,
-            key_start: format!("{}:", config.key_prefix),
-            marker_key,
+            prefix: config.key_prefix.clone(),
+            sentinel: keys::bucket_keys(&config.key_prefix, 0),
+            bucket_unverified: Arc::default(),
             batches,
             hand_off: Script::new(HAND_OFF),
             hand_off_cached: Script::new(hand_off_cached),
@@ -192,26 +193,21 @@ impl RedisNode {
         &self.client
     }
 
-    /// The key that marks lock `key` (`<prefix>:<name>`) as waited for:
-    /// `<prefix>:waiting:<name>`, apart from every lock key (those go on
-    /// with `lock:` or `tenant:`).
+    /// The key that marks lock `key` as waited for:
+    /// `<prefix>:{<tag>}:waiting:<name>`, apart from every lock key (those
+    /// go on with `lock:`, `tenant:` or `permit:`).
     pub(super) fn waiting_key(&self, key: &str) -> String {
-        let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
-        // One allocation of the right size (not `format!`): five per lock
-        // request (docs/performance.md, workload (b)).
-        let mut waiting = String::with_capacity(self.key_start.len() + "waiting:".len() + name.len());
-        waiting.push_str(&self.key_start);
-        waiting.push_str("waiting:");
-        waiting.push_str(name);
-        waiting
+        keys::beside(key, "waiting:")
     }
 
-    /// Runs a lock script by SHA with the lock key, fence key, marker key
-    /// and, for the scripts that use it, the lock's waiting mark.
+    /// Runs a lock script by SHA with the lock key, its bucket's fence
+    /// counter and marker and, for the scripts that use it, the lock's
+    /// waiting mark.
     async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
         let waiting = script.uses_waiting_mark.then(|| self.waiting_key(key));
+        let (fence, marker) = (keys::of_bucket(key, "fence"), keys::of_bucket(key, "verified"));
         let mut keys = Vec::with_capacity(4);
-        keys.extend([key, self.fence_key.as_str(), self.marker_key.as_str()]);
+        keys.extend([key, fence.as_str(), marker.as_str()]);
         keys.extend(waiting.as_deref());
         self.eval_observed(script, keys, args).await
     }
@@ -280,7 +276,7 @@ impl Node for RedisNode {
             Value::from(holder),
         ];
         let timing = self.timing();
-        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let answer = self.batches.request(key, args).await;
         let locked = answer.and_then(replies::locked);
         timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
         self.counted_grant(locked?)
@@ -319,12 +315,13 @@ impl Node for RedisNode {
             holder.into(),
         ];
         if self.batches.cached_ok.load(Ordering::SeqCst) {
-            let keys = vec![key, self.fence_key.as_str(), self.marker_key.as_str()];
+            let (fence, marker) = (keys::of_bucket(key, "fence"), keys::of_bucket(key, "verified"));
             let waiting = self.waiting_key(key);
             let call = || {
-                let mut keys = keys.clone();
-                keys.push(waiting.as_str());
-                (keys, args.clone())
+                (
+                    vec![key, fence.as_str(), marker.as_str(), waiting.as_str()],
+                    args.clone(),
+                )
             };
             let timing = self.timing();
             let answer = eval_if_loaded(&self.client, &self.hand_off_cached, call).await;
@@ -373,13 +370,14 @@ impl Node for RedisNode {
             Value::from_static_str(""),
         ];
         // Timed by the batches, to its answer (`Batches::release_answered`).
-        let answer = self.batches.request(key, self.waiting_key(key), args).await;
+        let answer = self.batches.request(key, args).await;
         answer.and_then(replies::released)
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
         let (readers, permits) = (self.readers_key(key), self.permits_key_for(key));
-        let keys = vec![key, self.fence_key.as_str(), readers.as_str(), permits.as_str()];
+        let fence = keys::of_bucket(key, "fence");
+        let keys = vec![key, fence.as_str(), readers.as_str(), permits.as_str()];
         replies::inspect(self.eval_observed(&self.inspect, keys, Vec::new()).await?)
     }
 
@@ -389,14 +387,21 @@ impl Node for RedisNode {
     }
 
     async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
-        let pattern = format!("{}*", glob_escaped(start));
+        let pattern = format!("{}:{{*}}:{}*", glob_escaped(&self.prefix), glob_escaped(start));
         let reply = Box::pin(
             self.client
                 .scan_page::<Value, _, _>(cursor.to_string(), pattern, Some(count), None),
         )
         .await
         .map_err(node_error)?;
-        listing::scan(reply)
+        let (cursor, keys) = listing::scan(reply)?;
+        // `*` also matches past a `}`: keep the names that truly start so.
+        let names = (keys.iter())
+            .filter_map(|key| crate::redlock::buckets::split(key))
+            .filter(|(start_, name)| start_.starts_with(&self.prefix) && name.starts_with(start))
+            .map(|(_, name)| name.to_owned())
+            .collect();
+        Ok((cursor, names))
     }
 
     async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {

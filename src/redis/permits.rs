@@ -11,7 +11,6 @@ use super::node::RedisNode;
 use super::replies;
 use super::scripts::Script;
 use crate::redlock::node::{Agreement, Extension, NodeError};
-use crate::redlock::permits_name;
 
 /// KEYS[1] the number of permits remembered, KEYS[2..] the slot keys;
 /// ARGV[1] the number asked for, ARGV[2] a TTL (ms). Replies `{held}` when
@@ -80,20 +79,15 @@ impl PermitScripts {
 
 impl RedisNode {
     /// The key remembering the number of permits of the semaphore whose
-    /// slot key is `slot_key` (`<prefix>:permit:<slot>:<name>`).
+    /// slot key is `slot_key` (`<prefix>:{<tag>}:permit:<slot>:<name>`).
     fn permits_key_of(&self, slot_key: &str) -> String {
-        let rest = slot_key.strip_prefix(self.key_start.as_str()).unwrap_or(slot_key);
-        let name = (rest.strip_prefix("permit:"))
-            .and_then(|r| r.split_once(':'))
-            .map_or(rest, |(_, name)| name);
-        format!("{}{}", self.key_start, permits_name(name))
+        super::keys::permits_of_slot(slot_key)
     }
 
     /// The key remembering the number of permits of a semaphore named as
-    /// lock `key` is (`<prefix>:<name>`).
+    /// lock `key` is (`<prefix>:{<tag>}:<name>`).
     pub(super) fn permits_key_for(&self, key: &str) -> String {
-        let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
-        format!("{}{}", self.key_start, permits_name(name))
+        super::keys::beside(key, "permits:")
     }
 
     /// `Node::agree_permits`.

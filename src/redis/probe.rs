@@ -10,8 +10,10 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::time::Instant;
 
 use super::eval::{eval_script, node_error};
+use super::keys;
 use super::node::RedisNode;
 use super::replies;
+use crate::redlock::buckets::BUCKETS;
 use crate::redlock::node::{NodeError, Probed};
 use crate::redlock::standing::{NodeHealth, Observation};
 
@@ -111,12 +113,22 @@ impl Probed for RedisNode {
                 self.scripts_generation.store(generation, Ordering::SeqCst);
             }
         }
-        let marker = replies::marker(
+        let mut marker = replies::marker(
             self.probe_client
-                .get(self.marker_key.as_str())
+                .get(self.sentinel[1].as_str())
                 .await
                 .map_err(node_error)?,
         )?;
+        // A lock request found its bucket unverified: should any bucket's
+        // marker differ from bucket 0's, the node's data is not vouched for.
+        if marker.is_some() && self.bucket_unverified.swap(false, Ordering::SeqCst) {
+            let markers = self.read_buckets("verified").await?;
+            let whole = (markers.iter()).all(|m| m.as_ref().and_then(Value::as_str).as_deref() == marker.as_deref());
+            if !whole {
+                tracing::warn!(node = %self.name, "a bucket's verified marker is missing or names another process");
+                marker = None;
+            }
+        }
         self.prove_by_cache(&info, marker.as_deref()).await;
         let before = Instant::now();
         let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
@@ -141,30 +153,67 @@ impl Probed for RedisNode {
         })
     }
 
-    /// The node's fence counter (`None` when it has none).
+    /// Every bucket's fence counter, each at least the node's counter of
+    /// the layout before buckets (docs/design.md#keys).
     ///
     /// # Errors
     /// When the node does not answer.
-    async fn read_fence(&self) -> Result<Option<u64>, NodeError> {
-        replies::fence(
-            self.probe_client
-                .get(self.fence_key.as_str())
-                .await
-                .map_err(node_error)?,
-        )
+    async fn read_fences(&self) -> Result<Vec<Option<u64>>, NodeError> {
+        let legacy = (self.probe_client.get(keys::legacy_fence(&self.prefix)).await).map_err(node_error)?;
+        let legacy = replies::fence(legacy)?;
+        let counters = self.read_buckets("fence").await?;
+        (counters.into_iter())
+            .map(|c| Ok(replies::fence(c.unwrap_or(Value::Null))?.max(legacy)))
+            .collect()
     }
 
-    /// Raises the fence counter to at least `floor` and marks the data of
-    /// process `identity` verified (the last step before a node rejoins).
+    /// Raises each bucket's fence counter to at least its floor and marks
+    /// the data of process `identity` verified in every bucket.
     ///
     /// # Errors
     /// When the node does not answer.
-    async fn repair(&self, floor: Option<u64>, identity: &str) -> Result<(), NodeError> {
-        let floor = floor.map(|f| f.to_string()).unwrap_or_default();
-        let call = || {
-            let keys = vec![self.fence_key.as_str(), self.marker_key.as_str()];
-            (keys, vec![Value::from(floor.as_str()), Value::from(identity)])
-        };
-        eval_script(&self.probe_client, &self.repair, call).await.map(drop)
+    async fn repair(&self, floors: &[Option<u64>], identity: &str) -> Result<(), NodeError> {
+        for first in (0..BUCKETS).step_by(CHUNK) {
+            let buckets = first..(first + CHUNK as u16).min(BUCKETS);
+            let keys: Vec<String> = buckets
+                .clone()
+                .flat_map(|b| keys::bucket_keys(&self.prefix, b))
+                .collect();
+            let mut args = vec![Value::from(identity)];
+            args.extend(buckets.map(|b| {
+                let floor = floors.get(usize::from(b)).copied().flatten();
+                Value::from(floor.map(|f| f.to_string()).unwrap_or_default())
+            }));
+            let call = || (keys.iter().map(String::as_str).collect(), args.clone());
+            eval_script(&self.probe_client, &self.repair, call).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Buckets read or repaired in one command.
+const CHUNK: usize = 1024;
+
+impl RedisNode {
+    /// Key `what` (`fence`, `verified`) of every bucket, in bucket order
+    /// (`None` where unset), read `CHUNK` at a time.
+    async fn read_buckets(&self, what: &str) -> Result<Vec<Option<Value>>, NodeError> {
+        let mut values = Vec::with_capacity(usize::from(BUCKETS));
+        let which = usize::from(what == "verified");
+        for first in (0..BUCKETS).step_by(CHUNK) {
+            let keys: Vec<String> = (first..(first + CHUNK as u16).min(BUCKETS))
+                .map(|b| keys::bucket_keys(&self.prefix, b)[which].clone())
+                .collect();
+            let count = keys.len();
+            match self.probe_client.mget(keys).await.map_err(node_error)? {
+                Value::Array(read) if read.len() == count => {
+                    values.extend(read.into_iter().map(|v| (!v.is_null()).then_some(v)));
+                }
+                // One key: fred may answer with the value itself.
+                one if count == 1 => values.push((!one.is_null()).then_some(one)),
+                other => return Err(NodeError(format!("unexpected MGET reply: {other:?}"))),
+            }
+        }
+        Ok(values)
     }
 }

@@ -16,14 +16,36 @@ local run_id = to and string.sub(info, from + 7, to - 1)
 }
 pub(super) use run_id_from_info;
 
+/// ROUND's check that a bucket's marker names the running process, with
+/// `INFO` read once per batch (`process`, empty when unreadable: fails
+/// closed).
+macro_rules! round_info_check {
+    () => {
+        concat!(
+            "        if process == nil then\n",
+            run_id_from_info!(),
+            r"          process = run_id or ''
+        end
+        if process ~= '' and string.sub(marker, 1, #process + 1) == process .. ':' then
+          verified = 1
+        else
+          verified = -2
+        end
+"
+        )
+    };
+}
+
 /// Round-1 locks and releases for one master, a batch of them in one call,
 /// applied in the order they were asked for (docs/performance.md, workload (b)): requests that
 /// reach a master while its last batch is on the way leave together, so the
 /// master runs one script, one `INFO` and one counter write per batch, not
 /// per request, and a release queued after a lock can never overtake it.
 ///
-/// KEYS[1] is the fence counter, KEYS[2] the marker; request i has
-/// KEYS[2i+1] (its lock key) and KEYS[2i+2] (the lock's waiting mark).
+/// Request i has four keys (docs/design.md#keys): KEYS[4i-3] its lock
+/// key, KEYS[4i-2] the lock's waiting mark, KEYS[4i-1] and KEYS[4i] the
+/// fence counter and the verified marker of the lock's bucket. (A batch
+/// to a standalone master mixes buckets; each bucket is read once.)
 /// ARGV[1] is this daemon's tag, ARGV[2] the release channel, ARGV[3] how
 /// long (ms) a lock refused by shared holders keeps new ones out; request i
 /// has ARGV[4i] (`L` lock or `U` release), ARGV[4i+1] (the value),
@@ -45,8 +67,9 @@ pub(super) use run_id_from_info;
 /// is granted; docs/design.md#the-lock-on-one-master keeps counters below it).
 /// - A grant comes only from a node whose data a daemon verified, and in
 ///   this very process: the marker (`run_id:master_replid`, written by
-///   REPAIR) must name the running process's `run_id` (checked once per
-///   batch, at its first lock request, by `run_id_from_info`). A restart
+///   REPAIR into every bucket) must name the running process's `run_id`
+///   (`INFO` read once per batch, at its first lock request; each bucket's
+///   marker checked once). A restart
 ///   that kept its data, or a promoted replica that copied the marker,
 ///   fails here even before any daemon's monitor has noticed.
 /// - On a verified node a free key is taken with one `SET NX`, with the
@@ -75,18 +98,18 @@ pub(super) use run_id_from_info;
 ///
 /// Each `redis.call` costs the master about a microsecond, so the common
 /// cases take as few as they can: a lock of a free key is one `SET NX`
-/// (plus, once per batch, an `MGET` of the marker and the counter, `INFO`,
-/// `TIME` and the counter's `SET`), a release a `GET` and a `DEL`.
+/// (plus, once per bucket in the batch, an `MGET` of the marker and the
+/// counter and the counter's `SET`, and once per batch `INFO` and `TIME`),
+/// a release a `GET` and a `DEL`.
 pub const ROUND: &str = concat!(
     r"
 local tag, channel, writer_wait = ARGV[1], ARGV[2], ARGV[3]
 local replies = {}
-local verified = nil
-local marker, stored = nil, nil
-local counter = nil
+local buckets = {}
+local process = nil
 local clock, now_ms = nil, nil
-for i = 1, (#KEYS - 2) / 2 do
-  local key, waiting = KEYS[2 * i + 1], KEYS[2 * i + 2]
+for i = 1, #KEYS / 4 do
+  local key, waiting, fence = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1]
   local kind, value, extra = ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2]
   if kind == 'U' then
     local held = redis.call('GET', key)
@@ -101,31 +124,28 @@ for i = 1, (#KEYS - 2) / 2 do
       replies[i] = 1
     end
   else
-    if verified == nil then
-      local head = redis.call('MGET', KEYS[2], KEYS[1])
-      marker, stored = head[1], head[2]
-      if marker == false then
-        verified = -1
-      else
+    local bucket = buckets[fence]
+    if bucket == nil then
+      local head = redis.call('MGET', KEYS[4 * i], fence)
+      local marker, verified = head[1], -1
+      if marker ~= false then
 ",
-    run_id_from_info!(),
-    r"        if run_id and string.sub(marker, 1, #run_id + 1) == run_id .. ':' then
-          verified = 1
-        else
-          verified = -2
-        end
-      end
+    round_info_check!(),
+    r"      end
+      bucket = {verified = verified, stored = head[2]}
+      buckets[fence] = bucket
     end
+    local verified = bucket.verified
     local following, holding = nil, nil
     if verified > 0 then
       if clock == nil then
         clock = redis.call('TIME')
         now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
       end
-      if counter ~= nil then
-        following = counter + 1
-      elseif stored ~= false then
-        following = tonumber(stored) + 1
+      if bucket.counter ~= nil then
+        following = bucket.counter + 1
+      elseif bucket.stored ~= false then
+        following = tonumber(bucket.stored) + 1
       else
         following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
       end
@@ -133,8 +153,8 @@ for i = 1, (#KEYS - 2) / 2 do
     end
     if following ~= nil and following < 9007199254740992
         and redis.call('SET', key, holding, 'NX', 'PX', extra) then
-      counter = following
-      replies[i] = counter
+      bucket.counter = following
+      replies[i] = following
     else
       local found = redis.call('MGET', key, waiting)
       local held = found[1]
@@ -160,14 +180,16 @@ for i = 1, (#KEYS - 2) / 2 do
         else
           redis.call('SET', key, holding, 'KEEPTTL')
         end
-        counter = following
-        replies[i] = counter
+        bucket.counter = following
+        replies[i] = following
       end
     end
   end
 end
-if counter ~= nil then
-  redis.call('SET', KEYS[1], string.format('%d', counter))
+for fence, bucket in pairs(buckets) do
+  if bucket.counter ~= nil then
+    redis.call('SET', fence, string.format('%d', bucket.counter))
+  end
 end
 return replies
 "
@@ -232,18 +254,22 @@ end
 return 1
 ";
 
-/// Counter repair before a quarantined node rejoins (docs/design.md#repair): raise the
-/// counter to at least ARGV[1] (the max read from a quorum of the others;
-/// empty = no raise) and set the marker to ARGV[2], the identity
+/// Counter repair before a quarantined node rejoins (docs/design.md#repair), for
+/// a run of buckets: bucket i's fence counter KEYS[2i-1] is raised to at
+/// least ARGV[i+1] (the max read from a quorum of the others; empty = no
+/// raise), and its marker KEYS[2i] set to ARGV[1], the identity
 /// (`run_id:master_replid`) of the process whose data is now vouched for.
 pub const REPAIR: &str = r"
-if ARGV[1] ~= '' then
-  local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if current < tonumber(ARGV[1]) then
-    redis.call('SET', KEYS[1], ARGV[1])
+for i = 1, #KEYS / 2 do
+  local floor = ARGV[i + 1]
+  if floor ~= '' then
+    local current = tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0')
+    if current < tonumber(floor) then
+      redis.call('SET', KEYS[2 * i - 1], floor)
+    end
   end
+  redis.call('SET', KEYS[2 * i], ARGV[1])
 end
-redis.call('SET', KEYS[2], ARGV[2])
 return 1
 ";
 
@@ -302,15 +328,7 @@ return extended
 
 /// ROUND's check that the running process is the verified one, by `INFO`
 /// once per batch.
-const ROUND_INFO_CHECK: &str = concat!(
-    run_id_from_info!(),
-    r"        if run_id and string.sub(marker, 1, #run_id + 1) == run_id .. ':' then
-          verified = 1
-        else
-          verified = -2
-        end
-"
-);
+const ROUND_INFO_CHECK: &str = round_info_check!();
 
 /// HAND_OFF's check, by `INFO`.
 const HAND_OFF_INFO_CHECK: &str = concat!(
@@ -377,7 +395,9 @@ mod tests {
             assert!(lua.starts_with("-- redlockd n0nce:"), "{lua}");
             assert!(!lua.contains("INFO"), "{lua}");
             assert!(full.contains("'INFO'"));
-            assert!(lua.contains("marker == false"), "the marker is still required: {lua}");
+            let required = lua.contains("if marker ~= false then\n        verified = 1")
+                || lua.contains("if marker == false then\n");
+            assert!(required, "the marker is still required: {lua}");
         }
         // Another daemon's variants are other scripts.
         let (other, _) = cached_variants("other");

@@ -194,11 +194,10 @@ impl SharedScripts {
 }
 
 impl RedisNode {
-    /// The readers of lock `key` (`<prefix>:<name>`):
-    /// `<prefix>:readers:<name>`, apart from every lock key.
+    /// The readers of lock `key`: `<prefix>:{<tag>}:readers:<name>`, apart
+    /// from every lock key.
     pub(super) fn readers_key(&self, key: &str) -> String {
-        let name = key.strip_prefix(self.key_start.as_str()).unwrap_or(key);
-        format!("{}readers:{name}", self.key_start)
+        super::keys::beside(key, "readers:")
     }
 
     /// `Node::try_share`.
@@ -209,13 +208,11 @@ impl RedisNode {
         ttl: std::time::Duration,
     ) -> Result<Option<u64>, NodeError> {
         let (waiting, readers) = (self.waiting_key(key), self.readers_key(key));
-        let keys = vec![
-            key,
-            self.fence_key.as_str(),
-            self.marker_key.as_str(),
-            waiting.as_str(),
-            readers.as_str(),
-        ];
+        let (fence, marker) = (
+            super::keys::of_bucket(key, "fence"),
+            super::keys::of_bucket(key, "verified"),
+        );
+        let keys = vec![key, fence.as_str(), marker.as_str(), waiting.as_str(), readers.as_str()];
         let args = vec![Value::from(value), ttl_arg(ttl), self.waiter_tag.clone()];
         let reply = self.eval_observed(&self.shared.share, keys, args).await?;
         let answer = match reply {
@@ -227,8 +224,8 @@ impl RedisNode {
 
     /// `Node::publish_fence` for a reader.
     pub(super) async fn publish_shared_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
-        let readers = self.readers_key(key);
-        let keys = vec![key, self.fence_key.as_str(), readers.as_str()];
+        let (readers, fence) = (self.readers_key(key), super::keys::of_bucket(key, "fence"));
+        let keys = vec![key, fence.as_str(), readers.as_str()];
         let args = vec![value.into(), Value::from(counter.to_string())];
         replies::flag(self.eval_observed(&self.shared.fence, keys, args).await?)
     }
@@ -310,6 +307,7 @@ impl RedisNode {
             }
         };
         self.health.invalidate();
+        self.bucket_unverified.store(true, std::sync::atomic::Ordering::SeqCst);
         self.probe_wanted.notify_one();
         Err(NodeError(unverified.into()))
     }

@@ -14,11 +14,12 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::connect::{RedisNodeConfig, builder};
 use super::scripts::released_channel;
+use crate::redlock::buckets;
 
 /// What the subscriber heard on a master.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Heard<'a> {
-    /// Lock `name` (the key after `<prefix>:`) was released.
+    /// Lock `name` (the key after `<prefix>:{<tag>}:`) was released.
     Released(&'a str),
     /// Some releases were missed (a burst overran the buffer): any lock
     /// may have been released.
@@ -29,13 +30,14 @@ pub(crate) enum Heard<'a> {
 pub(crate) type OnRelease = Arc<dyn Fn(Heard<'_>) + Send + Sync>;
 
 /// Wakes the head of the local queue of each released lock named on
-/// `messages` (`<prefix>:<lock name>`), until the client is gone.
+/// `messages` (`<prefix>:{<tag>}:<lock name>`), until the client is gone.
 async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String, on_release: OnRelease) {
     loop {
         match messages.recv().await {
             Ok(message) => {
                 let key = message.value.as_string();
-                if let Some(name) = key.as_deref().and_then(|key| key.strip_prefix(&lock_prefix)) {
+                let name = key.as_deref().and_then(buckets::split);
+                if let Some((_, name)) = name.filter(|(start, _)| start.strip_prefix(&lock_prefix).is_some()) {
                     on_release(Heard::Released(name));
                 }
             }
@@ -60,7 +62,7 @@ pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Resu
     // ~2 MB of the idle daemon's memory (docs/performance.md, workload (d)).
     builder.with_performance_config(|p| p.broadcast_channel_capacity = 256);
     let client = builder.build_subscriber_client().map_err(|e| e.to_string())?;
-    // The message is the lock key, `<prefix>:<lock name>`.
+    // The message is the lock key, `<prefix>:{<tag>}:<lock name>`.
     let lock_prefix = format!("{}:", config.key_prefix);
     // Our own loop, not fred's `on_message`: that one stops for good at the
     // first `Lagged` (a burst of releases overran the broadcast buffer), and
@@ -126,9 +128,10 @@ mod tests {
         let (tx, rx) = broadcast::channel(4);
         // Lagged before the loop reads anything: "lock:hot" was among them.
         for i in 0..10 {
-            tx.send(message(&format!("redlockd:lock:noise-{i}"))).unwrap();
+            tx.send(message(&buckets::key("redlockd", &format!("lock:noise-{i}"))))
+                .unwrap();
         }
-        tx.send(message("redlockd:lock:hot")).unwrap();
+        tx.send(message(&buckets::key("redlockd", "lock:hot"))).unwrap();
         let forwarding = tokio::spawn(forward(rx, "redlockd:".into(), on_release));
         let within = Duration::from_secs(5);
         let first = tokio::time::timeout(within, heard.recv()).await.unwrap().unwrap();
@@ -140,7 +143,7 @@ mod tests {
         }
         assert!(names.contains(&"lock:hot".to_owned()), "{names:?}");
         // And the loop goes on after the lag.
-        tx.send(message("redlockd:lock:cold")).unwrap();
+        tx.send(message(&buckets::key("redlockd", "lock:cold"))).unwrap();
         let later = tokio::time::timeout(within, heard.recv()).await.unwrap().unwrap();
         assert_eq!(later.as_deref(), Some("lock:cold"));
         drop(tx);

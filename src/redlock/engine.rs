@@ -12,7 +12,7 @@ use super::quorum;
 /// The engine's knobs (a subset of the daemon config).
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    /// Keys are `<key_prefix>:lock:<resource>`.
+    /// Keys are `<key_prefix>:{<bucket tag>}:lock:<resource>`.
     pub key_prefix: String,
     /// Bound on each node's answer in a round, far below the TTL, so a slow
     /// or dead node costs at most this.
@@ -68,11 +68,12 @@ impl<N: Node> Engine<N> {
         quorum::quorum(self.nodes.len())
     }
 
-    /// The Redis key of a lock: `<key_prefix>:<name>`, where `name` is
-    /// `lock:<resource>`, or `tenant:<t>:lock:<resource>` (see
-    /// `auth::scoped`).
+    /// The Redis key of a lock: `<key_prefix>:{<tag>}:<name>`, where
+    /// `name` is `lock:<resource>`, or `tenant:<t>:lock:<resource>` (see
+    /// `auth::scoped`), and the tag names its bucket
+    /// (docs/design.md#keys).
     pub fn lock_key(&self, name: &str) -> String {
-        format!("{}:{name}", self.config.key_prefix)
+        super::buckets::key(&self.config.key_prefix, name)
     }
 
     /// This daemon's name in holder records.

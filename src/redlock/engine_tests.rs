@@ -391,15 +391,16 @@ async fn extensions_due_together_share_one_call_per_node_and_each_gets_its_own_a
         assert!(engine.release(name, &lease.value).await.unwrap());
     }
     let stolen = LockValue::random();
+    let r1 = engine.lock_key("r1");
     for node in &nodes[..3] {
         node.extend(&[Extension {
-            key: "t:r1",
+            key: &r1,
             value: held[1].1.value.expose(),
             ttl: Duration::ZERO,
         }])
         .await
         .unwrap();
-        node.try_lock("t:r1", stolen.expose(), TTL, "").await.unwrap().unwrap();
+        node.try_lock(&r1, stolen.expose(), TTL, "").await.unwrap().unwrap();
     }
     let answers = join_all(held.iter().map(|(name, lease)| engine.extend(name, &lease.value, TTL))).await;
     for (i, answer) in answers.into_iter().enumerate() {
@@ -472,7 +473,11 @@ async fn a_lock_named_twice_in_a_batch_is_extended_to_the_shorter_ttl_for_both()
     let expected = quorum::validity(short, Duration::ZERO, 0.01);
     assert_eq!((long_answer.unwrap(), short_answer.unwrap()), (expected, expected));
     tokio::time::sleep(short).await;
-    assert_eq!(nodes[0].holder("t:r"), None, "the key lives for the shorter TTL");
+    assert_eq!(
+        nodes[0].holder(&engine.lock_key("r")),
+        None,
+        "the key lives for the shorter TTL"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -489,7 +494,7 @@ async fn an_extension_whose_caller_gave_up_leaves_the_others_answered() {
     assert!(engine.extend("b", &second.value, TTL).await.unwrap().is_some());
     // The batch the first caller left still ran: both keys were extended.
     tokio::time::sleep(TTL - Duration::from_millis(500)).await;
-    assert!(nodes[0].holder("t:a").is_some() && nodes[0].holder("t:b").is_some());
+    assert!(nodes[0].holder(&engine.lock_key("a")).is_some() && nodes[0].holder(&engine.lock_key("b")).is_some());
 }
 
 #[tokio::test(start_paused = true)]

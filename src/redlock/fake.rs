@@ -408,12 +408,15 @@ impl Node for FakeNode {
 
     async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
         self.call(|state, _| {
-            let mut keys: Vec<&String> = state.keys.keys().filter(|k| k.starts_with(start)).collect();
-            keys.sort();
-            let from = usize::try_from(cursor).unwrap_or(usize::MAX).min(keys.len());
-            let to = (from + count as usize).min(keys.len());
-            let next = if to == keys.len() { 0 } else { to as u64 };
-            (next, keys[from..to].iter().map(|k| (*k).clone()).collect())
+            let mut names: Vec<&str> = (state.keys.keys())
+                .filter_map(|k| super::buckets::split(k).map(|(_, name)| name))
+                .filter(|name| name.starts_with(start))
+                .collect();
+            names.sort_unstable();
+            let from = usize::try_from(cursor).unwrap_or(usize::MAX).min(names.len());
+            let to = (from + count as usize).min(names.len());
+            let next = if to == names.len() { 0 } else { to as u64 };
+            (next, names[from..to].iter().map(|name| (*name).to_owned()).collect())
         })
         .await
     }

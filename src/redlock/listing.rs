@@ -20,6 +20,12 @@ use super::{Engine, Error, quorum};
 const SCANS_PER_PAGE: usize = 32;
 /// Keys a scan step looks at, at least.
 const MIN_SCAN_COUNT: u32 = 10;
+/// Keys a scan step looks at, at most. A step that found nothing doubles
+/// the next one's count (up to this): a master holds 32,768 keys of buckets
+/// besides its locks (docs/design.md#keys), and a page's steps must get
+/// past them, while a step in a dense run of locks stays about the size of
+/// the page (the names it finds beyond the page travel in the token).
+const MAX_SCAN_COUNT: u32 = 4096;
 
 /// Where a listing stands. Opaque to callers: the API signs it into a page
 /// token and checks the signature when it comes back.
@@ -74,10 +80,9 @@ impl<N: Node> Engine<N> {
     /// held by a majority could hide on the rest.
     pub async fn list(&self, start: &str, mut page: Page, limit: usize) -> Result<(Vec<Listed>, PageEnd), Error> {
         let n = self.nodes.len();
-        let key_start = self.lock_key(start);
-        let prefix_len = key_start.len() - start.len();
         let mut listed = Vec::new();
         let mut scans = 0;
+        let mut empty_steps = 0;
         loop {
             let skipped = page.skipped.count_ones() as usize;
             if n - skipped < quorum::quorum(n) {
@@ -99,14 +104,16 @@ impl<N: Node> Engine<N> {
                     return Ok((listed, PageEnd::More(page)));
                 }
                 scans += 1;
-                let count = u32::try_from(limit - listed.len())
-                    .unwrap_or(u32::MAX)
-                    .max(MIN_SCAN_COUNT);
+                let count = (u32::try_from(limit - listed.len()).unwrap_or(u32::MAX))
+                    .max(MIN_SCAN_COUNT)
+                    .saturating_mul(1 << empty_steps.min(16))
+                    .min(MAX_SCAN_COUNT.max(MIN_SCAN_COUNT));
                 let node = &self.nodes[page.node];
-                match timeout(self.config.node_timeout, node.scan(&key_start, cursor, count)).await {
+                match timeout(self.config.node_timeout, node.scan(start, cursor, count)).await {
                     Ok(Ok((next, keys))) => {
                         page.cursor = (next != 0).then_some(next);
-                        page.pending = keys.into_iter().map(|key| key[prefix_len..].to_owned()).collect();
+                        empty_steps = if keys.is_empty() { empty_steps + 1 } else { 0 };
+                        page.pending = keys;
                     }
                     _ => {
                         tracing::warn!(node = node.name(), "a master could not be scanned; listing the rest");

@@ -5,6 +5,7 @@
 //! `observer` (what metrics hear), `fake` (an in-memory node for tests).
 
 mod acquire;
+pub mod buckets;
 pub mod engine;
 #[cfg(test)]
 mod engine_tests;

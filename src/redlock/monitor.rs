@@ -144,7 +144,7 @@ impl<N: Probed> Monitor<N> {
         let after = match node.health().assess(&observation, &self.rules, Instant::now()) {
             Verdict::Usable => Standing::Usable,
             // Quarantine is off: vouch for its data as it is.
-            Verdict::Adopt => match node.repair(None, &identity).await {
+            Verdict::Adopt => match self.adopt(index, &identity).await {
                 Ok(()) => {
                     node.health().mark_verified();
                     Standing::Usable
@@ -188,16 +188,32 @@ impl<N: Probed> Monitor<N> {
             .map(|(_, n)| n)
             .collect();
         let verified: Vec<bool> = others.iter().map(|n| n.health().verified()).collect();
-        let reads = join_all(others.iter().map(|n| timeout(self.probe_timeout, n.read_fence()))).await;
-        let answers: Vec<(bool, Option<Option<u64>>)> = verified
-            .iter()
-            .zip(reads)
-            .map(|(v, read)| (*v, read.ok().and_then(Result::ok)))
-            .collect();
-        let floor = quorum::repair_floor(&answers, nodes.len())?;
-        nodes[index].repair(floor, identity).await.map_err(|e| e.0)?;
+        let reads = join_all(others.iter().map(|n| timeout(self.probe_timeout, n.read_fences()))).await;
+        let reads: Vec<Option<Vec<Option<u64>>>> = reads.into_iter().map(|r| r.ok().and_then(Result::ok)).collect();
+        // The node's own counters (and its counter of the layout before
+        // buckets) are floors too: repair never lowers a counter.
+        let own = timeout(self.probe_timeout, nodes[index].read_fences()).await;
+        let own = own.map_err(|_| "its own counters could not be read in time".to_owned());
+        let own = own?.map_err(|e| e.0)?;
+        let mut floors = Vec::with_capacity(own.len());
+        for (bucket, own) in own.into_iter().enumerate() {
+            let answers: Vec<(bool, Option<Option<u64>>)> = (verified.iter().zip(&reads))
+                .map(|(v, read)| (*v, read.as_ref().map(|r| r.get(bucket).copied().flatten())))
+                .collect();
+            floors.push(quorum::repair_floor(&answers, nodes.len())?.max(own));
+        }
+        nodes[index].repair(&floors, identity).await.map_err(|e| e.0)?;
         nodes[index].health().mark_verified();
         Ok(())
+    }
+
+    /// Vouches for node `index`'s data as it is (quarantine is off): every
+    /// bucket marked verified, its counters raised only to its counter of
+    /// the layout before buckets.
+    async fn adopt(&self, index: usize, identity: &str) -> Result<(), super::NodeError> {
+        let node = &self.engine.nodes()[index];
+        let own = node.read_fences().await?;
+        node.repair(&own, identity).await
     }
 }
 

@@ -151,10 +151,11 @@ pub trait Node: Send + Sync + 'static {
     /// record; no fence counter), in one step. For listing only.
     fn views(&self, keys: &[String]) -> impl Future<Output = Result<Vec<KeyView>, NodeError>> + Send;
 
-    /// One step of a scan of the lock keys that start with `start` (taken
+    /// One step of a scan of the lock keys whose lock name (the key after
+    /// its bucket, docs/design.md#keys) starts with `start` (taken
     /// literally): from `cursor` (0 to begin), about `count` keys looked at.
-    /// Returns the next cursor (0 when done) and the keys found. A key
-    /// present for the whole scan is found at least once.
+    /// Returns the next cursor (0 when done) and the lock names found. A
+    /// key present for the whole scan is found at least once.
     fn scan(
         &self,
         start: &str,
@@ -240,10 +241,13 @@ pub trait Probed: Node {
     /// marker; (re)loads the scripts.
     fn probe(&self) -> impl Future<Output = Result<Observation, NodeError>> + Send;
 
-    /// The node's fence counter (`None` when it has none).
-    fn read_fence(&self) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
+    /// The node's fence counters, one per bucket in bucket order
+    /// (docs/design.md#keys; `None` where it has none).
+    fn read_fences(&self) -> impl Future<Output = Result<Vec<Option<u64>>, NodeError>> + Send;
 
-    /// Raises the fence counter to at least `floor` and marks the data of
-    /// process `identity` verified (the last step before the node rejoins).
-    fn repair(&self, floor: Option<u64>, identity: &str) -> impl Future<Output = Result<(), NodeError>> + Send;
+    /// Raises each bucket's fence counter to at least its floor (`floors`
+    /// in bucket order; a bucket past its end or `None` is not raised) and
+    /// marks the data of process `identity` verified in every bucket (the
+    /// last step before the node rejoins).
+    fn repair(&self, floors: &[Option<u64>], identity: &str) -> impl Future<Output = Result<(), NodeError>> + Send;
 }

@@ -406,7 +406,7 @@ async fn sigterm_releases_the_locks_of_open_sessions_and_exits_0_within_the_grac
     // The key is gone from every master (TTL 30 s: only the release did it).
     for i in 0..5 {
         let admin = cluster.admin(i).await;
-        let exists: i64 = fred::prelude::KeysInterface::exists(&admin, "redlockd:lock:term")
+        let exists: i64 = fred::prelude::KeysInterface::exists(&admin, support::keys::of("term"))
             .await
             .unwrap();
         assert_eq!(exists, 0, "master {i} still holds the session's lock");
@@ -485,7 +485,7 @@ async fn sigterm_waits_for_the_deletes_a_release_left_on_their_way() {
     let status = status.expect("redlockd did not exit");
     assert!(status.success(), "{status:?}");
     for admin in &admins {
-        let held: Option<String> = admin.get("redlockd:lock:r").await.unwrap();
+        let held: Option<String> = admin.get(support::keys::of("r")).await.unwrap();
         assert_eq!(
             held, None,
             "the daemon exited before its delete landed on a slow master"

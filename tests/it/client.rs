@@ -162,7 +162,10 @@ async fn tokens_above_two_to_the_53_are_kept_exact() {
     let counter: u64 = (1 << 53) / 16 + 12_345;
     for i in 0..5 {
         let admin = cluster.admin(i).await;
-        let _: () = admin.set("redlockd:fence", counter, None, None, false).await.unwrap();
+        let _: () = admin
+            .set(crate::support::keys::fence("lock:big"), counter, None, None, false)
+            .await
+            .unwrap();
         let _ = admin.quit().await;
     }
     let client = client_of(&daemon).await;

@@ -83,7 +83,7 @@ async fn twin_restart_empty_with_quarantine_keeps_the_second_client_out() {
 /// Emulates master A's clock jumping forward: its copy of the lock expires.
 async fn jump_a_clock(rig: &mut Rig) {
     let admin = rig.cluster.admin(0).await;
-    let _: i64 = admin.pexpire("redlockd:lock:r", 1, None).await.unwrap();
+    let _: i64 = admin.pexpire(support::keys::of("r"), 1, None).await.unwrap();
     let _ = admin.quit().await;
     tokio::time::sleep(Duration::from_millis(5)).await;
 }
@@ -147,7 +147,7 @@ async fn promoted_replica(rig: &Rig) -> RedisProcess {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let marker: i64 = client.exists("redlockd:verified").await.unwrap();
+    let marker: i64 = client.exists(support::keys::marker("lock:r")).await.unwrap();
     assert_eq!(marker, 1, "the replica did not sync");
     let promote = CustomCommand::new_static("REPLICAOF", ClusterHash::FirstKey, false);
     let _: Value = client.custom(promote, vec!["NO", "ONE"]).await.unwrap();

@@ -72,7 +72,7 @@ async fn tokens_come_from_the_nodes_clock_and_keep_every_digit() {
     );
     // Every counter is stored as a plain integer, never as 1.7e+15.
     for i in 0..5 {
-        let raw = cluster.fence(i).await.expect("the counter is seeded");
+        let raw = cluster.fence(i, "clock").await.expect("the counter is seeded");
         assert!(raw.bytes().all(|b| b.is_ascii_digit()), "node {i} stores {raw:?}");
     }
     daemon.stop().await;
@@ -308,7 +308,8 @@ async fn a_release_answered_at_quorum_still_deletes_the_lock_on_the_slow_masters
     let mut client = daemon.client().await;
     let lease = must_acquire(&mut client, "r", 30.0, 0.0).await;
 
-    let key = "redlockd:lock:r";
+    let key = support::keys::of("r");
+    let key = key.as_str();
     let admins = cut_and_flush_scripts(&cluster, &proxies, 3).await;
     assert!(release(&mut client, &lease).await, "three masters held the lock");
     for admin in &admins {

@@ -30,7 +30,11 @@ async fn a_probe_answers_while_the_lock_connection_is_stalled() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     // Lock traffic waits behind the blocked command...
     let value = LockValue::random();
-    let lock = tokio::time::timeout(Duration::from_millis(500), node.try_lock(KEY, value.expose(), TTL, "")).await;
+    let lock = tokio::time::timeout(
+        Duration::from_millis(500),
+        node.try_lock(KEY.as_str(), value.expose(), TTL, ""),
+    )
+    .await;
     assert!(
         lock.is_err(),
         "the lock connection was not stalled: the test shows nothing"
@@ -70,7 +74,7 @@ async fn a_verified_master_grants_without_an_info_call_and_an_unproved_one_with_
     for i in 0..5 {
         let value = LockValue::random();
         assert!(
-            node.try_lock(&format!("{KEY}:u{i}"), value.expose(), TTL, "")
+            node.try_lock(&support::keys::of(&format!("r:u{i}")), value.expose(), TTL, "")
                 .await
                 .unwrap()
                 .is_some()
@@ -88,19 +92,25 @@ async fn a_verified_master_grants_without_an_info_call_and_an_unproved_one_with_
     for i in 0..5 {
         let value = LockValue::random();
         assert!(
-            node.try_lock(&format!("{KEY}:p{i}"), value.expose(), TTL, "")
+            node.try_lock(&support::keys::of(&format!("r:p{i}")), value.expose(), TTL, "")
                 .await
                 .unwrap()
                 .is_some()
         );
     }
     let old = LockValue::random();
-    node.try_lock(&format!("{KEY}:h"), old.expose(), TTL, "")
+    node.try_lock(&support::keys::of("r:h"), old.expose(), TTL, "")
         .await
         .unwrap()
         .unwrap();
     let swap = node
-        .hand_off(&format!("{KEY}:h"), old.expose(), LockValue::random().expose(), TTL, "")
+        .hand_off(
+            &support::keys::of("r:h"),
+            old.expose(),
+            LockValue::random().expose(),
+            TTL,
+            "",
+        )
         .await
         .unwrap();
     assert!(swap.counter.is_some());
@@ -115,7 +125,7 @@ async fn a_verified_master_grants_without_an_info_call_and_an_unproved_one_with_
     admin.script_flush(false).await.unwrap();
     let value = LockValue::random();
     assert!(
-        node.try_lock(&format!("{KEY}:f"), value.expose(), TTL, "")
+        node.try_lock(&support::keys::of("r:f"), value.expose(), TTL, "")
             .await
             .unwrap()
             .is_some()
@@ -138,18 +148,18 @@ async fn a_master_restarted_with_its_data_loses_the_proof_and_refuses_grants() {
     Probed::probe(&node).await.unwrap();
     let value = LockValue::random();
     assert!(
-        node.try_lock(&format!("{KEY}:a"), value.expose(), TTL, "")
+        node.try_lock(&support::keys::of("r:a"), value.expose(), TTL, "")
             .await
             .unwrap()
             .is_some()
     );
     master.restart().unwrap();
     assert!(
-        read(&master.url(), "redlockd:verified").await.is_some(),
+        read(&master.url(), &support::keys::marker("lock:r:a")).await.is_some(),
         "the restart lost the marker"
     );
     let refused = match node
-        .try_lock(&format!("{KEY}:b"), LockValue::random().expose(), TTL, "")
+        .try_lock(&support::keys::of("r:b"), LockValue::random().expose(), TTL, "")
         .await
     {
         Err(e) => e.0,
@@ -185,10 +195,10 @@ async fn control_the_cached_round_grants_wherever_it_is_loaded() {
         let admin = admin.clone();
         async move {
             let keys = vec![
-                "redlockd:fence",
-                "redlockd:verified",
-                "redlockd:lock:c",
-                "redlockd:waiting:c",
+                support::keys::of("c"),
+                support::keys::beside("lock:c", "waiting:"),
+                support::keys::fence("lock:c"),
+                support::keys::marker("lock:c"),
             ];
             let value = LockValue::random();
             let args = vec![
@@ -233,30 +243,34 @@ async fn a_lock_request_written_after_its_round_gave_up_is_deleted_by_the_releas
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, None, &seen.identity()).await.unwrap();
+    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
     proxy.set_mode(Mode::Blackhole);
     let value = LockValue::random();
     // The round's bound passes: the engine moves on without an answer.
-    let lock = tokio::time::timeout(Duration::from_millis(100), node.try_lock(KEY, value.expose(), TTL, "")).await;
+    let lock = tokio::time::timeout(
+        Duration::from_millis(100),
+        node.try_lock(KEY.as_str(), value.expose(), TTL, ""),
+    )
+    .await;
     assert!(lock.is_err(), "the link is down: no answer can have come");
     let cleanup = tokio::time::timeout(
         Duration::from_millis(100),
-        node.unlock(KEY, value.expose(), Announce::No),
+        node.unlock(KEY.as_str(), value.expose(), Announce::No),
     );
     assert!(cleanup.await.is_err());
     // The partition heals: the lock request reaches the master first, then
     // the release.
     let admin = cluster.admin(0).await;
-    let fence_before = cluster.fence(0).await;
+    let fence_before = cluster.fence(0, "r").await;
     proxy.set_mode(Mode::Pass);
     tokio::time::timeout(Duration::from_secs(10), node.settled())
         .await
         .expect("the requests never settled");
     // Settled: the release was answered, so the lock request ahead of it
     // ran too.
-    let held: Option<String> = admin.get(KEY).await.unwrap();
+    let held: Option<String> = admin.get(KEY.as_str()).await.unwrap();
     assert_ne!(
-        cluster.fence(0).await,
+        cluster.fence(0, "r").await,
         fence_before,
         "the abandoned lock request was never written: the test shows nothing"
     );

@@ -16,6 +16,7 @@ mod faults;
 mod faults_kinds;
 mod grpc_redis;
 mod identity;
+mod layout;
 mod listing;
 mod operations;
 mod permits;

@@ -27,7 +27,7 @@ fn quarantine_env(cluster: &Cluster) -> std::collections::HashMap<String, String
 
 async fn holds(cluster: &Cluster, i: usize, resource: &str) -> bool {
     let admin = cluster.admin(i).await;
-    let n: i64 = admin.exists(format!("redlockd:lock:{resource}")).await.unwrap();
+    let n: i64 = admin.exists(support::keys::of(resource)).await.unwrap();
     let _ = admin.quit().await;
     n == 1
 }
@@ -90,7 +90,10 @@ async fn a_master_restarted_empty_is_quarantined_then_rejoins_with_a_repaired_co
     let high: u64 = 1 << 52;
     for i in 1..5 {
         let admin = cluster.admin(i).await;
-        let _: () = admin.set("redlockd:fence", high, None, None, false).await.unwrap();
+        let _: () = admin
+            .set(support::keys::fence("lock:r"), high, None, None, false)
+            .await
+            .unwrap();
     }
     cluster.masters[0].restart_empty().unwrap();
 
@@ -106,7 +109,7 @@ async fn a_master_restarted_empty_is_quarantined_then_rejoins_with_a_repaired_co
     tokio::time::sleep(MAX_TTL + Duration::from_millis(500)).await;
     let after = must_acquire(&mut client, "r", 1.0, 5.0).await;
     assert!(holds(&cluster, 0, "r").await, "master 0 did not rejoin");
-    let fence0: u64 = cluster.fence(0).await.unwrap().parse().unwrap();
+    let fence0: u64 = cluster.fence(0, "r").await.unwrap().parse().unwrap();
     assert!(
         fence0 > high,
         "master 0's counter {fence0} was not repaired above {high}"

@@ -53,7 +53,8 @@ impl redlockd::redlock::Node for Gate {
         if granted.is_none() || !self.advance_readers {
             return Ok(granted);
         }
-        let advanced: u64 = (self.node.client().incr("redlockd:fence").await)
+        let (start, _) = redlockd::redlock::buckets::split(key).expect("a bucketed key");
+        let advanced: u64 = (self.node.client().incr(format!("{start}fence")).await)
             .map_err(|e| redlockd::redlock::NodeError(e.to_string()))?;
         Ok(Some(advanced))
     }
@@ -159,10 +160,15 @@ async fn gated_engine(cluster: &support::Cluster, publish_round: bool, advance_r
         let node = RedisNode::connect(&config).unwrap();
         node.wait_connected(Duration::from_secs(5)).await.unwrap();
         let seen = node.probe().await.unwrap();
-        node.repair(None, &seen.identity()).await.unwrap();
+        node.repair(&[], &seen.identity()).await.unwrap();
         node.health().set(redlockd::redlock::node::Standing::Usable);
         let admin = cluster.admin(i).await;
-        let _: () = admin.set("redlockd:fence", 0, None, None, false).await.unwrap();
+        for name in ["r", "s"] {
+            let _: () = admin
+                .set(support::keys::fence(name), 0, None, None, false)
+                .await
+                .unwrap();
+        }
         gates.push(Gate {
             node,
             open: true.into(),

@@ -15,7 +15,8 @@ use redlockd::redlock::{Announce, Extension, LockValue, Node, Swap};
 use support::Cluster;
 
 pub(crate) const TTL: Duration = Duration::from_secs(10);
-pub(crate) const KEY: &str = "redlockd:lock:r";
+/// The key of the lock on `r`.
+pub(crate) static KEY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| support::keys::of("r"));
 
 pub(crate) fn node_config(url: String) -> RedisNodeConfig {
     RedisNodeConfig {
@@ -36,7 +37,7 @@ pub(crate) async fn node(url: String) -> RedisNode {
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     // What the monitor does once a node passed its checks.
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, None, &seen.identity()).await.unwrap();
+    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
     node
 }
 
@@ -45,11 +46,22 @@ async fn a_resent_lock_command_succeeds_again_with_a_fresh_counter() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let value = LockValue::random();
-    let first = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
-    let again = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+    let first = node
+        .try_lock(KEY.as_str(), value.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
+    let again = node
+        .try_lock(KEY.as_str(), value.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(again > first, "a re-send must not hand out a counter twice");
     let other = LockValue::random();
-    assert_eq!(node.try_lock(KEY, other.expose(), TTL, "").await.unwrap(), None);
+    assert_eq!(
+        node.try_lock(KEY.as_str(), other.expose(), TTL, "").await.unwrap(),
+        None
+    );
 }
 
 /// How many `write`-family system calls this process has made.
@@ -70,7 +82,7 @@ async fn concurrent_scripts_reach_the_master_in_shared_writes() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let values: Vec<LockValue> = (0..N).map(|_| LockValue::random()).collect();
-    let keys: Vec<String> = (0..N).map(|i| format!("redlockd:lock:r{i}")).collect();
+    let keys: Vec<String> = (0..N).map(|i| support::keys::of(&format!("r{i}"))).collect();
     let before = writes_so_far();
     let granted = futures::future::join_all(
         keys.iter()
@@ -85,11 +97,11 @@ async fn concurrent_scripts_reach_the_master_in_shared_writes() {
     assert!(writes <= N / 4, "{N} scripts took {writes} writes");
 }
 
-/// Hands `holder`'s lock on KEY to itself; whether the hand-off reported a
+/// Hands `holder`'s lock on KEY.as_str() to itself; whether the hand-off reported a
 /// waiter on another daemon.
 async fn sees_a_waiter_elsewhere(node: &RedisNode, holder: &LockValue) -> bool {
     let swap = node
-        .hand_off(KEY, holder.expose(), holder.expose(), TTL, "")
+        .hand_off(KEY.as_str(), holder.expose(), holder.expose(), TTL, "")
         .await
         .unwrap();
     assert!(swap.was_held && swap.counter.is_some(), "{swap:?}");
@@ -101,8 +113,15 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let (old, new, stranger) = (LockValue::random(), LockValue::random(), LockValue::random());
-    let first = node.try_lock(KEY, old.expose(), TTL, "").await.unwrap().unwrap();
-    let swap = node.hand_off(KEY, old.expose(), new.expose(), TTL, "").await.unwrap();
+    let first = node
+        .try_lock(KEY.as_str(), old.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
+    let swap = node
+        .hand_off(KEY.as_str(), old.expose(), new.expose(), TTL, "")
+        .await
+        .unwrap();
     let (was, counter) = (swap.was_held, swap.counter);
     assert!(was);
     assert!(!swap.waited, "nobody was refused yet");
@@ -110,7 +129,7 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
     assert!(counter > first);
     let admin = cluster.admin(0).await;
     // The key holds the new value, then its holder record.
-    let holder: Option<String> = admin.get(KEY).await.unwrap();
+    let holder: Option<String> = admin.get(KEY.as_str()).await.unwrap();
     let holder = holder.unwrap();
     assert_eq!(holder.split('\n').next(), Some(new.expose()), "{holder:?}");
     assert_eq!(
@@ -118,27 +137,45 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
         Some(counter.to_string().as_str()),
         "{holder:?}"
     );
-    let pttl: i64 = admin.pttl(KEY).await.unwrap();
+    let pttl: i64 = admin.pttl(KEY.as_str()).await.unwrap();
     assert!(pttl > 0 && pttl <= 10_000, "{pttl}");
     // A re-send finds its own value: granted again with a fresh counter.
     let Swap {
         was_held: was,
         counter: again,
         ..
-    } = node.hand_off(KEY, old.expose(), new.expose(), TTL, "").await.unwrap();
+    } = node
+        .hand_off(KEY.as_str(), old.expose(), new.expose(), TTL, "")
+        .await
+        .unwrap();
     assert!(!was && again.unwrap() > counter);
     // A refused attempt marks the lock with its daemon's tag: a hand-off
     // reports only another daemon's mark, and leaves it (for the release
     // that announces).
-    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL, "").await.unwrap(), None);
-    let swap = node.hand_off(KEY, new.expose(), new.expose(), TTL, "").await.unwrap();
+    assert_eq!(
+        node.try_lock(KEY.as_str(), stranger.expose(), TTL, "").await.unwrap(),
+        None
+    );
+    let swap = node
+        .hand_off(KEY.as_str(), new.expose(), new.expose(), TTL, "")
+        .await
+        .unwrap();
     assert!(!swap.waited && swap.was_held && swap.counter.is_some(), "{swap:?}");
     let elsewhere = self::node(cluster.masters[0].url()).await;
-    assert_eq!(elsewhere.try_lock(KEY, stranger.expose(), TTL, "").await.unwrap(), None);
+    assert_eq!(
+        elsewhere
+            .try_lock(KEY.as_str(), stranger.expose(), TTL, "")
+            .await
+            .unwrap(),
+        None
+    );
     assert!(sees_a_waiter_elsewhere(&node, &new).await);
     // Both daemons waited: each one's hand-off sees the other.
     assert!(sees_a_waiter_elsewhere(&elsewhere, &new).await);
-    assert_eq!(node.try_lock(KEY, stranger.expose(), TTL, "").await.unwrap(), None);
+    assert_eq!(
+        node.try_lock(KEY.as_str(), stranger.expose(), TTL, "").await.unwrap(),
+        None
+    );
     assert!(sees_a_waiter_elsewhere(&node, &new).await);
     // Someone else's lock is left alone.
     let Swap {
@@ -146,35 +183,35 @@ async fn a_hand_off_swaps_only_its_own_or_a_free_key_and_advances_the_counter() 
         counter: none,
         ..
     } = node
-        .hand_off(KEY, stranger.expose(), old.expose(), TTL, "")
+        .hand_off(KEY.as_str(), stranger.expose(), old.expose(), TTL, "")
         .await
         .unwrap();
     assert_eq!((was, none), (false, None));
-    let held = admin.get::<Option<String>, _>(KEY).await.unwrap().unwrap();
+    let held = admin.get::<Option<String>, _>(KEY.as_str()).await.unwrap().unwrap();
     assert_eq!(held.split('\n').next(), Some(new.expose()));
     // A free key is granted (the old lock had expired).
-    let _: i64 = admin.del(KEY).await.unwrap();
+    let _: i64 = admin.del(KEY.as_str()).await.unwrap();
     let Swap {
         was_held: was,
         counter: free,
         ..
     } = node
-        .hand_off(KEY, old.expose(), stranger.expose(), TTL, "")
+        .hand_off(KEY.as_str(), old.expose(), stranger.expose(), TTL, "")
         .await
         .unwrap();
     assert!(!was && free.is_some());
     // A master that lost its data (no marker) only releases.
-    let _: i64 = admin.del("redlockd:verified").await.unwrap();
+    let _: i64 = admin.del(support::keys::marker("lock:r")).await.unwrap();
     let Swap {
         was_held: was,
         counter: unverified,
         ..
     } = node
-        .hand_off(KEY, stranger.expose(), old.expose(), TTL, "")
+        .hand_off(KEY.as_str(), stranger.expose(), old.expose(), TTL, "")
         .await
         .unwrap();
     assert_eq!((was, unverified), (true, None));
-    assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
+    assert_eq!(admin.exists::<i64, _>(KEY.as_str()).await.unwrap(), 0);
     let _ = admin.quit().await;
 }
 
@@ -185,11 +222,11 @@ async fn a_marker_from_another_process_is_refused_as_unverified() {
     let admin = cluster.admin(0).await;
     // What a promoted replica, or a restart that kept its data, looks like:
     // the marker names a process that is no longer running.
-    let marker: String = admin.get("redlockd:verified").await.unwrap();
+    let marker: String = admin.get(support::keys::marker("lock:r")).await.unwrap();
     let (_, replid) = marker.split_once(':').unwrap();
     let _: () = admin
         .set(
-            "redlockd:verified",
+            support::keys::marker("lock:r"),
             format!("0123456789abcdef:{replid}"),
             None,
             None,
@@ -198,31 +235,48 @@ async fn a_marker_from_another_process_is_refused_as_unverified() {
         .await
         .unwrap();
     let value = LockValue::random();
-    let refused = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap_err();
+    let refused = node.try_lock(KEY.as_str(), value.expose(), TTL, "").await.unwrap_err();
     assert!(refused.0.contains("UNVERIFIED"), "{refused}");
     let Swap {
         was_held: was,
         counter: granted,
         ..
     } = node
-        .hand_off(KEY, value.expose(), value.expose(), TTL, "")
+        .hand_off(KEY.as_str(), value.expose(), value.expose(), TTL, "")
         .await
         .unwrap();
     assert_eq!((was, granted), (false, None));
-    assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0);
+    assert_eq!(admin.exists::<i64, _>(KEY.as_str()).await.unwrap(), 0);
     // A lock held by another owner is refused before the node is checked
     // (a refusal grants nothing); one this owner already holds (a re-sent
     // try) is not granted again by an unverified node.
-    let _: () = admin.set(KEY, "another owner", None, None, false).await.unwrap();
-    assert_eq!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap(), None);
-    assert_eq!(admin.get::<String, _>(KEY).await.unwrap(), "another owner");
-    let _: () = admin.set(KEY, value.expose(), None, None, false).await.unwrap();
-    let refused = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap_err();
+    let _: () = admin
+        .set(KEY.as_str(), "another owner", None, None, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "").await.unwrap(),
+        None
+    );
+    assert_eq!(admin.get::<String, _>(KEY.as_str()).await.unwrap(), "another owner");
+    let _: () = admin
+        .set(KEY.as_str(), value.expose(), None, None, false)
+        .await
+        .unwrap();
+    let refused = node.try_lock(KEY.as_str(), value.expose(), TTL, "").await.unwrap_err();
     assert!(refused.0.contains("UNVERIFIED"), "{refused}");
-    let _: i64 = admin.del(KEY).await.unwrap();
+    let _: i64 = admin.del(KEY.as_str()).await.unwrap();
     // The daemon's repair writes this process's identity back: usable again.
-    let _: () = admin.set("redlockd:verified", marker, None, None, false).await.unwrap();
-    assert!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
+    let _: () = admin
+        .set(support::keys::marker("lock:r"), marker, None, None, false)
+        .await
+        .unwrap();
+    assert!(
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+            .await
+            .unwrap()
+            .is_some()
+    );
     let _ = admin.quit().await;
 }
 
@@ -231,15 +285,28 @@ async fn the_fence_is_published_only_by_the_holder_and_only_upwards() {
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let value = LockValue::random();
-    let counter = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+    let counter = node
+        .try_lock(KEY.as_str(), value.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
     let stranger = LockValue::random();
-    assert!(!node.publish_fence(KEY, stranger.expose(), counter + 100).await.unwrap());
-    assert_eq!(cluster.fence(0).await, Some(counter.to_string()));
-    assert!(node.publish_fence(KEY, value.expose(), counter + 100).await.unwrap());
-    assert_eq!(cluster.fence(0).await, Some((counter + 100).to_string()));
-    assert!(node.publish_fence(KEY, value.expose(), counter).await.unwrap());
+    assert!(
+        !node
+            .publish_fence(KEY.as_str(), stranger.expose(), counter + 100)
+            .await
+            .unwrap()
+    );
+    assert_eq!(cluster.fence(0, "r").await, Some(counter.to_string()));
+    assert!(
+        node.publish_fence(KEY.as_str(), value.expose(), counter + 100)
+            .await
+            .unwrap()
+    );
+    assert_eq!(cluster.fence(0, "r").await, Some((counter + 100).to_string()));
+    assert!(node.publish_fence(KEY.as_str(), value.expose(), counter).await.unwrap());
     assert_eq!(
-        cluster.fence(0).await,
+        cluster.fence(0, "r").await,
         Some((counter + 100).to_string()),
         "the fence went down"
     );
@@ -251,29 +318,35 @@ async fn counters_near_two_to_the_53_keep_every_digit() {
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let big: u64 = (1 << 53) - 10;
-    let _: () = admin.set("redlockd:fence", big, None, None, false).await.unwrap();
+    let _: () = admin
+        .set(support::keys::fence("lock:r"), big, None, None, false)
+        .await
+        .unwrap();
     let value = LockValue::random();
     assert_eq!(
-        node.try_lock(KEY, value.expose(), TTL, "").await.unwrap(),
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "").await.unwrap(),
         Some(big + 1)
     );
-    assert!(node.publish_fence(KEY, value.expose(), big + 5).await.unwrap());
-    assert_eq!(cluster.fence(0).await, Some((big + 5).to_string()));
+    assert!(node.publish_fence(KEY.as_str(), value.expose(), big + 5).await.unwrap());
+    assert_eq!(cluster.fence(0, "r").await, Some((big + 5).to_string()));
     // At 2^53 - 1, and above, where Lua's doubles round, nothing is granted
     // (a counter value could be handed out twice) and nothing is written.
     for full in [(1u64 << 53) - 1, (1 << 53) + 1] {
-        let _: () = admin.set("redlockd:fence", full, None, None, false).await.unwrap();
+        let _: () = admin
+            .set(support::keys::fence("lock:full"), full, None, None, false)
+            .await
+            .unwrap();
         let other = LockValue::random();
         let refused = node
-            .try_lock("redlockd:lock:full", other.expose(), TTL, "")
+            .try_lock(&support::keys::of("full"), other.expose(), TTL, "")
             .await
             .unwrap_err();
         assert!(refused.0.contains("COUNTER"), "{refused}");
         assert_eq!(
-            admin.get::<Option<String>, _>("redlockd:lock:full").await.unwrap(),
+            admin.get::<Option<String>, _>(support::keys::of("full")).await.unwrap(),
             None
         );
-        assert_eq!(cluster.fence(0).await, Some(full.to_string()));
+        assert_eq!(cluster.fence(0, "full").await, Some(full.to_string()));
     }
 }
 
@@ -285,9 +358,9 @@ async fn a_release_asked_right_after_its_lock_never_overtakes_it() {
     for round in 0..20 {
         // Other requests keep a batch on its way, so both queue behind it.
         let busy: Vec<LockValue> = (0..8).map(|_| LockValue::random()).collect();
-        let busy_keys: Vec<String> = (0..8).map(|i| format!("redlockd:lock:busy{round}-{i}")).collect();
+        let busy_keys: Vec<String> = (0..8).map(|i| support::keys::of(&format!("busy{round}-{i}"))).collect();
         let value = LockValue::random();
-        let key = format!("redlockd:lock:o{round}");
+        let key = support::keys::of(&format!("o{round}"));
         let busy_locks = futures::future::join_all(
             busy_keys
                 .iter()
@@ -316,13 +389,13 @@ fn for_a_minute<'a>(key: &'a str, value: &'a LockValue) -> Extension<'a> {
 
 #[tokio::test]
 async fn extend_and_unlock_only_touch_the_holders_key() {
-    const THEIRS: &str = "redlockd:lock:theirs";
-    const FREE: &str = "redlockd:lock:free";
+    let (theirs_key, free_key) = (support::keys::of("theirs"), support::keys::of("free"));
+    let (theirs_key, free_key) = (theirs_key.as_str(), free_key.as_str());
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let (mine, theirs) = (LockValue::random(), LockValue::random());
-    for (key, value) in [(KEY, &mine), (THEIRS, &theirs)] {
+    for (key, value) in [(KEY.as_str(), &mine), (theirs_key, &theirs)] {
         node.try_lock(key, value.expose(), Duration::from_secs(5), "")
             .await
             .unwrap()
@@ -331,23 +404,32 @@ async fn extend_and_unlock_only_touch_the_holders_key() {
     // One batch, answered in order: each lock is extended only by its own
     // value, and a free key is not created.
     let batch = [
-        for_a_minute(KEY, &theirs),
-        for_a_minute(THEIRS, &theirs),
-        for_a_minute(FREE, &mine),
+        for_a_minute(KEY.as_str(), &theirs),
+        for_a_minute(theirs_key, &theirs),
+        for_a_minute(free_key, &mine),
     ];
     assert_eq!(node.extend(&batch).await.unwrap(), [false, true, false]);
-    let pttl = |key: &'static str| {
+    let pttl = |key: String| {
         let admin = admin.clone();
         async move { admin.pttl::<i64, _>(key).await.unwrap() }
     };
-    assert!(pttl(KEY).await <= 5_000, "extended by another value");
-    assert!(pttl(THEIRS).await > 5_000, "PEXPIRE did not happen");
-    assert_eq!(pttl(FREE).await, -2, "a free key was created");
-    assert!(!node.unlock(KEY, theirs.expose(), Announce::IfWaited).await.unwrap());
-    assert_eq!(node.extend(&[for_a_minute(KEY, &mine)]).await.unwrap(), [true]);
-    assert!(pttl(KEY).await > 5_000, "PEXPIRE did not happen");
-    assert!(node.unlock(KEY, mine.expose(), Announce::IfWaited).await.unwrap());
-    let exists: i64 = admin.exists(KEY).await.unwrap();
+    assert!(pttl(KEY.to_string()).await <= 5_000, "extended by another value");
+    assert!(pttl(theirs_key.to_owned()).await > 5_000, "PEXPIRE did not happen");
+    assert_eq!(pttl(free_key.to_owned()).await, -2, "a free key was created");
+    assert!(
+        !node
+            .unlock(KEY.as_str(), theirs.expose(), Announce::IfWaited)
+            .await
+            .unwrap()
+    );
+    assert_eq!(node.extend(&[for_a_minute(KEY.as_str(), &mine)]).await.unwrap(), [true]);
+    assert!(pttl(KEY.to_string()).await > 5_000, "PEXPIRE did not happen");
+    assert!(
+        node.unlock(KEY.as_str(), mine.expose(), Announce::IfWaited)
+            .await
+            .unwrap()
+    );
+    let exists: i64 = admin.exists(KEY.as_str()).await.unwrap();
     assert_eq!(exists, 0);
 }
 
@@ -357,9 +439,16 @@ async fn scripts_are_reloaded_after_the_node_forgets_them() {
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let value = LockValue::random();
-    node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+    node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
     let _: () = admin.script_flush(false).await.unwrap();
-    assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
+    assert!(
+        node.unlock(KEY.as_str(), value.expose(), Announce::IfWaited)
+            .await
+            .unwrap()
+    );
 }
 
 #[tokio::test]
@@ -407,9 +496,14 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     );
     assert_eq!(seen.scripts_loaded, Ok(()));
     let value = LockValue::random();
-    assert!(good.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
+    assert!(
+        good.try_lock(KEY.as_str(), value.expose(), TTL, "")
+            .await
+            .unwrap()
+            .is_some()
+    );
     let extension = Extension {
-        key: KEY,
+        key: KEY.as_str(),
         value: value.expose(),
         ttl: TTL,
     };
@@ -418,12 +512,16 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
     let bad = RedisNode::connect(&node_config(format!("redis://locker:wrong@127.0.0.1:{port}"))).unwrap();
     let outcome = tokio::time::timeout(
         Duration::from_secs(5),
-        bad.unlock(KEY, value.expose(), Announce::IfWaited),
+        bad.unlock(KEY.as_str(), value.expose(), Announce::IfWaited),
     )
     .await;
     // An error, never "not held": the lock is still there.
     assert!(matches!(outcome, Ok(Err(_)) | Err(_)), "{outcome:?}");
-    assert!(good.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
+    assert!(
+        good.unlock(KEY.as_str(), value.expose(), Announce::IfWaited)
+            .await
+            .unwrap()
+    );
     let _ = good.client().quit().await;
 }
 
@@ -475,10 +573,19 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, None, &seen.identity()).await.unwrap();
+    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
     let value = LockValue::random();
-    assert!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
-    assert!(node.unlock(KEY, value.expose(), Announce::IfWaited).await.unwrap());
+    assert!(
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        node.unlock(KEY.as_str(), value.expose(), Announce::IfWaited)
+            .await
+            .unwrap()
+    );
 
     // Without the client certificate the master refuses the handshake.
     let no_cert = redlockd::redis::tls::connector(Some(&ca), None).unwrap();
@@ -489,7 +596,7 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     .unwrap();
     let outcome = tokio::time::timeout(
         Duration::from_secs(3),
-        refused.unlock(KEY, value.expose(), Announce::IfWaited),
+        refused.unlock(KEY.as_str(), value.expose(), Announce::IfWaited),
     )
     .await;
     assert!(!matches!(outcome, Ok(Ok(_))), "{outcome:?}");
@@ -501,18 +608,25 @@ async fn a_master_with_appendonly_restarted_keeps_its_lock_and_counter_and_one_r
     let mut master = RedisProcess::start(&binary, &["--appendonly", "yes", "--appendfsync", "always"]).unwrap();
     let node = node(master.url()).await;
     let value = LockValue::random();
-    let counter = node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+    let counter = node
+        .try_lock(KEY.as_str(), value.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
     master.restart().unwrap();
-    let held = read(&master.url(), KEY).await;
+    let held = read(&master.url(), KEY.as_str()).await;
     assert_eq!(
         held.as_deref().and_then(|h| h.split('\n').next()),
         Some(value.expose()),
         "the lock did not survive a restart with AOF"
     );
-    assert_eq!(read(&master.url(), "redlockd:fence").await, Some(counter.to_string()));
+    assert_eq!(
+        read(&master.url(), &support::keys::fence("lock:r")).await,
+        Some(counter.to_string())
+    );
 
     master.restart_empty().unwrap();
-    assert_eq!(read(&master.url(), KEY).await, None, "restart_empty kept data");
+    assert_eq!(read(&master.url(), KEY.as_str()).await, None, "restart_empty kept data");
 }
 
 /// `GET key` on the master at `url`, through a fresh connection.
@@ -551,20 +665,29 @@ async fn a_release_is_announced_only_when_someone_waits_for_it() {
     .enumerate()
     {
         let value = LockValue::random();
-        node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+            .await
+            .unwrap()
+            .unwrap();
         if refused_while_held {
             let other = LockValue::random();
-            assert_eq!(node.try_lock(KEY, other.expose(), TTL, "").await.unwrap(), None);
+            assert_eq!(
+                node.try_lock(KEY.as_str(), other.expose(), TTL, "").await.unwrap(),
+                None
+            );
         }
-        assert!(node.unlock(KEY, value.expose(), announce).await.unwrap());
+        assert!(node.unlock(KEY.as_str(), value.expose(), announce).await.unwrap());
         if let Ok(message) = tokio::time::timeout(Duration::from_millis(300), messages.recv()).await {
-            assert_eq!(message.unwrap().value.as_string().as_deref(), Some(KEY));
+            assert_eq!(message.unwrap().value.as_string().as_deref(), Some(KEY.as_str()));
             announced.push(i);
         }
     }
     assert_eq!(announced, vec![2, 4], "which releases were announced");
     // An announced mark is gone; a stale one would only cost a message.
-    assert_eq!(read(&cluster.masters[0].url(), "redlockd:waiting:lock:r").await, None);
+    assert_eq!(
+        read(&cluster.masters[0].url(), &support::keys::beside("lock:r", "waiting:")).await,
+        None
+    );
 }
 
 /// How many `EVALSHA` calls the master has run.
@@ -582,15 +705,15 @@ async fn lock_requests_sent_at_once_share_script_calls_and_each_gets_its_own_ans
     let cluster = Cluster::start(1);
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
-    // Every third lock is held by another owner already.
+    // Sixty locks in the bucket of `r`, sharing its counter; every third
+    // one is held by another owner already.
+    let keys: Vec<String> = (0..60)
+        .map(|i| support::keys::in_bucket_of("lock:r", &format!("lock:b{i}")))
+        .collect();
     for i in (0..60).step_by(3) {
-        let _: () = admin
-            .set(format!("redlockd:lock:b{i}"), "another owner", None, None, false)
-            .await
-            .unwrap();
+        let _: () = admin.set(&keys[i], "another owner", None, None, false).await.unwrap();
     }
     let values: Vec<LockValue> = (0..60).map(|_| LockValue::random()).collect();
-    let keys: Vec<String> = (0..60).map(|i| format!("redlockd:lock:b{i}")).collect();
     let before = evalsha_calls(&admin).await;
     let answers = futures::future::join_all(
         keys.iter()
@@ -618,7 +741,7 @@ async fn lock_requests_sent_at_once_share_script_calls_and_each_gets_its_own_ans
     counters.dedup();
     assert_eq!(counters.len(), 40, "a counter value was handed out twice");
     // The counter stored is the last one handed out.
-    assert_eq!(cluster.fence(0).await, Some(counters[39].to_string()));
+    assert_eq!(cluster.fence(0, "r").await, Some(counters[39].to_string()));
 }
 
 #[tokio::test]
@@ -627,15 +750,18 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let _: () = admin
-        .set("redlockd:lock:held", "another owner", None, None, false)
-        .await
-        .unwrap();
-    let _: () = admin
-        .set("redlockd:verified", "0000:other process", None, None, false)
+        .set(support::keys::of("held"), "another owner", None, None, false)
         .await
         .unwrap();
     let values: Vec<LockValue> = (0..10).map(|_| LockValue::random()).collect();
-    let keys: Vec<String> = (0..10).map(|i| format!("redlockd:lock:u{i}")).collect();
+    let keys: Vec<String> = (0..10).map(|i| support::keys::of(&format!("u{i}"))).collect();
+    // Every bucket of these locks names another process.
+    for name in (0..10).map(|i| format!("lock:u{i}")).chain(["lock:held".to_owned()]) {
+        let _: () = admin
+            .set(support::keys::marker(&name), "0000:other process", None, None, false)
+            .await
+            .unwrap();
+    }
     let answers = futures::future::join_all(
         keys.iter()
             .zip(&values)
@@ -651,7 +777,7 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
     }
     let other = LockValue::random();
     assert_eq!(
-        node.try_lock("redlockd:lock:held", other.expose(), TTL, "")
+        node.try_lock(&support::keys::of("held"), other.expose(), TTL, "")
             .await
             .unwrap(),
         None
@@ -659,13 +785,14 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
     for i in 0..10 {
         assert_eq!(
             admin
-                .get::<Option<String>, _>(format!("redlockd:lock:u{i}"))
+                .get::<Option<String>, _>(support::keys::of(&format!("u{i}")))
                 .await
                 .unwrap(),
             None
         );
+        let fence = cluster.fence(0, &format!("u{i}")).await;
+        assert_eq!(fence, None, "an unverified batch moved the counter");
     }
-    assert_eq!(cluster.fence(0).await, None, "an unverified batch moved the counter");
 }
 
 #[tokio::test]
@@ -674,7 +801,7 @@ async fn releases_sent_at_once_share_script_calls_and_each_gets_its_own_answer()
     let node = node(cluster.masters[0].url()).await;
     let admin = cluster.admin(0).await;
     let values: Vec<LockValue> = (0..60).map(|_| LockValue::random()).collect();
-    let keys: Vec<String> = (0..60).map(|i| format!("redlockd:lock:u{i}")).collect();
+    let keys: Vec<String> = (0..60).map(|i| support::keys::of(&format!("u{i}"))).collect();
     for (key, value) in keys.iter().zip(&values) {
         assert!(node.try_lock(key, value.expose(), TTL, "").await.unwrap().is_some());
     }
@@ -724,14 +851,19 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, None, &seen.identity()).await.unwrap();
+    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
     let admin = cluster.admin(0).await;
     let value = LockValue::random();
-    assert!(node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().is_some());
+    assert!(
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+            .await
+            .unwrap()
+            .is_some()
+    );
     // The master holds commands that write: the release reaches it and
     // waits there; then its connection is killed, so it never runs there.
     client_command(&admin, vec!["PAUSE", "10000", "WRITE"]).await;
-    let release = node.unlock(KEY, value.expose(), Announce::No);
+    let release = node.unlock(KEY.as_str(), value.expose(), Announce::No);
     let kill = async {
         let mut held = None;
         for _ in 0..400 {
@@ -757,7 +889,11 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
     };
     let (released, ()) = tokio::join!(release, kill);
     assert!(released.unwrap(), "the release was not sent again");
-    assert_eq!(admin.exists::<i64, _>(KEY).await.unwrap(), 0, "the lock stayed");
+    assert_eq!(
+        admin.exists::<i64, _>(KEY.as_str()).await.unwrap(),
+        0,
+        "the lock stayed"
+    );
 }
 
 /// A small deterministic generator, so a failing case can be replayed.
@@ -782,7 +918,7 @@ impl Rng {
 /// apart), the counter, and how many announcements the master sent.
 async fn state(admin: &fred::prelude::Client, keys: &[String]) -> Vec<(String, Option<String>, i64)> {
     let mut seen = Vec::new();
-    for key in keys.iter().map(String::as_str).chain(["redlockd:fence"]) {
+    for key in keys.iter().map(String::as_str) {
         let mut value: Option<String> = admin.get(key).await.unwrap();
         // A lock key's third line is the master's clock (when it was
         // granted), which two masters do not share: the rest must match.
@@ -820,21 +956,45 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
     let cluster = Cluster::start(2);
     let batched = cluster.admin(0).await;
     let alone = cluster.admin(1).await;
+    let mut run_ids = Vec::new();
     for admin in [&batched, &alone] {
         let info: String = admin.info(Some(fred::types::InfoKind::Server)).await.unwrap();
-        let run_id = info.lines().find_map(|l| l.strip_prefix("run_id:")).unwrap().trim();
-        let _: () = admin
-            .set("redlockd:verified", format!("{run_id}:replid"), None, None, false)
-            .await
-            .unwrap();
-        let _: () = admin.set("redlockd:fence", "1000", None, None, false).await.unwrap();
+        run_ids.push(
+            info.lines()
+                .find_map(|l| l.strip_prefix("run_id:"))
+                .unwrap()
+                .trim()
+                .to_owned(),
+        );
     }
     let script = redlockd::redis::scripts::ROUND;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut grants = 0;
     for case in 0..300 {
-        let locks: Vec<String> = (0..3).map(|j| format!("redlockd:lock:c{case}:{j}")).collect();
-        let marks: Vec<String> = (0..3).map(|j| format!("redlockd:waiting:c{case}:{j}")).collect();
+        let locks: Vec<String> = (0..3).map(|j| support::keys::of(&format!("c{case}:{j}"))).collect();
+        let marks: Vec<String> = (0..3)
+            .map(|j| support::keys::beside(&format!("lock:c{case}:{j}"), "waiting:"))
+            .collect();
+        // Each lock's bucket: its counter (the same on both masters) and a
+        // marker naming the running process.
+        let fences: Vec<String> = (0..3)
+            .map(|j| support::keys::fence(&format!("lock:c{case}:{j}")))
+            .collect();
+        let markers: Vec<String> = (0..3)
+            .map(|j| support::keys::marker(&format!("lock:c{case}:{j}")))
+            .collect();
+        for (admin, run_id) in [&batched, &alone].into_iter().zip(&run_ids) {
+            for j in 0..3 {
+                let _: () = admin
+                    .set(&markers[j], format!("{run_id}:replid"), None, None, false)
+                    .await
+                    .unwrap();
+                let _: Option<String> = admin
+                    .set(&fences[j], "1000", None, Some(fred::types::SetOptions::NX), false)
+                    .await
+                    .unwrap();
+            }
+        }
         for j in 0..3 {
             let holder = rng.pick(&["", "v0", "v1"]);
             let mark = rng.pick(&["", "t1", "t2", "*"]);
@@ -866,10 +1026,15 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
             })
             .collect();
         let call = |admin: &fred::prelude::Client, requests: &[(usize, [&str; 4])]| {
-            let mut keys = vec!["redlockd:fence".to_owned(), "redlockd:verified".to_owned()];
+            let mut keys = Vec::new();
             let mut args = vec![tag.to_owned(), "redlockd:released".to_owned(), "500".to_owned()];
             for (j, request) in requests {
-                keys.extend([locks[*j].clone(), marks[*j].clone()]);
+                keys.extend([
+                    locks[*j].clone(),
+                    marks[*j].clone(),
+                    fences[*j].clone(),
+                    markers[*j].clone(),
+                ]);
                 args.extend(request.iter().map(|s| (*s).to_owned()));
             }
             let admin = admin.clone();
@@ -882,7 +1047,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
         }
         assert_eq!(together, one_by_one, "case {case}: replies to {requests:?} (tag {tag})");
         grants += together.iter().filter(|&&r| r > 0).count();
-        let keys: Vec<String> = locks.iter().chain(&marks).cloned().collect();
+        let keys: Vec<String> = locks.iter().chain(&marks).chain(&fences).cloned().collect();
         assert_eq!(
             state(&batched, &keys).await,
             state(&alone, &keys).await,
@@ -903,7 +1068,10 @@ async fn an_abandoned_release_still_lands_and_settled_waits_for_it() {
     let proxy = Proxy::start(([127, 0, 0, 1], cluster.masters[0].port()).into()).await;
     let node = node(proxy.url()).await;
     let value = LockValue::random();
-    node.try_lock(KEY, value.expose(), TTL, "").await.unwrap().unwrap();
+    node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
 
     proxy.set_mode(Mode::Blackhole);
     let admin = cluster.admin(0).await;
@@ -911,7 +1079,7 @@ async fn an_abandoned_release_still_lands_and_settled_waits_for_it() {
     // Polled (sent), then dropped unanswered.
     let abandoned = tokio::time::timeout(
         Duration::from_millis(50),
-        node.unlock(KEY, value.expose(), Announce::No),
+        node.unlock(KEY.as_str(), value.expose(), Announce::No),
     );
     assert!(abandoned.await.is_err(), "the link is down: no answer can have come");
     assert!(
@@ -924,6 +1092,6 @@ async fn an_abandoned_release_still_lands_and_settled_waits_for_it() {
     tokio::time::timeout(Duration::from_secs(5), node.settled())
         .await
         .expect("the release never settled");
-    let held: Option<String> = admin.get(KEY).await.unwrap();
+    let held: Option<String> = admin.get(KEY.as_str()).await.unwrap();
     assert_eq!(held, None, "the abandoned release did not land");
 }

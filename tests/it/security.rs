@@ -318,11 +318,11 @@ async fn two_tenants_with_the_same_resource_name_hold_different_locks() {
     );
     let admin = cluster.admin(0).await;
     for tenant in ["alpha", "beta"] {
-        let key = format!("redlockd:tenant:{tenant}:lock:shared/orders");
+        let key = support::keys::lock(&format!("tenant:{tenant}:lock:shared/orders"));
         let exists: i64 = admin.exists(key.as_str()).await.unwrap();
         assert_eq!(exists, 1, "{key} is missing");
     }
-    let exists: i64 = admin.exists("redlockd:lock:shared/orders").await.unwrap();
+    let exists: i64 = admin.exists(support::keys::of("shared/orders")).await.unwrap();
     assert_eq!(exists, 0, "an un-namespaced key was written");
     // Beta presenting alpha's value on the same name touches only its own key.
     let alpha_lease = alpha.lease.unwrap();
@@ -331,7 +331,10 @@ async fn two_tenants_with_the_same_resource_name_hold_different_locks() {
         value: alpha_lease.value.clone(),
     };
     assert!(!client.release(authed(cross, BETA)).await.unwrap().into_inner().released);
-    let exists: i64 = admin.exists("redlockd:tenant:alpha:lock:shared/orders").await.unwrap();
+    let exists: i64 = admin
+        .exists(support::keys::lock("tenant:alpha:lock:shared/orders"))
+        .await
+        .unwrap();
     assert_eq!(exists, 1, "beta released alpha's lock");
     let _ = admin.quit().await;
     daemon.stop().await;

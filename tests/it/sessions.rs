@@ -333,9 +333,10 @@ async fn hand_offs_go_on_while_nobody_else_waits_and_every_fifth_goes_to_the_wai
         let admin = cluster.admin(i).await;
         let mut marked = false;
         for _ in 0..100 {
-            let mark: Option<String> = fred::prelude::KeysInterface::get(&admin, "redlockd:waiting:lock:shared")
-                .await
-                .unwrap();
+            let mark: Option<String> =
+                fred::prelude::KeysInterface::get(&admin, support::keys::beside("lock:shared", "waiting:"))
+                    .await
+                    .unwrap();
             marked = mark.is_some();
             if marked {
                 break;
@@ -538,7 +539,7 @@ async fn inspect_agrees_with_the_masters_also_after_one_is_killed() {
         assert!(node.reachable && node.held && node.with_majority, "{node:?}");
         assert!(node.ttl.is_some_and(|t| t.seconds <= 30), "{node:?}");
         assert_eq!(node.state, "usable");
-        let fence: u64 = cluster.fence(i).await.unwrap().parse().unwrap();
+        let fence: u64 = cluster.fence(i, "i").await.unwrap().parse().unwrap();
         assert_eq!(node.fence_counter, fence, "node {i}");
     }
     let text = format!("{view:?}");

@@ -4,6 +4,7 @@
 
 pub mod certs;
 pub mod history;
+pub mod keys;
 pub mod proxy;
 pub mod rig;
 mod rig_sets;
@@ -58,10 +59,11 @@ impl Cluster {
         let _ = client.quit().await;
     }
 
-    /// The raw fence counter stored on master `i`.
-    pub async fn fence(&self, i: usize) -> Option<String> {
+    /// The raw fence counter stored on master `i` for the bucket of the
+    /// lock on `resource`.
+    pub async fn fence(&self, i: usize, resource: &str) -> Option<String> {
         let client = self.admin(i).await;
-        let value: Option<String> = client.get("redlockd:fence").await.unwrap();
+        let value: Option<String> = client.get(keys::fence(&format!("lock:{resource}"))).await.unwrap();
         let _ = client.quit().await;
         value
     }

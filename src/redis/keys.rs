@@ -1,0 +1,85 @@
+//! The keys beside a lock key in its bucket (docs/design.md#keys): a lock
+//! key is `<prefix>:{<tag>}:<name>`, and its waiting mark, readers and
+//! number of permits, and its bucket's fence counter and verified marker,
+//! are `<prefix>:{<tag>}:` followed by what they are, so one script on
+//! them touches one Redis Cluster slot.
+
+use crate::redlock::buckets;
+
+/// `<prefix>:{<tag>}:` and the lock name of `key` (a key without a bucket
+/// is taken as a name without a start; the engine makes no such key).
+fn split(key: &str) -> (&str, &str) {
+    buckets::split(key).unwrap_or(("", key))
+}
+
+/// `<start><what><name>`: the key named for lock `key`, `what` saying
+/// which (`waiting:`, `readers:`, `permits:`). One allocation of the right
+/// size (not `format!`): several per lock request (docs/performance.md,
+/// workload (b)).
+pub(super) fn beside(key: &str, what: &str) -> String {
+    let (start, name) = split(key);
+    joined(start, what, name)
+}
+
+/// The bucket's key `what` (`fence`, `verified`) for lock `key`.
+pub(super) fn of_bucket(key: &str, what: &str) -> String {
+    joined(split(key).0, what, "")
+}
+
+/// The key remembering the number of permits of the semaphore whose slot
+/// key is `slot_key` (`<start>permit:<slot>:<name>`): `<start>permits:<name>`.
+pub(super) fn permits_of_slot(slot_key: &str) -> String {
+    let (start, name) = split(slot_key);
+    joined(start, "permits:", buckets::owner_name(name))
+}
+
+/// The fence counter and the verified marker of bucket `bucket`.
+pub(super) fn bucket_keys(prefix: &str, bucket: u16) -> [String; 2] {
+    let start = format!("{prefix}:{{{}}}:", buckets::tag(bucket));
+    [joined(&start, "fence", ""), joined(&start, "verified", "")]
+}
+
+/// The single fence counter of the layout before buckets
+/// (docs/design.md#keys): read once more by every repair, so each bucket's
+/// counter starts above it.
+pub(super) fn legacy_fence(prefix: &str) -> String {
+    format!("{prefix}:fence")
+}
+
+fn joined(start: &str, what: &str, name: &str) -> String {
+    let mut key = String::with_capacity(start.len() + what.len() + name.len());
+    key.push_str(start);
+    key.push_str(what);
+    key.push_str(name);
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_of_a_lock_is_in_its_bucket() {
+        let key = buckets::key("redlockd", "tenant:t:lock:a:b");
+        let slot = buckets::slot(&key);
+        let start = key.strip_suffix("tenant:t:lock:a:b").unwrap();
+        assert_eq!(beside(&key, "waiting:"), format!("{start}waiting:tenant:t:lock:a:b"));
+        assert_eq!(of_bucket(&key, "fence"), format!("{start}fence"));
+        let slot_key = buckets::key("redlockd", "permit:5:tenant:t:lock:a:b");
+        assert_eq!(permits_of_slot(&slot_key), format!("{start}permits:tenant:t:lock:a:b"));
+        let b = buckets::bucket("tenant:t:lock:a:b");
+        let [fence, marker] = bucket_keys("redlockd", b);
+        assert_eq!(fence, of_bucket(&key, "fence"));
+        assert_eq!(marker, of_bucket(&key, "verified"));
+        for k in [
+            beside(&key, "waiting:"),
+            beside(&key, "readers:"),
+            fence,
+            marker,
+            slot_key,
+            permits_of_slot(&key),
+        ] {
+            assert_eq!(buckets::slot(&k), slot, "{k}");
+        }
+    }
+}
