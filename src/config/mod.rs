@@ -264,9 +264,10 @@ impl Config {
     /// # Errors
     /// When a source cannot be read or parsed, or the result is invalid.
     pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
-        let config: Config = Config::sources(file, env)?
+        let mut config: Config = Config::sources(file, env)?
             .try_deserialize()
             .map_err(|e| ConfigError(e.to_string()))?;
+        config.redis.nodes = seeds_folded(std::mem::take(&mut config.redis.nodes));
         config.validate()?;
         let env = |var: &str| std::env::var(var).ok();
         Ok(Config {
@@ -308,6 +309,24 @@ impl Config {
             .build()
             .map_err(|e| ConfigError(e.to_string()))
     }
+}
+
+/// `redis.nodes` with each entry that names no scheme (`host:port`) added
+/// to the entry before it as one more seed of the same cluster: the
+/// environment splits its list at commas, and a cluster position is
+/// `redis-cluster://host:port,host:port…` (docs/configuration.md).
+fn seeds_folded(nodes: Vec<String>) -> Vec<String> {
+    let mut folded: Vec<String> = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        match folded.last_mut() {
+            Some(last) if !node.contains("://") && last.contains("-cluster://") => {
+                last.push(',');
+                last.push_str(node.trim());
+            }
+            _ => folded.push(node),
+        }
+    }
+    folded
 }
 
 /// A duration the way the config file writes it.

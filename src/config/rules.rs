@@ -31,8 +31,11 @@ impl Config {
         // The URLs themselves, and a master listed twice, are checked with
         // fred's own parser before any port is bound (redis::connect::check_urls).
         for (i, url) in redis.nodes.iter().enumerate() {
-            if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-                return fail(format!("redis.nodes[{i}] must start with redis:// or rediss://"));
+            let schemes = ["redis://", "rediss://", "redis-cluster://", "rediss-cluster://"];
+            if !schemes.iter().any(|s| url.starts_with(s)) {
+                return fail(format!(
+                    "redis.nodes[{i}] must start with redis://, rediss://, redis-cluster:// or rediss-cluster://"
+                ));
             }
         }
         let bad = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';

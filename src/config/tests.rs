@@ -26,6 +26,23 @@ fn the_defaults_alone_refuse_to_start_without_nodes() {
 }
 
 #[test]
+fn a_cluster_positions_seeds_survive_the_environments_commas() {
+    let nodes = "redis-cluster://a:1,a:2,a:3,redis://b:1,rediss-cluster://u:p@c:1,c:2";
+    let config = load(&[("REDLOCKD__REDIS__NODES", nodes)]).unwrap();
+    assert_eq!(
+        config.redis.nodes,
+        [
+            "redis-cluster://a:1,a:2,a:3",
+            "redis://b:1",
+            "rediss-cluster://u:p@c:1,c:2"
+        ]
+    );
+    // A seed with no cluster before it is not a URL.
+    let err = load(&[("REDLOCKD__REDIS__NODES", "redis://a:1,a:2,redis://b:1")]).unwrap_err();
+    assert!(err.0.contains("redis.nodes[1] must start with"), "{err}");
+}
+
+#[test]
 fn environment_variables_override_the_defaults() {
     let config = load(&[("REDLOCKD__LOCK__MAX_TTL", "2m"), ("REDLOCKD__LOG__FORMAT", "json")]).unwrap();
     assert_eq!(config.lock.max_ttl, Duration::from_secs(120));

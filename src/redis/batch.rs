@@ -175,6 +175,24 @@ impl Drop for Sending<'_> {
 }
 
 impl Batches {
+    /// Another batches to the same master, sharing this one's client,
+    /// scripts, proof flag and observer (on a cluster: one per slot,
+    /// `cluster::Lanes`).
+    pub(super) fn copy(&self) -> Batches {
+        Batches {
+            client: self.client.clone(),
+            script: self.script.clone(),
+            cached: self.cached.clone(),
+            cached_ok: Arc::clone(&self.cached_ok),
+            probe_wanted: Arc::clone(&self.probe_wanted),
+            head_args: self.head_args.clone(),
+            node_timeout: self.node_timeout,
+            observer: self.observer.clone(),
+            idle: Notify::new(),
+            pending: Mutex::default(),
+        }
+    }
+
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }

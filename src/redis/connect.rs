@@ -12,9 +12,11 @@ use super::eval::millis;
 /// How to reach one master.
 #[derive(Clone)]
 pub struct RedisNodeConfig {
-    /// `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS.
+    /// `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS;
+    /// `redis-cluster://host:port[,host:port…]` (or `rediss-cluster://`)
+    /// for a position served by a Redis Cluster.
     pub url: String,
-    /// The prefix of every key (`<prefix>:fence`, `<prefix>:lock:<resource>`).
+    /// The prefix of every key (docs/design.md#keys).
     pub key_prefix: String,
     /// Bound on establishing a connection.
     pub connect_timeout: Duration,
@@ -41,7 +43,7 @@ pub struct RedisNodeConfig {
 /// # Errors
 /// When the URL cannot be parsed.
 pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
-    let mut fred_config = FredConfig::from_url(&config.url).map_err(|e| format!("{e}"))?;
+    let mut fred_config = FredConfig::from_url(&super::cluster::fred_url(&config.url)?).map_err(|e| format!("{e}"))?;
     if let (Some(_), Some(connector)) = (&fred_config.tls, &config.tls) {
         fred_config.tls = Some(connector.clone().into());
     }
@@ -78,7 +80,9 @@ pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
 pub fn check_urls(urls: &[String]) -> Result<(), String> {
     let mut seen: Vec<(String, u16)> = Vec::new();
     for (i, url) in urls.iter().enumerate() {
-        let parsed = FredConfig::from_url(url)
+        let parsed =
+            super::cluster::fred_url(url).map_err(|e| format!("redis.nodes[{i}] is not a valid Redis URL: {e}"))?;
+        let parsed = FredConfig::from_url(&parsed)
             .map_err(|e| format!("redis.nodes[{i}] is not a valid Redis URL: {}", e.details()))?;
         for server in parsed.server.hosts() {
             let address = (server.host.to_string(), server.port);

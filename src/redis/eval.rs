@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use fred::prelude::{Client, LuaInterface, Value};
+use fred::prelude::{Client, ClientLike, LuaInterface, Value};
 
 use super::scripts::Script;
 use crate::redlock::node::NodeError;
@@ -41,9 +41,16 @@ pub(super) async fn eval_script<'a>(
     let first = Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await;
     let result = match first {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
-            Box::pin(client.script_load::<String, _>(script.lua.as_str()))
-                .await
-                .map_err(node_error)?;
+            // On a cluster, into every primary (fred would pick one).
+            if client.is_clustered() {
+                Box::pin(client.script_load_cluster::<(), _>(script.lua.as_str()))
+                    .await
+                    .map_err(node_error)?;
+            } else {
+                Box::pin(client.script_load::<String, _>(script.lua.as_str()))
+                    .await
+                    .map_err(node_error)?;
+            }
             let (keys, args) = call();
             Box::pin(client.evalsha(script.sha.as_str(), keys, args)).await
         }

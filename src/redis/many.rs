@@ -8,7 +8,7 @@ use super::eval::ttl_arg;
 use super::node::RedisNode;
 use super::replies;
 use super::scripts::run_id_from_info;
-use crate::redlock::node::NodeError;
+use crate::redlock::node::{Announce, Node, NodeError};
 
 /// Per member four keys: its lock key, its waiting mark, and its bucket's
 /// fence counter and verified marker (docs/design.md#keys). ARGV: the
@@ -85,8 +85,44 @@ return replies
 );
 
 impl RedisNode {
-    /// `Node::try_lock_many`.
+    /// `Node::try_lock_many`. On a cluster the members of each slot go in
+    /// one call, slot after slot (docs/design.md#cluster-positions): a slot
+    /// refused gives back the slots taken before it, so the position holds
+    /// the whole set or none of it once the call returns.
     pub(super) async fn lock_many(
+        &self,
+        keys: &[String],
+        value: &str,
+        ttl: std::time::Duration,
+        holder: &str,
+    ) -> Result<Option<Vec<u64>>, NodeError> {
+        if !self.clustered() {
+            return self.lock_many_in_one_call(keys, value, ttl, holder).await;
+        }
+        let keys: Vec<&String> = keys.iter().collect();
+        let one_slot = |group: Vec<_>| async move {
+            let group: Vec<&String> = group;
+            let group: Vec<String> = group.into_iter().cloned().collect();
+            match self.lock_many_in_one_call(&group, value, ttl, holder).await? {
+                Some(counters) => Ok(counters),
+                None => Err(NodeError(REFUSED.into())),
+            }
+        };
+        let outcome = super::cluster::by_slot(&keys, true, |k| k.as_str(), one_slot).await;
+        match outcome {
+            Ok(counters) => Ok(Some(counters)),
+            Err(error) => {
+                // Give back whatever this attempt holds on this position.
+                for key in &keys {
+                    let _ = Node::unlock(self, key, value, Announce::No).await;
+                }
+                if error.0 == REFUSED { Ok(None) } else { Err(error) }
+            }
+        }
+    }
+
+    /// MANY in one call: the members must share one slot on a cluster.
+    async fn lock_many_in_one_call(
         &self,
         keys: &[String],
         value: &str,
@@ -100,7 +136,7 @@ impl RedisNode {
             ttl_arg(ttl),
             Value::from(holder),
             self.waiter_tag.clone(),
-            self.batches.head_args[2].clone(),
+            self.batches.first.head_args[2].clone(),
         ];
         match replies::many(self.eval_observed(&self.many, all, args).await?, keys.len())? {
             Ok(counters) => Ok(Some(counters)),
@@ -109,3 +145,6 @@ impl RedisNode {
         }
     }
 }
+
+/// A slot of the set was refused (not an error of the node).
+const REFUSED: &str = "a member is held by another owner";

@@ -3,6 +3,8 @@
 //! subscriber that hears published releases.
 
 mod batch;
+pub mod cluster;
+mod cluster_probe;
 pub mod connect;
 mod eval;
 mod keys;

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, Value};
 
 use super::batch::{Batches, Timing};
+use super::cluster::Lanes;
 use super::connect::{RedisNodeConfig, builder};
 use super::eval::{eval_if_loaded, eval_script, glob_escaped, node_error, ttl_arg};
 use super::permits::PermitScripts;
@@ -49,7 +50,10 @@ pub struct RedisNode {
     pub(super) bucket_unverified: Arc<std::sync::atomic::AtomicBool>,
     /// Round-1 lock requests and releases on their way to this master, in
     /// batches.
-    pub(super) batches: Arc<Batches>,
+    pub(super) batches: Lanes,
+    /// The shards the last probe saw, when the position is a cluster
+    /// (`cluster_probe.rs`).
+    pub(super) shards: Mutex<Vec<super::cluster_probe::Shard>>,
     pub(super) hand_off: Script,
     /// HAND_OFF proved by the script cache (see `Batches::cached`).
     pub(super) hand_off_cached: Script,
@@ -85,6 +89,8 @@ impl RedisNode {
     pub fn connect(config: &RedisNodeConfig) -> Result<RedisNode, String> {
         let (builder, name) = builder(config)?;
         let client = builder.build().map_err(|e| format!("{e}"))?;
+        let clustered = client.is_clustered();
+        let bucket_unverified: Arc<std::sync::atomic::AtomicBool> = Arc::default();
         let log_name = name.clone();
         client.on_error(move |(error, _)| {
             tracing::warn!(node = %log_name, %error, "redis connection error");
@@ -112,6 +118,16 @@ impl RedisNode {
             p.notify_one();
             async { Ok(()) }
         });
+        if clustered {
+            // A slot moved or a primary changed: a bucket's marker may now
+            // name another process (docs/design.md#cluster-positions).
+            let (p, b) = (probe_wanted.clone(), bucket_unverified.clone());
+            client.on_cluster_change(move |_| {
+                b.store(true, Ordering::SeqCst);
+                p.notify_one();
+                async { Ok(()) }
+            });
+        }
         client.connect();
         let probe_client = builder.build().map_err(|e| format!("{e}"))?;
         probe_client.connect();
@@ -140,8 +156,9 @@ impl RedisNode {
             node_timeout: config.node_timeout,
             prefix: config.key_prefix.clone(),
             sentinel: keys::bucket_keys(&config.key_prefix, 0),
-            bucket_unverified: Arc::default(),
-            batches,
+            bucket_unverified,
+            batches: Lanes::new(batches, clustered),
+            shards: Mutex::default(),
             hand_off: Script::new(HAND_OFF),
             hand_off_cached: Script::new(hand_off_cached),
             cached_for: Mutex::new(None),
@@ -164,7 +181,7 @@ impl RedisNode {
     /// Records each lock request's latency and errors as master `index`.
     #[must_use]
     pub fn observed(self, observer: Arc<dyn Observer>, index: usize) -> RedisNode {
-        let _ = self.batches.observer.set((observer, index));
+        let _ = self.batches.first.observer.set((observer, index));
         self
     }
 
@@ -185,7 +202,9 @@ impl RedisNode {
     /// were answered at quorum may still be on their way to the slower
     /// masters).
     pub async fn settled(&self) {
-        self.batches.settled().await;
+        for lane in self.batches.all() {
+            lane.settled().await;
+        }
     }
 
     /// The fred client, for administrative commands.
@@ -241,9 +260,18 @@ impl RedisNode {
         replies::flags(reply, locks.len())
     }
 
+    /// `Node::extend` for locks of one slot.
+    async fn extend_in_one_slot(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+        let plain = |lock: &Extension<'_>| Mode::of(lock.value) == Mode::Exclusive && Permit::of(lock.value).is_none();
+        if !locks.iter().all(plain) {
+            return self.extend_mixed(locks).await;
+        }
+        self.extend_exclusive(locks).await
+    }
+
     /// The release channel (as the batches announce on it).
     pub(super) fn release_channel(&self) -> Value {
-        self.batches.head_args[1].clone()
+        self.batches.first.head_args[1].clone()
     }
 
     /// Starts timing one request to this master: its latency is recorded
@@ -251,7 +279,7 @@ impl RedisNode {
     /// a wrapping future: the request's future is not stored twice.)
     fn timing(&self) -> Timing<'_> {
         Timing {
-            observer: self.batches.observer.get(),
+            observer: self.batches.first.observer.get(),
             started: Instant::now(),
             timeout: self.node_timeout,
             answered: false,
@@ -276,7 +304,7 @@ impl Node for RedisNode {
             Value::from(holder),
         ];
         let timing = self.timing();
-        let answer = self.batches.request(key, args).await;
+        let answer = self.batches.of(key).request(key, args).await;
         let locked = answer.and_then(replies::locked);
         timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
         self.counted_grant(locked?)
@@ -314,7 +342,7 @@ impl Node for RedisNode {
             self.waiter_tag.clone(),
             holder.into(),
         ];
-        if self.batches.cached_ok.load(Ordering::SeqCst) {
+        if self.batches.first.cached_ok.load(Ordering::SeqCst) {
             let (fence, marker) = (keys::of_bucket(key, "fence"), keys::of_bucket(key, "verified"));
             let waiting = self.waiting_key(key);
             let call = || {
@@ -330,7 +358,7 @@ impl Node for RedisNode {
                 Some(reply) => return replies::hand_off(reply),
                 // Not this daemon's verified process: as in `Batches::call`.
                 None => {
-                    self.batches.cached_ok.store(false, Ordering::SeqCst);
+                    self.batches.first.cached_ok.store(false, Ordering::SeqCst);
                     self.probe_wanted.notify_one();
                 }
             }
@@ -347,11 +375,8 @@ impl Node for RedisNode {
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        let plain = |lock: &Extension<'_>| Mode::of(lock.value) == Mode::Exclusive && Permit::of(lock.value).is_none();
-        if !locks.iter().all(plain) {
-            return self.extend_mixed(locks).await;
-        }
-        self.extend_exclusive(locks).await
+        let one_slot = |group: Vec<_>| async move { self.extend_in_one_slot(&group).await };
+        super::cluster::by_slot(locks, self.clustered(), |lock| lock.key, one_slot).await
     }
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
@@ -370,7 +395,7 @@ impl Node for RedisNode {
             Value::from_static_str(""),
         ];
         // Timed by the batches, to its answer (`Batches::release_answered`).
-        let answer = self.batches.request(key, args).await;
+        let answer = self.batches.of(key).request(key, args).await;
         answer.and_then(replies::released)
     }
 
@@ -382,19 +407,24 @@ impl Node for RedisNode {
     }
 
     async fn views(&self, keys: &[String]) -> Result<Vec<KeyView>, NodeError> {
-        let all = keys.iter().map(String::as_str).collect();
-        listing::views(self.eval_observed(&self.views, all, Vec::new()).await?, keys.len())
+        let one_slot = |group: Vec<_>| async move {
+            let all = group.iter().map(|k: &&String| k.as_str()).collect();
+            listing::views(self.eval_observed(&self.views, all, Vec::new()).await?, group.len())
+        };
+        let keys: Vec<&String> = keys.iter().collect();
+        super::cluster::by_slot(&keys, self.clustered(), |k| k.as_str(), one_slot).await
     }
 
     async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
         let pattern = format!("{}:{{*}}:{}*", glob_escaped(&self.prefix), glob_escaped(start));
-        let reply = Box::pin(
-            self.client
-                .scan_page::<Value, _, _>(cursor.to_string(), pattern, Some(count), None),
-        )
-        .await
-        .map_err(node_error)?;
-        let (cursor, keys) = listing::scan(reply)?;
+        let (cursor, keys) = if self.clustered() {
+            self.scan_cluster_step(pattern, cursor, count).await?
+        } else {
+            let scan = self
+                .client
+                .scan_page::<Value, _, _>(cursor.to_string(), pattern, Some(count), None);
+            listing::scan(Box::pin(scan).await.map_err(node_error)?)?
+        };
         // `*` also matches past a `}`: keep the names that truly start so.
         let names = (keys.iter())
             .filter_map(|key| crate::redlock::buckets::split(key))

@@ -26,7 +26,7 @@ impl RedisNode {
     /// between, the new process's scripts are flushed. Otherwise the
     /// batches keep the `INFO` check.
     async fn prove_by_cache(&self, info: &replies::Info, marker: Option<&str>) {
-        let ok = &self.batches.cached_ok;
+        let ok = &self.batches.first.cached_ok;
         let verified = info.major_version >= 7
             && !info.run_id.is_empty()
             && marker
@@ -41,7 +41,7 @@ impl RedisNode {
         if ok.load(Ordering::SeqCst) && loaded_here {
             return;
         }
-        for script in [&self.batches.cached, &self.hand_off_cached] {
+        for script in [&self.batches.first.cached, &self.hand_off_cached] {
             if let Err(error) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
                 tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
                 return;
@@ -81,6 +81,9 @@ impl Probed for RedisNode {
     /// # Errors
     /// When the node does not answer.
     async fn probe(&self) -> Result<Observation, NodeError> {
+        if self.clustered() {
+            return self.probe_cluster().await;
+        }
         let info = replies::info(self.probe_client.info(None).await.map_err(node_error)?)?;
         let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
         let policy = self
@@ -93,18 +96,7 @@ impl Probed for RedisNode {
         let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
-            let scripts = [
-                &self.batches.script,
-                &self.hand_off,
-                &self.publish_fence,
-                &self.extend,
-                &self.repair,
-                &self.inspect,
-                &self.views,
-                &self.force_release,
-                &self.many,
-            ];
-            for script in scripts.into_iter().chain(self.shared.all()).chain(self.permits.all()) {
+            for script in self.scripts() {
                 if let Err(e) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
                     scripts_loaded = Err(e.to_string());
                 }
@@ -173,6 +165,9 @@ impl Probed for RedisNode {
     /// # Errors
     /// When the node does not answer.
     async fn repair(&self, floors: &[Option<u64>], identity: &str) -> Result<(), NodeError> {
+        if self.clustered() {
+            return self.repair_cluster(floors, identity).await;
+        }
         for first in (0..BUCKETS).step_by(CHUNK) {
             let buckets = first..(first + CHUNK as u16).min(BUCKETS);
             let keys: Vec<String> = buckets
@@ -195,9 +190,30 @@ impl Probed for RedisNode {
 const CHUNK: usize = 1024;
 
 impl RedisNode {
+    /// Every script this node calls by SHA (the cached variants apart).
+    pub(super) fn scripts(&self) -> Vec<&super::scripts::Script> {
+        let mut scripts = vec![
+            &self.batches.first.script,
+            &self.hand_off,
+            &self.publish_fence,
+            &self.extend,
+            &self.repair,
+            &self.inspect,
+            &self.views,
+            &self.force_release,
+            &self.many,
+        ];
+        scripts.extend(self.shared.all());
+        scripts.extend(self.permits.all());
+        scripts
+    }
+
     /// Key `what` (`fence`, `verified`) of every bucket, in bucket order
     /// (`None` where unset), read `CHUNK` at a time.
     async fn read_buckets(&self, what: &str) -> Result<Vec<Option<Value>>, NodeError> {
+        if self.clustered() {
+            return self.read_buckets_cluster(what).await;
+        }
         let mut values = Vec::with_capacity(usize::from(BUCKETS));
         let which = usize::from(what == "verified");
         for first in (0..BUCKETS).step_by(CHUNK) {

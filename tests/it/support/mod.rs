@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod clusters;
 pub mod history;
 pub mod keys;
 pub mod proxy;

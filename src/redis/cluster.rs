@@ -1,0 +1,185 @@
+//! A position served by a Redis Cluster (docs/design.md#cluster-positions):
+//! its URL, the per-slot batches of lock requests, and the grouping of
+//! many-key calls by slot (every script touches one slot: the keys of one
+//! lock share its bucket's hash tag, docs/design.md#keys).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::batch::Batches;
+use crate::redlock::buckets;
+use crate::redlock::node::NodeError;
+
+/// The schemes of a clustered position.
+const SCHEMES: [&str; 2] = ["redis-cluster://", "rediss-cluster://"];
+
+/// Whether `url` names a Redis Cluster position.
+pub fn is_cluster_url(url: &str) -> bool {
+    SCHEMES.iter().any(|s| url.starts_with(s))
+}
+
+/// `redis-cluster://[user:password@]host:port[,host:port…][?…]` as fred
+/// reads it (`…host:port?node=host:port&node=…`); any other URL as it is.
+///
+/// # Errors
+/// A clustered URL with an empty seed in its list.
+pub fn fred_url(url: &str) -> Result<String, String> {
+    let Some(scheme) = SCHEMES.iter().find(|s| url.starts_with(**s)) else {
+        return Ok(url.to_owned());
+    };
+    let rest = &url[scheme.len()..];
+    let (auth, rest) = rest.rsplit_once('@').map_or(("", rest), |(a, r)| (a, r));
+    let (hosts, query) = rest.split_once('?').map_or((rest, ""), |(h, q)| (h, q));
+    let seeds: Vec<&str> = hosts.split(',').collect();
+    if seeds.iter().any(|s| s.trim().is_empty()) {
+        return Err(format!("{url}: an empty host in the list of cluster seeds"));
+    }
+    let mut fred = format!("{scheme}{auth}{}{}", if auth.is_empty() { "" } else { "@" }, seeds[0]);
+    let mut params: Vec<String> = seeds[1..].iter().map(|s| format!("node={s}")).collect();
+    params.extend(query.split('&').filter(|p| !p.is_empty()).map(str::to_owned));
+    if !params.is_empty() {
+        fred.push('?');
+        fred.push_str(&params.join("&"));
+    }
+    Ok(fred)
+}
+
+/// The batches of a position: one for a standalone master; on a cluster
+/// one per slot, made when first used (a batch is one script call, which
+/// may touch one slot only). Each is a copy of the first.
+pub(super) struct Lanes {
+    pub(super) first: Arc<Batches>,
+    per_slot: Option<Mutex<HashMap<u16, Arc<Batches>>>>,
+}
+
+impl Lanes {
+    pub(super) fn new(first: Arc<Batches>, clustered: bool) -> Lanes {
+        Lanes {
+            first,
+            per_slot: clustered.then(Mutex::default),
+        }
+    }
+
+    /// The batches lock `key`'s requests go in.
+    pub(super) fn of(&self, key: &str) -> Arc<Batches> {
+        let Some(per_slot) = &self.per_slot else {
+            return Arc::clone(&self.first);
+        };
+        let mut lanes = per_slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let lane = lanes
+            .entry(buckets::slot(key))
+            .or_insert_with(|| Arc::new(self.first.copy()));
+        Arc::clone(lane)
+    }
+
+    /// Every batches made so far.
+    pub(super) fn all(&self) -> Vec<Arc<Batches>> {
+        let mut all = vec![Arc::clone(&self.first)];
+        if let Some(per_slot) = &self.per_slot {
+            all.extend(
+                per_slot
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .values()
+                    .cloned(),
+            );
+        }
+        all
+    }
+}
+
+/// Runs `call` on the items of `items` grouped by the slot of `key_of`
+/// each (in the order of their first item), and puts the answers back in
+/// the items' order. On a standalone master (`clustered` false) one call
+/// takes them all.
+pub(super) async fn by_slot<T: Copy, A, F, Fut>(
+    items: &[T],
+    clustered: bool,
+    key_of: impl Fn(&T) -> &str,
+    call: F,
+) -> Result<Vec<A>, NodeError>
+where
+    F: Fn(Vec<T>) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<A>, NodeError>>,
+{
+    if !clustered {
+        return call(items.to_vec()).await;
+    }
+    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let slot = buckets::slot(key_of(item));
+        match groups.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, at)) => at.push(i),
+            None => groups.push((slot, vec![i])),
+        }
+    }
+    let mut answers: Vec<Option<A>> = (0..items.len()).map(|_| None).collect();
+    for (_, at) in groups {
+        let group = at.iter().map(|i| items[*i]).collect();
+        let got = call(group).await?;
+        if got.len() != at.len() {
+            return Err(NodeError(format!(
+                "{} answers for {} keys of one slot",
+                got.len(),
+                at.len()
+            )));
+        }
+        for (i, answer) in at.into_iter().zip(got) {
+            answers[i] = Some(answer);
+        }
+    }
+    Ok(answers
+        .into_iter()
+        .map(|a| a.expect("every item is in one group"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_of_seeds_becomes_freds_node_parameters() {
+        assert_eq!(fred_url("redis://a:1").unwrap(), "redis://a:1");
+        assert_eq!(fred_url("redis-cluster://a:1").unwrap(), "redis-cluster://a:1");
+        assert_eq!(
+            fred_url("redis-cluster://u:p@a:1,b:2,c:3").unwrap(),
+            "redis-cluster://u:p@a:1?node=b:2&node=c:3"
+        );
+        assert_eq!(
+            fred_url("rediss-cluster://a:1,b:2?x=1").unwrap(),
+            "rediss-cluster://a:1?node=b:2&x=1"
+        );
+        assert!(fred_url("redis-cluster://a:1,,b:2").unwrap_err().contains("empty host"));
+        assert!(is_cluster_url("rediss-cluster://a:1") && !is_cluster_url("redis://a:1"));
+    }
+
+    #[tokio::test]
+    async fn calls_by_slot_answer_in_the_items_order() {
+        let keys: Vec<String> = ["a", "b", "a", "c", "b"]
+            .iter()
+            .map(|n| buckets::key("p", &format!("lock:{n}")))
+            .collect();
+        let items: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let groups = std::sync::Mutex::new(Vec::new());
+        let echo = |group: Vec<_>| {
+            let group: Vec<&str> = group;
+            groups
+                .lock()
+                .unwrap()
+                .push(group.iter().map(|k| buckets::slot(k)).collect::<Vec<u16>>());
+            async move { Ok(group.into_iter().map(str::to_owned).collect()) }
+        };
+        let answers = by_slot(&items, true, |k| k, echo).await.unwrap();
+        assert_eq!(answers, keys);
+        let seen = std::mem::take(&mut *groups.lock().unwrap());
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(
+            seen.iter().all(|g| g.windows(2).all(|w| w[0] == w[1])),
+            "a call crossed slots: {seen:?}"
+        );
+        // Standalone: one call for all.
+        assert_eq!(by_slot(&items, false, |k| k, echo).await.unwrap(), keys);
+        assert_eq!(groups.lock().unwrap().len(), 1);
+    }
+}

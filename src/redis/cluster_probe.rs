@@ -1,0 +1,235 @@
+//! How the monitor looks at a position served by a Redis Cluster
+//! (docs/design.md#cluster-positions): every primary is probed (role,
+//! eviction policy, identity, uptime, marker) and the answers make one
+//! observation of the position, so any primary that restarted, failed over
+//! or lost its data takes the whole position out until it is repaired.
+//! Repair writes each bucket's counter and marker on the primary that owns
+//! its slot, with that primary's identity.
+
+use fred::prelude::{ClientLike, ClusterInterface, KeysInterface, LuaInterface, Value};
+use fred::types::config::Server;
+use fred::types::{ClusterHash, CustomCommand};
+use futures::future::join_all;
+use tokio::time::Instant;
+
+use super::eval::{eval_script, node_error};
+use super::node::RedisNode;
+use super::{keys, replies};
+use crate::redlock::buckets::BUCKETS;
+use crate::redlock::node::NodeError;
+use crate::redlock::standing::Observation;
+
+/// Calls sent at once when reading or repairing every bucket.
+const AT_ONCE: usize = 512;
+
+/// One primary as the last probe saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct Shard {
+    server: Server,
+    /// The slot ranges it serves (a bucket is a slot).
+    ranges: Vec<(u16, u16)>,
+    /// `run_id:master_replid`.
+    identity: String,
+}
+
+impl RedisNode {
+    /// Whether this position is a Redis Cluster.
+    pub(super) fn clustered(&self) -> bool {
+        self.client.is_clustered()
+    }
+
+    /// The observation of a cluster: every primary probed; the identity
+    /// joins theirs (ordered by first slot), the marker is the identity
+    /// only when every primary's first bucket names that primary.
+    pub(super) async fn probe_cluster(&self) -> Result<Observation, NodeError> {
+        self.probe_client.sync_cluster().await.map_err(node_error)?;
+        let state =
+            (self.probe_client.cached_cluster_state()).ok_or_else(|| NodeError("no cluster slot map".into()))?;
+        let mut primaries: Vec<(Server, Vec<(u16, u16)>)> = Vec::new();
+        let mut covered = 0usize;
+        for range in state.slots() {
+            covered += usize::from(range.end - range.start) + 1;
+            match primaries.iter_mut().find(|(s, _)| *s == range.primary) {
+                Some((_, ranges)) => ranges.push((range.start, range.end)),
+                None => primaries.push((range.primary.clone(), vec![(range.start, range.end)])),
+            }
+        }
+        if covered != usize::from(BUCKETS) {
+            return Err(NodeError(format!("the cluster serves {covered} of {BUCKETS} slots")));
+        }
+        for (_, ranges) in &mut primaries {
+            ranges.sort_unstable();
+        }
+        primaries.sort_by_key(|(_, ranges)| ranges[0].0);
+        let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
+        let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
+        let (mut shards, mut infos, mut policy, mut marked) = (Vec::new(), Vec::new(), None, true);
+        let mut clock = None;
+        for (server, ranges) in primaries {
+            let node = self.probe_client.with_cluster_node(server.clone());
+            let info = replies::info(node.info(None).await.map_err(node_error)?)?;
+            let got = node.custom(config.clone(), vec!["GET", "maxmemory-policy"]).await;
+            let got = replies::config_get(got.map_err(node_error)?, "maxmemory-policy")?;
+            if got != "noeviction" || policy.is_none() {
+                policy = Some(got).filter(|p| p != "noeviction").or(policy);
+            }
+            let identity = format!("{}:{}", info.run_id, info.master_replid);
+            let first = keys::bucket_keys(&self.prefix, ranges[0].0);
+            let marker = replies::marker(node.get(first[1].as_str()).await.map_err(node_error)?)?;
+            marked &= marker.as_deref() == Some(identity.as_str());
+            if clock.is_none() {
+                let before = Instant::now();
+                let reply = node
+                    .custom(time.clone(), Vec::<String>::new())
+                    .await
+                    .map_err(node_error)?;
+                let half_trip = before.elapsed() / 2;
+                clock = Some((replies::time(reply)?, before + half_trip, half_trip));
+            }
+            shards.push(Shard {
+                server,
+                ranges,
+                identity,
+            });
+            infos.push(info);
+        }
+        let (node_time_us, sampled_at, time_uncertainty) = clock.ok_or_else(|| NodeError("no primary".into()))?;
+        let joined = |field: fn(&replies::Info) -> &str| infos.iter().map(field).collect::<Vec<_>>().join(",");
+        let (run_id, master_replid) = (joined(|i| i.run_id.as_str()), joined(|i| i.master_replid.as_str()));
+        let role = (infos.iter().map(|i| i.role.clone()))
+            .find(|r| r != "master")
+            .unwrap_or_else(|| "master".into());
+        let scripts_loaded = self.load_scripts_cluster().await;
+        *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards;
+        let marker = marked.then(|| format!("{run_id}:{master_replid}"));
+        Ok(Observation {
+            role,
+            maxmemory_policy: policy.unwrap_or_else(|| "noeviction".into()),
+            uptime: infos.iter().map(|i| i.uptime).min().unwrap_or_default(),
+            run_id,
+            master_replid,
+            node_time_us,
+            sampled_at,
+            time_uncertainty,
+            scripts_loaded,
+            marker,
+        })
+    }
+
+    /// Every script, loaded into every primary (a promoted replica starts
+    /// with none; `NOSCRIPT` also reloads, `eval::eval_script`).
+    async fn load_scripts_cluster(&self) -> Result<(), String> {
+        for script in self.scripts() {
+            (self
+                .probe_client
+                .script_load_cluster::<(), _>(script.lua.as_str())
+                .await)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Key `what` (`fence`, `verified`) of every bucket, in bucket order,
+    /// each read from the primary of its slot.
+    pub(super) async fn read_buckets_cluster(&self, what: &str) -> Result<Vec<Option<Value>>, NodeError> {
+        let which = usize::from(what == "verified");
+        let mut values = Vec::with_capacity(usize::from(BUCKETS));
+        for first in (0..BUCKETS).step_by(AT_ONCE) {
+            let keys: Vec<String> = (first..(first + AT_ONCE as u16).min(BUCKETS))
+                .map(|b| keys::bucket_keys(&self.prefix, b)[which].clone())
+                .collect();
+            let reads = join_all(keys.iter().map(|k| self.probe_client.get::<Value, _>(k.as_str()))).await;
+            for read in reads {
+                let value = read.map_err(node_error)?;
+                values.push((!value.is_null()).then_some(value));
+            }
+        }
+        Ok(values)
+    }
+
+    /// Raises each bucket's counter to its floor and writes its marker,
+    /// naming the primary that owns its slot as the last probe saw it
+    /// (`identity` must be that probe's: a repair never vouches for a
+    /// process no probe looked at).
+    pub(super) async fn repair_cluster(&self, floors: &[Option<u64>], identity: &str) -> Result<(), NodeError> {
+        let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let run_ids: Vec<&str> = shards
+            .iter()
+            .map(|s| s.identity.split(':').next().unwrap_or(""))
+            .collect();
+        let replids: Vec<&str> = (shards.iter())
+            .map(|s| s.identity.split_once(':').map_or("", |(_, r)| r))
+            .collect();
+        if format!("{}:{}", run_ids.join(","), replids.join(",")) != identity {
+            return Err(NodeError("the cluster changed since it was probed".into()));
+        }
+        let mut work: Vec<(u16, &str)> = Vec::with_capacity(usize::from(BUCKETS));
+        for shard in &shards {
+            for (start, end) in &shard.ranges {
+                work.extend((*start..=*end).map(|b| (b, shard.identity.as_str())));
+            }
+        }
+        for chunk in work.chunks(AT_ONCE) {
+            let calls = chunk.iter().map(|(bucket, identity)| {
+                let keys = keys::bucket_keys(&self.prefix, *bucket);
+                let floor = floors.get(usize::from(*bucket)).copied().flatten();
+                let args = vec![
+                    Value::from(*identity),
+                    Value::from(floor.map(|f| f.to_string()).unwrap_or_default()),
+                ];
+                async move {
+                    let call = || (keys.iter().map(String::as_str).collect(), args.clone());
+                    eval_script(&self.probe_client, &self.repair, call).await
+                }
+            });
+            for answer in join_all(calls).await {
+                answer?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of a scan of a cluster, primary after primary (in the
+    /// order of the last probe): the cursor's top 16 bits name the primary,
+    /// the rest is its own cursor (a Redis cursor stays below 2^48).
+    pub(super) async fn scan_cluster_step(
+        &self,
+        pattern: String,
+        cursor: u64,
+        count: u32,
+    ) -> Result<(u64, Vec<String>), NodeError> {
+        let servers: Vec<Server> = (self.shards.lock().unwrap_or_else(|e| e.into_inner()).iter())
+            .map(|s| s.server.clone())
+            .collect();
+        let (index, own) = ((cursor >> 48) as usize, cursor & ((1 << 48) - 1));
+        let Some(server) = servers.get(index) else {
+            return Err(NodeError("no probed primary to scan".into()));
+        };
+        let scan = CustomCommand::new_static("SCAN", ClusterHash::FirstKey, false);
+        let args = vec![
+            own.to_string(),
+            "MATCH".into(),
+            pattern,
+            "COUNT".into(),
+            count.to_string(),
+        ];
+        let node = self.client.with_cluster_node(server.clone());
+        let (next, keys) = super::listing::scan(node.custom(scan, args).await.map_err(node_error)?)?;
+        let next = match (next, index + 1 < servers.len()) {
+            (0, true) => ((index + 1) as u64) << 48,
+            (0, false) => 0,
+            (own, _) if own >= 1 << 48 => return Err(NodeError("a cursor beyond 2^48".into())),
+            (own, _) => ((index as u64) << 48) | own,
+        };
+        Ok((next, keys))
+    }
+
+    /// The shards' servers, for tests and logs.
+    pub fn cluster_primaries(&self) -> Vec<String> {
+        let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+        shards
+            .iter()
+            .map(|s| format!("{}:{}", s.server.host, s.server.port))
+            .collect()
+    }
+}
