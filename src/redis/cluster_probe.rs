@@ -9,18 +9,45 @@
 use fred::prelude::{ClientLike, ClusterInterface, KeysInterface, LuaInterface, Value};
 use fred::types::config::Server;
 use fred::types::{ClusterHash, CustomCommand};
-use futures::future::join_all;
 use tokio::time::Instant;
 
-use super::eval::{eval_script, node_error};
+use super::eval::node_error;
 use super::node::RedisNode;
 use super::{keys, replies};
 use crate::redlock::buckets::BUCKETS;
 use crate::redlock::node::NodeError;
 use crate::redlock::standing::Observation;
 
-/// Calls sent at once when reading or repairing every bucket.
-const AT_ONCE: usize = 512;
+/// Buckets read or repaired by one script on one primary.
+const CHUNK: usize = 1024;
+
+/// Reads keys ARGV[i] of slots this primary serves (their names are not
+/// declared: a script may touch undeclared keys of other slots of its node
+/// only with this flag, Redis 7 and later). Replies one value per key.
+const BULK_GET: &str = "#!lua flags=allow-cross-slot-keys,no-writes
+local values = {}
+for i, key in ipairs(ARGV) do
+  values[i] = redis.call('GET', key)
+end
+return values
+";
+
+/// REPAIR for buckets of slots this primary serves: ARGV[1] the identity,
+/// then per bucket its fence counter, its marker and its floor (empty: no
+/// raise).
+const BULK_REPAIR: &str = "#!lua flags=allow-cross-slot-keys
+for i = 2, #ARGV, 3 do
+  local fence, floor = ARGV[i], ARGV[i + 2]
+  if floor ~= '' then
+    local current = tonumber(redis.call('GET', fence) or '0')
+    if current < tonumber(floor) then
+      redis.call('SET', fence, floor)
+    end
+  end
+  redis.call('SET', ARGV[i + 1], ARGV[1])
+end
+return 1
+";
 
 /// One primary as the last probe saw it.
 #[derive(Debug, Clone)]
@@ -43,6 +70,9 @@ impl RedisNode {
     /// only when every primary's first bucket names that primary.
     pub(super) async fn probe_cluster(&self) -> Result<Observation, NodeError> {
         self.probe_client.sync_cluster().await.map_err(node_error)?;
+        // Lock traffic follows the slot map the probe sees (fred also
+        // re-reads it on MOVED, but not while a dead primary is retried).
+        self.client.sync_cluster().await.map_err(node_error)?;
         let state =
             (self.probe_client.cached_cluster_state()).ok_or_else(|| NodeError("no cluster slot map".into()))?;
         let mut primaries: Vec<(Server, Vec<(u16, u16)>)> = Vec::new();
@@ -100,7 +130,23 @@ impl RedisNode {
             .find(|r| r != "master")
             .unwrap_or_else(|| "master".into());
         let scripts_loaded = self.load_scripts_cluster().await;
-        *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards;
+        *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards.clone();
+        // A lock request found its bucket unverified (a slot moved, keys
+        // deleted): every bucket's marker must name its primary.
+        if marked && self.bucket_unverified.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            let markers = self.read_buckets_cluster("verified").await?;
+            for shard in &shards {
+                let buckets = shard.ranges.iter().flat_map(|(a, b)| *a..=*b);
+                let named = |b: u16| {
+                    let marker = markers[usize::from(b)].as_ref().and_then(Value::as_str);
+                    marker.as_deref() == Some(shard.identity.as_str())
+                };
+                if !buckets.into_iter().all(named) {
+                    tracing::warn!(node = %self.name, "a bucket's verified marker is missing or names another primary");
+                    marked = false;
+                }
+            }
+        }
         let marker = marked.then(|| format!("{run_id}:{master_replid}"));
         Ok(Observation {
             role,
@@ -129,19 +175,33 @@ impl RedisNode {
         Ok(())
     }
 
-    /// Key `what` (`fence`, `verified`) of every bucket, in bucket order,
-    /// each read from the primary of its slot.
+    /// Key `what` (`fence`, `verified`) of every bucket, in bucket order:
+    /// one script per primary and 1,024 buckets, over the slots the last
+    /// probe saw it serve (a slot moved since fails the read; the next
+    /// repair tries again).
     pub(super) async fn read_buckets_cluster(&self, what: &str) -> Result<Vec<Option<Value>>, NodeError> {
         let which = usize::from(what == "verified");
-        let mut values = Vec::with_capacity(usize::from(BUCKETS));
-        for first in (0..BUCKETS).step_by(AT_ONCE) {
-            let keys: Vec<String> = (first..(first + AT_ONCE as u16).min(BUCKETS))
-                .map(|b| keys::bucket_keys(&self.prefix, b)[which].clone())
-                .collect();
-            let reads = join_all(keys.iter().map(|k| self.probe_client.get::<Value, _>(k.as_str()))).await;
-            for read in reads {
-                let value = read.map_err(node_error)?;
-                values.push((!value.is_null()).then_some(value));
+        let mut values: Vec<Option<Value>> = vec![None; usize::from(BUCKETS)];
+        for (server, buckets) in self.work_per_primary()? {
+            for chunk in buckets.chunks(CHUNK) {
+                let mut args = vec![Value::from(BULK_GET), Value::from(0)];
+                args.extend(
+                    chunk
+                        .iter()
+                        .map(|b| Value::from(keys::bucket_keys(&self.prefix, *b)[which].clone())),
+                );
+                let node = self.probe_client.with_cluster_node(server.clone());
+                let eval = CustomCommand::new_static("EVAL", ClusterHash::FirstKey, false);
+                let reply = node.custom(eval, args).await.map_err(node_error)?;
+                let Value::Array(read) = reply else {
+                    return Err(NodeError(format!("unexpected bulk read reply: {reply:?}")));
+                };
+                if read.len() != chunk.len() {
+                    return Err(NodeError(format!("{} values for {} buckets", read.len(), chunk.len())));
+                }
+                for (bucket, value) in chunk.iter().zip(read) {
+                    values[usize::from(*bucket)] = (!value.is_null()).then_some(value);
+                }
             }
         }
         Ok(values)
@@ -150,7 +210,8 @@ impl RedisNode {
     /// Raises each bucket's counter to its floor and writes its marker,
     /// naming the primary that owns its slot as the last probe saw it
     /// (`identity` must be that probe's: a repair never vouches for a
-    /// process no probe looked at).
+    /// process no probe looked at). One script per primary and 1,024
+    /// buckets.
     pub(super) async fn repair_cluster(&self, floors: &[Option<u64>], identity: &str) -> Result<(), NodeError> {
         let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let run_ids: Vec<&str> = shards
@@ -163,30 +224,40 @@ impl RedisNode {
         if format!("{}:{}", run_ids.join(","), replids.join(",")) != identity {
             return Err(NodeError("the cluster changed since it was probed".into()));
         }
-        let mut work: Vec<(u16, &str)> = Vec::with_capacity(usize::from(BUCKETS));
         for shard in &shards {
-            for (start, end) in &shard.ranges {
-                work.extend((*start..=*end).map(|b| (b, shard.identity.as_str())));
-            }
-        }
-        for chunk in work.chunks(AT_ONCE) {
-            let calls = chunk.iter().map(|(bucket, identity)| {
-                let keys = keys::bucket_keys(&self.prefix, *bucket);
-                let floor = floors.get(usize::from(*bucket)).copied().flatten();
-                let args = vec![
-                    Value::from(*identity),
-                    Value::from(floor.map(|f| f.to_string()).unwrap_or_default()),
+            let buckets: Vec<u16> = shard.ranges.iter().flat_map(|(a, b)| *a..=*b).collect();
+            for chunk in buckets.chunks(CHUNK) {
+                let mut args = vec![
+                    Value::from(BULK_REPAIR),
+                    Value::from(0),
+                    Value::from(shard.identity.as_str()),
                 ];
-                async move {
-                    let call = || (keys.iter().map(String::as_str).collect(), args.clone());
-                    eval_script(&self.probe_client, &self.repair, call).await
+                for bucket in chunk {
+                    let [fence, marker] = keys::bucket_keys(&self.prefix, *bucket);
+                    let floor = floors.get(usize::from(*bucket)).copied().flatten();
+                    args.extend([
+                        fence.into(),
+                        marker.into(),
+                        floor.map(|f| f.to_string()).unwrap_or_default().into(),
+                    ]);
                 }
-            });
-            for answer in join_all(calls).await {
-                answer?;
+                let node = self.probe_client.with_cluster_node(shard.server.clone());
+                let eval = CustomCommand::new_static("EVAL", ClusterHash::FirstKey, false);
+                node.custom::<Value, _>(eval, args).await.map_err(node_error)?;
             }
         }
         Ok(())
+    }
+
+    /// Each primary the last probe saw, with the buckets it serves.
+    fn work_per_primary(&self) -> Result<Vec<(Server, Vec<u16>)>, NodeError> {
+        let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+        if shards.is_empty() {
+            return Err(NodeError("the cluster was not probed yet".into()));
+        }
+        Ok((shards.iter())
+            .map(|s| (s.server.clone(), s.ranges.iter().flat_map(|(a, b)| *a..=*b).collect()))
+            .collect())
     }
 
     /// One step of a scan of a cluster, primary after primary (in the

@@ -188,11 +188,12 @@ impl<N: Probed> Monitor<N> {
             .map(|(_, n)| n)
             .collect();
         let verified: Vec<bool> = others.iter().map(|n| n.health().verified()).collect();
-        let reads = join_all(others.iter().map(|n| timeout(self.probe_timeout, n.read_fences()))).await;
+        let bound = self.probe_timeout * REPAIR_READ_PROBES;
+        let reads = join_all(others.iter().map(|n| timeout(bound, n.read_fences()))).await;
         let reads: Vec<Option<Vec<Option<u64>>>> = reads.into_iter().map(|r| r.ok().and_then(Result::ok)).collect();
         // The node's own counters (and its counter of the layout before
         // buckets) are floors too: repair never lowers a counter.
-        let own = timeout(self.probe_timeout, nodes[index].read_fences()).await;
+        let own = timeout(bound, nodes[index].read_fences()).await;
         let own = own.map_err(|_| "its own counters could not be read in time".to_owned());
         let own = own?.map_err(|e| e.0)?;
         let mut floors = Vec::with_capacity(own.len());
@@ -216,6 +217,10 @@ impl<N: Probed> Monitor<N> {
         node.repair(&own, identity).await
     }
 }
+
+/// Reading every bucket's counter of a master (16,384 keys; one by one on
+/// a cluster) may take this many probes' time.
+const REPAIR_READ_PROBES: u32 = 10;
 
 /// Whether two standings differ only in their deadline (not worth a log line).
 fn same_kind(a: &Standing, b: &Standing) -> bool {

@@ -61,7 +61,7 @@ async fn a_bucket_whose_marker_was_deleted_is_noticed_and_repaired() {
     let daemon = Daemon::start(&cluster).await;
     daemon.until_usable(5).await;
     let mut client = daemon.client().await;
-    let first = must_acquire(&mut client, "z", 5.0, 0.0).await;
+    let first = must_acquire(&mut client, "z", 5.0, 2.0).await;
     assert!(release(&mut client, &first).await);
     // Someone deletes one bucket's marker on master 0 (bucket 0's, which
     // the probe reads, stays).
@@ -73,11 +73,11 @@ async fn a_bucket_whose_marker_was_deleted_is_noticed_and_repaired() {
     // The next grant in that bucket is refused there (four masters still
     // grant), which makes the next probe read every bucket's marker and
     // repair the master.
-    let during = must_acquire(&mut client, "z", 5.0, 0.0).await;
+    let during = must_acquire(&mut client, "z", 5.0, 2.0).await;
     assert!(during.fencing_token > first.fencing_token);
     assert!(release(&mut client, &during).await);
     let mut restored = None;
-    for _ in 0..100 {
+    for _ in 0..200 {
         restored = admin.get(&marker).await.unwrap();
         if restored.is_some() {
             break;
@@ -86,7 +86,7 @@ async fn a_bucket_whose_marker_was_deleted_is_noticed_and_repaired() {
     }
     assert_eq!(restored, was, "the bucket's marker was never written back");
     daemon.until_usable(5).await;
-    let after = must_acquire(&mut client, "z", 5.0, 0.0).await;
+    let after = must_acquire(&mut client, "z", 5.0, 2.0).await;
     assert!(after.fencing_token > during.fencing_token);
     let _ = admin.quit().await;
     daemon.stop().await;

@@ -11,6 +11,7 @@ mod binary;
 mod checker;
 mod checker_kinds;
 mod client;
+mod cluster_faults;
 mod cluster_positions;
 mod controls;
 mod faults;

@@ -93,3 +93,110 @@ pub fn start_clusters(n: usize, primaries: usize, replicas: usize) -> Vec<RedisC
         .map(|s| s.join().expect("a cluster failed to start"))
         .collect()
 }
+
+/// What `CLUSTER NODES` on a node says of itself: its id, whether it is a
+/// primary, the primary it replicates (if any) and the slot ranges it
+/// serves.
+struct Myself {
+    id: String,
+    primary: bool,
+    of: Option<String>,
+    ranges: Vec<(u16, u16)>,
+}
+
+fn myself(port: u16) -> Myself {
+    let nodes = cli(port, &["cluster", "nodes"]);
+    let line = nodes
+        .lines()
+        .find(|l| l.contains("myself"))
+        .expect("CLUSTER NODES names myself");
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let ranges = fields[8..]
+        .iter()
+        .filter(|f| !f.starts_with('['))
+        .map(|f| match f.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap(), b.parse().unwrap()),
+            None => (f.parse().unwrap(), f.parse().unwrap()),
+        })
+        .collect();
+    Myself {
+        id: fields[0].to_owned(),
+        primary: fields[2].contains("master"),
+        of: (fields[3] != "-").then(|| fields[3].to_owned()),
+        ranges,
+    }
+}
+
+impl RedisCluster {
+    /// The index (in `nodes`) of the primary serving `slot`.
+    pub fn owner_of(&self, slot: u16) -> usize {
+        (0..self.nodes.len())
+            .find(|i| {
+                let me = myself(self.nodes[*i].port());
+                me.primary && me.ranges.iter().any(|(a, b)| (*a..=*b).contains(&slot))
+            })
+            .expect("every slot has a primary")
+    }
+
+    /// The index of a replica of primary `primary`.
+    pub fn replica_of(&self, primary: usize) -> usize {
+        let id = myself(self.nodes[primary].port()).id;
+        (0..self.nodes.len())
+            .find(|i| myself(self.nodes[*i].port()).of.as_deref() == Some(id.as_str()))
+            .expect("the primary has a replica")
+    }
+
+    /// Writes the replica's data to its disk (`SAVE`): what a failover to
+    /// it after `fail_over_losing_writes` comes back with.
+    pub fn snapshot(&self, replica: usize) {
+        assert_eq!(cli(self.nodes[replica].port(), &["save"]).trim(), "OK");
+    }
+
+    /// A failover that loses every write acknowledged since the replica's
+    /// `snapshot`: the primary and the replica die (`kill -9`), the replica
+    /// comes back with its snapshot and takes the primary's slots
+    /// (`CLUSTER FAILOVER TAKEOVER`); the old primary stays down.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "waits on real redis-server processes, in real time"
+    )]
+    pub fn fail_over_losing_writes(&mut self, primary: usize, replica: usize) {
+        self.nodes[primary].kill();
+        self.nodes[replica].kill();
+        self.nodes[replica].restart().expect("restarting the replica");
+        let port = self.nodes[replica].port();
+        assert_eq!(cli(port, &["cluster", "failover", "takeover"]).trim(), "OK");
+        let start = Instant::now();
+        let others: Vec<u16> = (0..self.nodes.len())
+            .filter(|i| *i != primary)
+            .map(|i| self.nodes[i].port())
+            .collect();
+        while !(myself(port).primary
+            && others
+                .iter()
+                .all(|p| cli(*p, &["cluster", "info"]).contains("cluster_state:ok")))
+        {
+            assert!(start.elapsed() < Duration::from_secs(30), "the takeover never settled");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl RedisCluster {
+    /// `redis-cli --cluster reshard`: the first `slots` slots of primary
+    /// `from` move to primary `to`, keys and all.
+    pub fn reshard(&self, from: usize, to: usize, slots: u16) {
+        let (source, target) = (myself(self.nodes[from].port()), myself(self.nodes[to].port()));
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "reshard", &format!("127.0.0.1:{}", self.nodes[to].port())])
+            .args(["--cluster-from", &source.id, "--cluster-to", &target.id])
+            .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
+            .output()
+            .expect("redis-cli");
+        assert!(
+            out.status.success(),
+            "reshard: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}

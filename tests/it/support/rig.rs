@@ -72,10 +72,17 @@ impl Rig {
             started.push(Daemon::start_with(rig_env(&cluster, &line, extra)).await);
             proxies.push(line);
         }
+        Rig::over(cluster, proxies, started).await
+    }
+
+    /// A rig of daemons already started (on `cluster` through `proxies`,
+    /// or on anything else with both empty); returns once each daemon
+    /// granted a lock.
+    pub async fn over(cluster: Cluster, proxies: Vec<Vec<Proxy>>, daemons: Vec<Daemon>) -> Rig {
         let rig = Rig {
             cluster,
             proxies,
-            daemons: started,
+            daemons,
             history: History::new(),
             fenced: FencedStore::new("fenced"),
             unfenced: UnfencedStore::new("unfenced"),

@@ -1,0 +1,157 @@
+//! Failovers inside the clusters behind the positions
+//! (docs/design.md#cluster-positions): a promoted replica that lost
+//! acknowledged writes is the hazard of a restart without persistence, and
+//! quarantine must keep it out. Safe runs pass the history checker; the
+//! same failover without quarantine, in three of five clusters, is caught.
+
+use crate::support;
+
+use std::time::Duration;
+
+use support::clusters::{RedisCluster, start_clusters};
+use support::history::ViolationKind;
+use support::rig::Rig;
+use support::{Cluster, Daemon};
+use tokio::time::{Instant, sleep};
+
+use crate::cluster_positions::cluster_env;
+
+/// The slot of the lock on "r" (its bucket), whose primary fails over.
+fn slot_of_r() -> u16 {
+    redlockd::redlock::buckets::slot(&support::keys::of("r"))
+}
+
+/// Five clusters of three primaries, the first `with_replicas` with a
+/// replica per primary, and `daemons` daemons with quarantine `on`.
+async fn cluster_rig(with_replicas: usize, daemons: usize, quarantine: bool) -> (Vec<RedisCluster>, Rig) {
+    let mut clusters = start_clusters(with_replicas, 3, 1);
+    clusters.extend(start_clusters(5 - with_replicas, 3, 0));
+    let mut env = cluster_env(&clusters);
+    for (k, v) in [
+        (
+            "REDLOCKD__SAFETY__QUARANTINE",
+            if quarantine { "true" } else { "false" },
+        ),
+        ("REDLOCKD__SAFETY__CHECK_INTERVAL", "100ms"),
+        ("REDLOCKD__LOCK__MAX_TTL", "4s"),
+        ("REDLOCKD__LOCK__DEFAULT_TTL", "1s"),
+        ("REDLOCKD__REDIS__RECONNECT_MAX_DELAY", "200ms"),
+    ] {
+        env.insert(k.into(), v.into());
+    }
+    let mut started = Vec::new();
+    for _ in 0..daemons {
+        started.push(Daemon::start_with(env.clone()).await);
+    }
+    let rig = Rig::over(Cluster { masters: Vec::new() }, Vec::new(), started).await;
+    (clusters, rig)
+}
+
+/// In each of the first `n` clusters: the replica of the primary serving
+/// "r" saves what it has now. Returns (primary, replica) per cluster.
+async fn snapshots(clusters: &[RedisCluster], n: usize) -> Vec<(usize, usize)> {
+    // Let the replicas copy the markers and counters repair wrote.
+    sleep(Duration::from_millis(500)).await;
+    (clusters[..n].iter())
+        .map(|c| {
+            let primary = c.owner_of(slot_of_r());
+            let replica = c.replica_of(primary);
+            c.snapshot(replica);
+            (primary, replica)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failover_that_loses_writes_inside_one_cluster_is_safe_under_load() {
+    let (mut clusters, rig) = cluster_rig(1, 2, true).await;
+    let lost = snapshots(&clusters, 1).await;
+    let work = rig.workload(4, "r", Duration::from_millis(9000)).await;
+    // Acknowledged writes after the snapshot, then the failover loses them.
+    sleep(Duration::from_secs(2)).await;
+    let (primary, replica) = lost[0];
+    clusters[0].fail_over_losing_writes(primary, replica);
+    let healed = Instant::now();
+    work.await.unwrap();
+    let report = rig.check("r", Some(healed));
+    report.assert_safe();
+    assert!(
+        report.stats.grants >= 10,
+        "too few grants to mean anything: {}",
+        report.stats
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reshard_under_load_is_safe() {
+    let (clusters, rig) = cluster_rig(0, 2, true).await;
+    // A resource in one of the first 100 slots: moving the first 100 slots
+    // of their primary moves it (quickly, keys and all).
+    let resource = (0..)
+        .map(|i| format!("m{i}"))
+        .find(|r| redlockd::redlock::buckets::slot(&support::keys::of(r)) < 100)
+        .unwrap();
+    let slot = redlockd::redlock::buckets::slot(&support::keys::of(&resource));
+    let work = rig.workload(4, &resource, Duration::from_millis(9000)).await;
+    sleep(Duration::from_secs(1)).await;
+    let from = clusters[0].owner_of(slot);
+    let to = (from + 1) % 3;
+    let cluster = &clusters[0];
+    tokio::task::block_in_place(|| cluster.reshard(from, to, 100));
+    assert_eq!(clusters[0].owner_of(slot), to, "the slot did not move");
+    let healed = Instant::now();
+    work.await.unwrap();
+    let report = rig.check(&resource, Some(healed));
+    report.assert_safe();
+    assert!(
+        report.stats.grants >= 10,
+        "too few grants to mean anything: {}",
+        report.stats
+    );
+}
+
+/// A holder takes "r" for 3 s; the failover loses its lock in three of the
+/// five clusters; a second client then asks for "r". Returns the report
+/// and whether the second client got it while the holder's lease ran.
+async fn three_clusters_lose_the_holders_lock(quarantine: bool) -> (support::history::Report, bool) {
+    let (mut clusters, rig) = cluster_rig(3, 1, quarantine).await;
+    let lost = snapshots(&clusters, 3).await;
+    let mut holder = rig.client(0, "holder").await;
+    let held = holder
+        .acquire_ttl("r", Duration::from_secs(3), Duration::from_secs(2))
+        .await
+        .expect("the holder gets r");
+    for (cluster, (primary, replica)) in clusters.iter_mut().zip(lost) {
+        cluster.fail_over_losing_writes(primary, replica);
+    }
+    let mut second = rig.client(0, "second").await;
+    let granted = second
+        .acquire_ttl("r", Duration::from_secs(3), Duration::from_secs(8))
+        .await;
+    let during = granted.is_some() && Instant::now() < held.sent + held.validity;
+    if let Some(g) = &granted {
+        second.write_fenced(g, "second");
+    }
+    holder.write_fenced(&held, "holder");
+    (rig.check("r", None), during)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_failovers_that_lose_writes_in_three_clusters_without_quarantine_are_caught() {
+    let (report, during) = three_clusters_lose_the_holders_lock(false).await;
+    assert!(
+        during,
+        "the control did not produce a second grant during the holder's lease"
+    );
+    assert!(
+        report.has(ViolationKind::Overlap),
+        "the checker missed the double grant:\n{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twin_the_same_failovers_with_quarantine_keep_the_second_client_out() {
+    let (report, during) = three_clusters_lose_the_holders_lock(true).await;
+    assert!(!during, "a second grant during the holder's lease");
+    report.assert_safe();
+}
