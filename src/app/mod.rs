@@ -186,6 +186,12 @@ pub async fn run(
             .map_err(|reason| RunError::Node { index, reason })?;
         subscribers.push(subscriber);
     }
+    // A bucket's releases are heard only while this daemon has waiters in it.
+    let interest = Arc::new(subscriber::Interest::new(&config.redis.key_prefix, subscribers));
+    {
+        let interest = interest.clone();
+        waiters.on_interest(Box::new(move |name, waiting| interest.changed(name, waiting)));
+    }
     let locks = Arc::new(Locks::new(
         engine.clone(),
         waiters,
@@ -239,9 +245,7 @@ pub async fn run(
     }
     stop.stop_background();
     let _ = reporting.await;
-    for subscriber in subscribers {
-        subscriber::quit(&subscriber).await;
-    }
+    interest.quit().await;
     let _ = monitoring.await;
     let _ = exporting.await;
     tracing::info!("stopped");

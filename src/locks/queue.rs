@@ -26,7 +26,14 @@ pub(crate) struct Waiters {
     max_handoffs_in_row: u32,
     /// How long the queue steps aside after such a published release.
     yield_window: Duration,
+    /// Told when a resource gets its first waiter (`true`) and loses its
+    /// last, under the queues' lock, so the two alternate: the release
+    /// notifications follow (docs/design.md#waiting).
+    interest: std::sync::OnceLock<Interest>,
 }
+
+/// See `Waiters::interest`.
+pub(crate) type Interest = Box<dyn Fn(&str, bool) + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -87,7 +94,14 @@ impl Waiters {
             total,
             max_handoffs_in_row: 16,
             yield_window: Duration::from_millis(50),
+            interest: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Tells `interest` when a resource gets its first waiter and loses
+    /// its last (once; later calls are ignored).
+    pub(crate) fn on_interest(&self, interest: Interest) {
+        let _ = self.interest.set(interest);
     }
 
     /// At most `n` hand-offs in a row to local waiters (0: never hand off);
@@ -120,6 +134,11 @@ impl Waiters {
         }
         let ticket = state.next_ticket;
         state.next_ticket += 1;
+        if !state.queues.contains_key(resource)
+            && let Some(interest) = self.interest.get()
+        {
+            interest(resource, true);
+        }
         let queue = state.queues.entry(resource.to_owned()).or_insert_with(|| Queue {
             tickets: VecDeque::new(),
             owners: HashMap::new(),
@@ -293,6 +312,9 @@ impl Drop for Place {
             }
             if queue.tickets.is_empty() {
                 state.queues.remove(&self.resource);
+                if let Some(interest) = self.waiters.interest.get() {
+                    interest(&self.resource, false);
+                }
             }
         }
         state.waiting -= 1;
@@ -305,6 +327,36 @@ mod tests {
     use super::*;
 
     const TTL: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn interest_is_told_of_a_resources_first_waiter_and_of_its_last() {
+        let waiters = Arc::new(Waiters::new(10, 100));
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let seen = told.clone();
+        waiters.on_interest(Box::new(move |name, on| {
+            seen.lock().unwrap().push((name.to_owned(), on))
+        }));
+        let a1 = waiters.join("a", &Who::default()).unwrap();
+        let a2 = waiters.join("a", &Who::default()).unwrap();
+        let b = waiters.join("b", &Who::default()).unwrap();
+        drop(a1);
+        assert_eq!(*told.lock().unwrap(), [("a".into(), true), ("b".into(), true)]);
+        drop(a2);
+        drop(b);
+        let a3 = waiters.join("a", &Who::default()).unwrap();
+        drop(a3);
+        let expected: Vec<(String, bool)> = [
+            ("a", true),
+            ("b", true),
+            ("a", false),
+            ("b", false),
+            ("a", true),
+            ("a", false),
+        ]
+        .map(|(n, on)| (n.to_owned(), on))
+        .to_vec();
+        assert_eq!(*told.lock().unwrap(), expected);
+    }
 
     #[tokio::test]
     async fn waiters_are_served_first_in_first_out() {

@@ -141,7 +141,7 @@ impl RedisNode {
             probe_wanted: probe_wanted.clone(),
             head_args: [
                 waiter_tag.clone(),
-                Value::from(released_channel(&config.key_prefix)),
+                Value::from_static_str(if clustered { "SPUBLISH" } else { "PUBLISH" }),
                 ttl_arg(config.writer_wait),
             ],
             node_timeout: config.node_timeout,
@@ -269,8 +269,9 @@ impl RedisNode {
         self.extend_exclusive(locks).await
     }
 
-    /// The release channel (as the batches announce on it).
-    pub(super) fn release_channel(&self) -> Value {
+    /// How releases are announced: `PUBLISH`, or `SPUBLISH` on a cluster
+    /// (sharded: only the shard of the lock's bucket carries it).
+    pub(super) fn publish_command(&self) -> Value {
         self.batches.first.head_args[1].clone()
     }
 
@@ -436,8 +437,12 @@ impl Node for RedisNode {
 
     async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {
         replies::flag(
-            self.eval(&self.force_release, key, vec![self.release_channel()])
-                .await?,
+            self.eval(
+                &self.force_release,
+                key,
+                vec![Value::from(released_channel(key)), self.publish_command()],
+            )
+            .await?,
         )
     }
 }

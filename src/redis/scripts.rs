@@ -46,7 +46,9 @@ macro_rules! round_info_check {
 /// key, KEYS[4i-2] the lock's waiting mark, KEYS[4i-1] and KEYS[4i] the
 /// fence counter and the verified marker of the lock's bucket. (A batch
 /// to a standalone master mixes buckets; each bucket is read once.)
-/// ARGV[1] is this daemon's tag, ARGV[2] the release channel, ARGV[3] how
+/// ARGV[1] is this daemon's tag, ARGV[2] how releases are announced
+/// (`PUBLISH`, or `SPUBLISH` on a cluster) on the channel of the lock's
+/// bucket (`<prefix>:{<tag>}:released`), ARGV[3] how
 /// long (ms) a lock refused by shared holders keeps new ones out; request i
 /// has ARGV[4i] (`L` lock or `U` release), ARGV[4i+1] (the value),
 /// ARGV[4i+2] (a lock's TTL in ms; a release's announcement: empty
@@ -103,7 +105,7 @@ macro_rules! round_info_check {
 /// a release a `GET` and a `DEL`.
 pub const ROUND: &str = concat!(
     r"
-local tag, channel, writer_wait = ARGV[1], ARGV[2], ARGV[3]
+local tag, publish, writer_wait = ARGV[1], ARGV[2], ARGV[3]
 local replies = {}
 local buckets = {}
 local process = nil
@@ -119,7 +121,7 @@ for i = 1, #KEYS / 4 do
       if extra == '' then
         redis.call('DEL', key)
       elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
-        redis.call('PUBLISH', channel, key)
+        redis.call(publish, string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'released', key)
       end
       replies[i] = 1
     end
@@ -298,12 +300,13 @@ return views
 
 /// Force release (docs/design.md#listing-and-force-release): delete the
 /// lock key KEYS[1] whatever it holds, with its waiting mark (KEYS[4]), and
-/// announce it on ARGV[1] so waiters try at once. The fence counter
-/// (KEYS[2]) is left as it is. Replies 1 when the key was held.
+/// announce it (ARGV[2], `PUBLISH` or `SPUBLISH`) on its bucket's channel
+/// ARGV[1] so waiters try at once. The fence counter (KEYS[2]) is left as
+/// it is. Replies 1 when the key was held.
 pub const FORCE_RELEASE: &str = r"
 local held = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[4])
-redis.call('PUBLISH', ARGV[1], KEYS[1])
+redis.call(ARGV[2], ARGV[1], KEYS[1])
 return held
 ";
 
@@ -352,9 +355,11 @@ pub fn cached_variants(nonce: &str) -> (String, String) {
     (format!("{first}{round}"), format!("{first}{hand_off}"))
 }
 
-/// The pub/sub channel on which releases are announced.
-pub fn released_channel(key_prefix: &str) -> String {
-    format!("{key_prefix}:released")
+/// The pub/sub channel on which releases of the locks of the bucket of
+/// lock key `key` are announced: `<prefix>:{<tag>}:released`
+/// (docs/design.md#waiting).
+pub fn released_channel(key: &str) -> String {
+    super::keys::of_bucket(key, "released")
 }
 
 /// A Lua script and its SHA-1, computed once.

@@ -11,7 +11,7 @@ use fred::prelude::Value;
 use super::eval::{eval_script, ttl_arg};
 use super::node::RedisNode;
 use super::replies::{self, Locked};
-use super::scripts::{Script, run_id_from_info};
+use super::scripts::{Script, released_channel, run_id_from_info};
 use crate::redlock::node::{Announce, Extension, NodeError};
 use crate::redlock::{Mode, Permit};
 
@@ -114,7 +114,8 @@ return extended
 ";
 
 /// Releases a reader. KEYS: the lock key, the waiting mark, the readers.
-/// ARGV: the value, the announcement (as ROUND's), the release channel.
+/// ARGV: the value, the announcement (as ROUND's), the release channel of
+/// the lock's bucket, and `PUBLISH` or `SPUBLISH`.
 /// Replies 1 when the value was a live reader. When the last reader
 /// leaves, the key goes, and the release is announced as ROUND announces
 /// one (the waiting mark, or `always`); a writer's mark stays, so the
@@ -144,7 +145,7 @@ else
       redis.call('DEL', KEYS[2])
     end
     if mark ~= false or ARGV[2] == 'always' then
-      redis.call('PUBLISH', ARGV[3], KEYS[1])
+      redis.call(ARGV[4], ARGV[3], KEYS[1])
     end
   end
 end
@@ -280,7 +281,12 @@ impl RedisNode {
             Announce::Always => "always",
         };
         let keys = [key.to_owned(), self.waiting_key(key), self.readers_key(key)];
-        let args = vec![Value::from(value), Value::from_static_str(when), self.release_channel()];
+        let args = vec![
+            Value::from(value),
+            Value::from_static_str(when),
+            Value::from(released_channel(key)),
+            self.publish_command(),
+        ];
         let (client, script) = (self.client.clone(), self.shared.release.clone());
         let release = tokio::spawn(async move {
             let call = || (keys.iter().map(String::as_str).collect(), args.clone());

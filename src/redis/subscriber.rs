@@ -1,16 +1,20 @@
 //! Release notifications (docs/design.md#waiting): the unlock script publishes the lock
-//! key on `<prefix>:released` on every master; each daemon subscribes on
-//! every master and wakes the head of its local queue for that resource at
-//! once, so a hand-off costs about one round trip, not a retry delay.
-//! Duplicates (one per master) are harmless: a wake-up is idempotent.
+//! key on its bucket's channel `<prefix>:{<tag>}:released` (sharded on a
+//! cluster) on every position; a daemon subscribes to a bucket's channel
+//! on every position while it has waiters in that bucket, and wakes the
+//! head of its local queue for the resource at once, so a hand-off costs
+//! about one round trip, not a retry delay. Duplicates (one per position)
+//! are harmless: a wake-up is idempotent.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use fred::clients::SubscriberClient;
 use fred::prelude::{ClientLike, EventInterface, PubsubInterface};
 use fred::types::Message;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
 
 use super::connect::{RedisNodeConfig, builder};
 use super::scripts::released_channel;
@@ -49,12 +53,26 @@ async fn forward(mut messages: broadcast::Receiver<Message>, lock_prefix: String
     }
 }
 
-/// Subscribes to master `config`'s release channel and forwards releases to
-/// `waiters`; resubscribes after reconnects. Keep the client alive.
+/// What one position's subscriber is asked to do, in order.
+enum Change {
+    Subscribe(String),
+    Unsubscribe(String),
+}
+
+/// One position's subscriber: a connection of its own that hears the
+/// release channels of the buckets this daemon has waiters in.
+pub(crate) struct Subscriber {
+    client: SubscriberClient,
+    changes: mpsc::UnboundedSender<Change>,
+}
+
+/// Connects to position `config`'s subscriber connection and forwards what
+/// it hears to `on_release`; resubscribes after reconnects. Subscribes to
+/// nothing until `Interest` says a bucket has waiters.
 ///
 /// # Errors
 /// When the URL cannot be parsed.
-pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<SubscriberClient, String> {
+pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<Subscriber, String> {
     let (mut builder, name) = builder(config)?;
     // Room for a burst of releases (the default is 32); past it the loop
     // below wakes every head instead. fred gives each of a client's nine
@@ -71,31 +89,78 @@ pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Resu
     // Detached: it resubscribes after every reconnect for the client's life.
     drop(client.manage_subscriptions());
     client.connect();
-    let channel = released_channel(&config.key_prefix);
+    let (changes, mut asked) = mpsc::unbounded_channel();
     let subscriber = client.clone();
+    // One change at a time, in the order asked: a bucket's subscribe and
+    // unsubscribe never pass each other.
     tokio::spawn(async move {
-        // The first SUBSCRIBE, retried until it works (a master down at
-        // start, an ACL without +subscribe); manage_subscriptions repeats it
-        // after every reconnect.
-        let mut delay = std::time::Duration::from_millis(100);
-        loop {
-            match subscriber.subscribe(channel.as_str()).await {
-                Ok(()) => return,
-                Err(error) if delay >= std::time::Duration::from_secs(5) => {
-                    tracing::warn!(node = %name, %error, "cannot subscribe to release notifications; retrying");
-                }
-                Err(_) => {}
+        let sharded = subscriber.is_clustered();
+        while let Some(change) = asked.recv().await {
+            let done = match (&change, sharded) {
+                (Change::Subscribe(c), false) => subscriber.subscribe(c.as_str()).await,
+                (Change::Subscribe(c), true) => subscriber.ssubscribe(c.as_str()).await,
+                (Change::Unsubscribe(c), false) => subscriber.unsubscribe(c.as_str()).await,
+                (Change::Unsubscribe(c), true) => subscriber.sunsubscribe(c.as_str()).await,
+            };
+            // A waiter that missed its wake-up tries again at its retry
+            // delay (docs/design.md#waiting).
+            if let Err(error) = done {
+                tracing::debug!(node = %name, %error, "a release channel (un)subscription failed");
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(std::time::Duration::from_secs(10));
         }
     });
-    Ok(client)
+    Ok(Subscriber { client, changes })
 }
 
-/// Unsubscribes and closes `subscriber`'s connection (at shutdown).
-pub(crate) async fn quit(subscriber: &SubscriberClient) {
-    let _ = subscriber.quit().await;
+/// Which buckets this daemon has waiters in (docs/design.md#waiting): the
+/// release channel of a bucket is subscribed on every position while any
+/// lock of the bucket has a waiter here, and only then, so a daemon hears
+/// the releases it waits for and no others.
+pub(crate) struct Interest {
+    key_prefix: String,
+    subscribers: Vec<Subscriber>,
+    waited: Mutex<HashMap<String, usize>>,
+}
+
+impl Interest {
+    pub(crate) fn new(key_prefix: &str, subscribers: Vec<Subscriber>) -> Interest {
+        Interest {
+            key_prefix: key_prefix.to_owned(),
+            subscribers,
+            waited: Mutex::default(),
+        }
+    }
+
+    /// Lock `name` got its first waiter (`true`) or lost its last.
+    pub(crate) fn changed(&self, name: &str, waiting: bool) {
+        let channel = released_channel(&buckets::key(&self.key_prefix, name));
+        let mut waited = self.waited.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = waited.entry(channel.clone()).or_default();
+        let change = match (waiting, *count) {
+            (true, 0) => Some(Change::Subscribe(channel.clone())),
+            (false, 1) => Some(Change::Unsubscribe(channel.clone())),
+            _ => None,
+        };
+        *count = if waiting { *count + 1 } else { count.saturating_sub(1) };
+        if *count == 0 {
+            waited.remove(&channel);
+        }
+        if let Some(change) = change {
+            for subscriber in &self.subscribers {
+                let _ = subscriber.changes.send(match &change {
+                    Change::Subscribe(c) => Change::Subscribe(c.clone()),
+                    Change::Unsubscribe(c) => Change::Unsubscribe(c.clone()),
+                });
+            }
+        }
+    }
+
+    /// Unsubscribes and closes every subscriber connection (at shutdown).
+    pub(crate) async fn quit(&self) {
+        for subscriber in &self.subscribers {
+            let _ = subscriber.client.quit().await;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -109,6 +109,32 @@ async fn five_clusters_of_three_primaries_serve_every_kind_of_lock() {
         assert!(release(&mut c, lease).await);
     }
 
+    // A waiter hears the release on its bucket's sharded channel, which the
+    // primary serving the bucket carries while it waits.
+    let blocker = must_acquire(&mut c, "c/w", 10.0, 0.0).await;
+    let mut second = c.clone();
+    let waiting = tokio::spawn(async move { must_acquire(&mut second, "c/w", 10.0, 8.0).await });
+    let key = keys::of("c/w");
+    let channel = redlockd::redis::scripts::released_channel(&key);
+    let owner = clusters[0].owner_of(redlockd::redlock::buckets::slot(&key));
+    let port = clusters[0].nodes[owner].port();
+    let mut subscribed = false;
+    for _ in 0..100 {
+        subscribed = cli(port, &["pubsub", "shardchannels"]).lines().any(|l| l == channel);
+        if subscribed {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        subscribed,
+        "the waiter's bucket channel is not subscribed on its primary"
+    );
+    assert!(release(&mut c, &blocker).await);
+    let granted = waiting.await.unwrap();
+    assert!(granted.fencing_token > blocker.fencing_token);
+    assert!(release(&mut c, &granted).await);
+
     // A set whose members are in different slots: all or nothing.
     let blocker = must_acquire(&mut c, "s/b", 10.0, 0.0).await;
     let set = |wait: f64| AcquireManyRequest {

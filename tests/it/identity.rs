@@ -201,15 +201,7 @@ async fn control_the_cached_round_grants_wherever_it_is_loaded() {
                 support::keys::marker("lock:c"),
             ];
             let value = LockValue::random();
-            let args = vec![
-                "tag",
-                "redlockd:released",
-                "500",
-                "L",
-                value.expose(),
-                "10000",
-                "d\nt\no",
-            ];
+            let args = vec!["tag", "PUBLISH", "500", "L", value.expose(), "10000", "d\nt\no"];
             admin.eval::<Vec<i64>, _, _, _>(lua, keys, args).await.unwrap()[0]
         }
     };

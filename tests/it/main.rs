@@ -27,6 +27,7 @@ mod proxy;
 mod quarantine;
 mod quotas;
 mod reentrancy;
+mod release_channels;
 mod schedules;
 mod scripts;
 mod security;

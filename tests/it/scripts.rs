@@ -651,7 +651,11 @@ async fn a_release_is_announced_only_when_someone_waits_for_it() {
     );
     listener.init().await.unwrap();
     let mut messages = listener.message_rx();
-    listener.subscribe("redlockd:released").await.unwrap();
+    // The channel of the lock's bucket.
+    listener
+        .subscribe(redlockd::redis::scripts::released_channel(&KEY))
+        .await
+        .unwrap();
     let mut announced = Vec::new();
     // (announce, someone tried meanwhile)
     for (i, (announce, refused_while_held)) in [
@@ -1027,7 +1031,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
             .collect();
         let call = |admin: &fred::prelude::Client, requests: &[(usize, [&str; 4])]| {
             let mut keys = Vec::new();
-            let mut args = vec![tag.to_owned(), "redlockd:released".to_owned(), "500".to_owned()];
+            let mut args = vec![tag.to_owned(), "PUBLISH".to_owned(), "500".to_owned()];
             for (j, request) in requests {
                 keys.extend([
                     locks[*j].clone(),
