@@ -155,3 +155,63 @@ async fn twin_the_same_failovers_with_quarantine_keep_the_second_client_out() {
     assert!(!during, "a second grant during the holder's lease");
     report.assert_safe();
 }
+
+/// The fault suite's pattern on cluster positions: four clients on "r",
+/// `fault` at 1 s, `heal` 2.5 s later, 4 s more; the checker must be green
+/// with grants after the heal.
+async fn scenario(
+    clusters: &mut [RedisCluster],
+    rig: &Rig,
+    fault: impl FnOnce(&mut [RedisCluster]),
+    heal: impl FnOnce(&mut [RedisCluster]),
+) {
+    let work = rig.workload(4, "r", Duration::from_millis(7500)).await;
+    sleep(Duration::from_secs(1)).await;
+    tokio::task::block_in_place(|| fault(clusters));
+    sleep(Duration::from_millis(2500)).await;
+    tokio::task::block_in_place(|| heal(clusters));
+    let healed = Instant::now();
+    work.await.unwrap();
+    let report = rig.check("r", Some(healed));
+    report.assert_safe();
+    assert!(
+        report.stats.grants >= 5,
+        "too few grants to mean anything: {}",
+        report.stats
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_primaries_serving_r_in_two_clusters_and_their_empty_restarts_are_safe() {
+    let (mut clusters, rig) = cluster_rig(0, 2, true).await;
+    let owners: Vec<usize> = clusters.iter().map(|c| c.owner_of(slot_of_r())).collect();
+    let fault = |clusters: &mut [RedisCluster]| {
+        for k in [0, 3] {
+            clusters[k].nodes[owners[k]].kill();
+        }
+    };
+    // No persistence: each comes back empty, with its place in the cluster
+    // (nodes.conf), and is quarantined until repaired.
+    let heal = |clusters: &mut [RedisCluster]| {
+        for k in [0, 3] {
+            clusters[k].nodes[owners[k]].restart().unwrap();
+        }
+    };
+    scenario(&mut clusters, &rig, fault, heal).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigstop_of_the_primaries_serving_r_in_two_clusters_beyond_the_ttl_is_safe() {
+    let (mut clusters, rig) = cluster_rig(0, 2, true).await;
+    let owners: Vec<usize> = clusters.iter().map(|c| c.owner_of(slot_of_r())).collect();
+    let (o1, o4) = (owners[1], owners[4]);
+    let fault = |clusters: &mut [RedisCluster]| {
+        clusters[1].nodes[o1].pause();
+        clusters[4].nodes[o4].pause();
+    };
+    let heal = |clusters: &mut [RedisCluster]| {
+        clusters[1].nodes[o1].resume();
+        clusters[4].nodes[o4].resume();
+    };
+    scenario(&mut clusters, &rig, fault, heal).await;
+}

@@ -22,8 +22,11 @@ impl RedisCluster {
     )]
     pub fn start(primaries: usize, replicas: usize) -> RedisCluster {
         let binary = find_redis_server().expect("redis-server is needed: run scripts/test, which installs it");
-        let nodes: Vec<RedisProcess> = (0..primaries * (1 + replicas))
-            .map(|_| {
+        // The bus port is picked apart from the node's own: another
+        // process may take it first, and then the node starts again.
+        let start_node = || {
+            let mut tries = 0;
+            loop {
                 let bus = free_port().unwrap().to_string();
                 let args = [
                     "--cluster-enabled",
@@ -35,9 +38,14 @@ impl RedisCluster {
                     "--cluster-node-timeout",
                     "3000",
                 ];
-                RedisProcess::start(&binary, &args).expect("starting a cluster node")
-            })
-            .collect();
+                match RedisProcess::start(&binary, &args) {
+                    Ok(node) => return node,
+                    Err(e) if tries < 5 && e.to_string().contains("Address already in use") => tries += 1,
+                    Err(e) => panic!("starting a cluster node: {e}"),
+                }
+            }
+        };
+        let nodes: Vec<RedisProcess> = (0..primaries * (1 + replicas)).map(|_| start_node()).collect();
         let mut create = Command::new("redis-cli");
         create.arg("--cluster").arg("create");
         create.args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())));
