@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use redlockd_client::proto::admin_client::AdminClient;
 use redlockd_client::proto::{
-    AcquireManyRequest, AcquireRequest, InspectRequest, ListLocksRequest, LockMode, ReleaseManyRequest,
+    AcquireManyRequest, AcquireRequest, ForceReleaseRequest, InspectRequest, ListLocksRequest, LockMode,
+    ReleaseManyRequest,
 };
 use support::clusters::{RedisCluster, cli, start_clusters};
 use support::*;
@@ -105,7 +106,20 @@ async fn five_clusters_of_three_primaries_serve_every_kind_of_lock() {
     let mut want = names.clone();
     want.sort();
     assert_eq!(seen, want, "each held lock listed once");
-    for lease in &held {
+    // A force release deletes a held lock on every position's primary.
+    let forced = AdminClient::new(daemon.channel().await)
+        .force_release(ForceReleaseRequest {
+            resource: "c/3".into(),
+            reason: "the cluster test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(forced.masters_held >= 3, "{forced:?}");
+    let after = must_acquire(&mut c, "c/3", 10.0, 0.0).await;
+    assert!(after.fencing_token > held[3].fencing_token);
+    assert!(release(&mut c, &after).await);
+    for lease in held.iter().filter(|l| l.resource != "c/3") {
         assert!(release(&mut c, lease).await);
     }
 
