@@ -36,11 +36,11 @@ pub(super) const BATCH_MAX: usize = 64;
 pub(super) struct Batches {
     pub(super) client: Client,
     /// ROUND with its `INFO` check: always safe, reloaded on `NOSCRIPT`.
-    pub(super) script: Script,
+    pub(super) script: Arc<Script>,
     /// ROUND proved by the script cache (docs/design.md#process-identity),
     /// used while `cached_ok` says it was loaded into the process now
     /// verified; never reloaded here.
-    pub(super) cached: Script,
+    pub(super) cached: Arc<Script>,
     pub(super) cached_ok: Arc<AtomicBool>,
     /// Told when the cached script was missing (a probe should look).
     pub(super) probe_wanted: Arc<Notify>,
@@ -181,8 +181,10 @@ impl Batches {
     pub(super) fn copy(&self) -> Batches {
         Batches {
             client: self.client.clone(),
-            script: self.script.clone(),
-            cached: self.cached.clone(),
+            // Shared, not copied: a cluster position may have a batches per
+            // slot, 16,384 of them.
+            script: Arc::clone(&self.script),
+            cached: Arc::clone(&self.cached),
             cached_ok: Arc::clone(&self.cached_ok),
             probe_wanted: Arc::clone(&self.probe_wanted),
             head_args: self.head_args.clone(),

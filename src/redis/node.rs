@@ -135,8 +135,8 @@ impl RedisNode {
         let (round_cached, hand_off_cached) = cached_variants(crate::redlock::LockValue::random().expose());
         let batches = Arc::new(Batches {
             client: client.clone(),
-            script: Script::new(ROUND),
-            cached: Script::new(round_cached),
+            script: Arc::new(Script::new(ROUND)),
+            cached: Arc::new(Script::new(round_cached)),
             cached_ok,
             probe_wanted: probe_wanted.clone(),
             head_args: [
