@@ -13,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,22 +141,23 @@ func TestClientTokensAbove2To53AreExact(t *testing.T) {
 	// and the masters keep counters below 2^53 (src/redis/scripts.rs): with
 	// this counter the next tokens are near 2^57, far past 2^53 where a
 	// float64 (a JSON number) stops being exact.
+	// Every bucket's counter, so the resource's bucket is among them.
 	counter := uint64(1)<<53 - 1000
-	for _, port := range strings.Fields(os.Getenv("REDLOCKD_DEV_MASTER_PORTS")) {
-		if out, err := exec.Command("redis-cli", "-p", port, "SET", "redlockd:fence", strconv.FormatUint(counter, 10)).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
+	for _, port := range masterPorts() {
+		setEveryFence(t, port, counter)
 	}
-	l, err := c.Acquire(ctx, resource())
+	name := resource()
+	l, err := c.Acquire(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mustRelease(t, l)
 	token := l.FencingToken()
+	mustRelease(t, l)
 	if token/16 != counter+1 || token%16 >= 5 || token <= 1<<56 {
 		t.Fatalf("token %d for counter %d", token, counter)
 	}
-	next, err := c.Acquire(ctx, resource())
+	// Tokens rise per resource (its bucket's counter), not across resources.
+	next, err := c.Acquire(ctx, name)
 	if err != nil || next.FencingToken() <= token {
 		t.Fatalf("the next token %v after %d: %v", next, token, err)
 	}

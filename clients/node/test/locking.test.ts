@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { Client, FailedPreconditionError, InvalidArgumentError, Lease, LockLostError, NotAcquiredError, RedlockdError } from '@redlockd/client';
 import { LockClient, LockMode } from '@redlockd/client/proto';
-import { masterPorts, redis, resource, sleep } from './helpers';
+import { BUCKETS, highestFence, masterPorts, resource, setEveryFence, sleep } from './helpers';
 
 const client = new Client();
 
@@ -64,9 +64,11 @@ describe('acquire, extend and release', () => {
     const ports = masterPorts();
     assert.equal(ports.length, 5);
     // Above every counter handed out, below 2^53 (where the masters' Lua stops).
-    const highest = ports.map((p) => BigInt(redis(p, 'GET', 'redlockd:fence') || '0')).reduce((a, b) => (a > b ? a : b));
+    // Every bucket's counter, so the resource's bucket is among them; at
+    // least 2^50, so that tokens pass 2^53 even before any lock took a counter.
+    const highest = [2n ** 50n, ...ports.map(highestFence)].reduce((a, b) => (a > b ? a : b));
     const counter = highest + 1_000_003n;
-    for (const port of ports) assert.equal(redis(port, 'SET', 'redlockd:fence', String(counter)), 'OK');
+    for (const port of ports) assert.equal(await setEveryFence(port, counter), BUCKETS, `the buckets verified on ${port}`);
     const lease = await client.acquire(resource(), { ttl: 10_000 });
     assert.ok(lease);
     // (the counter + 1) * 16 + the index of the first master that answered.

@@ -5,6 +5,7 @@ daemon, REDLOCKD_DEV_MASTER_PIDS and REDLOCKD_DEV_MASTER_PORTS its masters."""
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -43,21 +44,65 @@ def redis(port, *args):
     return done.stdout.strip()
 
 
+# Every key of a lock carries its bucket's hash tag (docs/design.md#keys):
+# a lock is ``redlockd:{<tag>}:lock:<resource>``, and each bucket has a fence
+# counter ``redlockd:{<tag>}:fence`` and a marker ``redlockd:{<tag>}:verified``
+# on every master that the daemon verified. The tests find keys with KEYS in
+# a Lua script rather than compute the tag.
+BUCKETS = 16384
+
+DELETE_MATCHING = """
+local n = 0
+for _, key in ipairs(redis.call('KEYS', ARGV[1])) do n = n + redis.call('DEL', key) end
+return n
+"""
+
+HIGHEST_FENCE = """
+local highest = 0
+for _, key in ipairs(redis.call('KEYS', 'redlockd:{*}:fence')) do
+  highest = math.max(highest, tonumber(redis.call('GET', key)))
+end
+return highest
+"""
+
+# Every bucket the master verified (its marker) gets its fence counter set.
+# (A bucket's counter is written by its first lock, so a fresh bucket has
+# none: the markers name every bucket once the daemon verified the master.)
+SET_EVERY_FENCE = """
+local markers = redis.call('KEYS', 'redlockd:{*}:verified')
+for _, marker in ipairs(markers) do
+  redis.call('SET', string.sub(marker, 1, -1 - #'verified') .. 'fence', ARGV[1])
+end
+return #markers
+"""
+
+
+def glob_escaped(text):
+    """``text`` as a KEYS pattern that matches only itself."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
 def delete_lock_everywhere(resource):
     """Deletes the lock's key on every master (src/api/auth.rs names it
-    ``lock:<resource>`` under the key prefix ``redlockd``)."""
-    for port in master_ports():
-        redis(port, "DEL", f"redlockd:lock:{resource}")
+    ``lock:<resource>``, in its bucket under the key prefix ``redlockd``)."""
+    pattern = "redlockd:{*}:lock:" + glob_escaped(resource)
+    deleted = sum(int(redis(port, "EVAL", DELETE_MATCHING, 0, pattern)) for port in master_ports())
+    assert deleted >= 3, f"the lock of {resource} was on {deleted} masters, not a majority"
 
 
 def raise_fence_counters():
-    """Sets every master's fence counter to one value above all of them
-    (never lower: tokens must keep rising) and returns it."""
-    counters = [int(redis(port, "GET", "redlockd:fence") or 0) for port in master_ports()]
-    counter = max(counters) + 12_345
+    """Sets the fence counter of every bucket on every master to one value
+    above all of them (never lower: tokens must keep rising), and at least
+    2^50 so that tokens (16 times it) pass 2^53, and returns it."""
+    counter = max([2**50] + [int(redis(port, "EVAL", HIGHEST_FENCE, 0)) for port in master_ports()]) + 12_345
     assert counter < 2**53, "the daemon keeps counters below 2^53"
     for port in master_ports():
-        redis(port, "SET", "redlockd:fence", counter)
+        # Right after the daemon started, it may still be verifying the master.
+        deadline = time.monotonic() + 10
+        while (buckets := int(redis(port, "EVAL", SET_EVERY_FENCE, 0, counter))) < BUCKETS:
+            assert time.monotonic() < deadline, f"the master on port {port} has {buckets} verified buckets, not {BUCKETS}"
+            time.sleep(0.1)
+        assert buckets == BUCKETS, f"the master on port {port} has {buckets} buckets"
     return counter
 
 
