@@ -36,6 +36,29 @@ macro_rules! round_info_check {
     };
 }
 
+/// ROUND's check, once per bucket of a batch (`checked`), that the bucket's
+/// marker names the running process (`verified`: 1, or -1 without a
+/// marker, -2 naming another process). The cached variant
+/// (`cached_variants`) replaces it whole: the script cache proves the
+/// process, and the bucket's counter stands for its marker (below).
+macro_rules! round_marker_check {
+    () => {
+        concat!(
+            r"    local verified = checked[fence]
+    if verified == nil then
+      local marker = redis.call('GET', KEYS[4 * i])
+      verified = -1
+      if marker ~= false then
+",
+            round_info_check!(),
+            r"      end
+      checked[fence] = verified
+    end
+"
+        )
+    };
+}
+
 /// Round-1 locks and releases for one master, a batch of them in one call,
 /// applied in the order they were asked for (docs/performance.md, workload (b)): requests that
 /// reach a master while its last batch is on the way leave together, so the
@@ -74,14 +97,22 @@ macro_rules! round_info_check {
 ///   marker checked once). A restart
 ///   that kept its data, or a promoted replica that copied the marker,
 ///   fails here even before any daemon's monitor has noticed.
-/// - On a verified node a free key is taken with one `SET NX`, with the
-///   next counter value, seeding the counter from the node's clock (µs)
-///   when missing; the counter is written once, at the end, with
-///   `string.format('%d')`, which keeps all digits (`tostring` would print
-///   1.7e+15). The node's clock is read once per batch (`TIME`), for the
-///   grant time of the record.
+/// - On a verified node the bucket's counter is advanced by `INCR` and a
+///   free key taken with one `SET NX` holding the new value. A counter
+///   that was missing (`INCR` gave 1) is kept only where the bucket's
+///   marker exists, seeded from the node's clock (µs, written with
+///   `string.format('%d')`, which keeps all digits where `tostring` would
+///   print 1.7e+15); without the marker it is deleted again and the lock
+///   refused as unverified. So, in the cached variant, which reads no
+///   marker, a bucket's counter stands for its marker: no script creates a
+///   counter where the marker is missing (docs/design.md#process-identity).
+///   The node's clock is read once per batch (`TIME`), for the grant time
+///   of the record.
 /// - Anything else (the key is held, the node is not verified, the counter
-///   is full) is looked at before anything is written: a lock held by
+///   is full) is looked at before the key is written (a refused lock has
+///   used a counter value: values are handed out at most once, not
+///   without gaps; one that would reach 2^53 is taken back by `DECR`,
+///   exact where Lua's doubles are not): a lock held by
 ///   another owner is refused (whatever the node's state: a refusal never
 ///   grants), and the refusal marks the lock as waited for (for the TTL
 ///   asked plus the longest retry delay), so its release is announced; the
@@ -99,15 +130,15 @@ macro_rules! round_info_check {
 /// cleared: one `DEL` of both keys deletes two when it was marked).
 ///
 /// Each `redis.call` costs the master about a microsecond, so the common
-/// cases take as few as they can: a lock of a free key is one `SET NX`
-/// (plus, once per bucket in the batch, an `MGET` of the marker and the
-/// counter and the counter's `SET`, and once per batch `INFO` and `TIME`),
-/// a release a `GET` and a `DEL`.
+/// cases take as few as they can: a lock of a free key is an `INCR` and a
+/// `SET NX` (plus, once per batch, `TIME`, and in the `INFO` variant
+/// `INFO` once and a `GET` of each bucket's marker), a release a `GET` and
+/// a `DEL`.
 pub const ROUND: &str = concat!(
     r"
 local tag, publish, writer_wait = ARGV[1], ARGV[2], ARGV[3]
 local replies = {}
-local buckets = {}
+local checked = {}
 local process = nil
 local clock, now_ms = nil, nil
 for i = 1, #KEYS / 4 do
@@ -126,36 +157,33 @@ for i = 1, #KEYS / 4 do
       replies[i] = 1
     end
   else
-    local bucket = buckets[fence]
-    if bucket == nil then
-      local head = redis.call('MGET', KEYS[4 * i], fence)
-      local marker, verified = head[1], -1
-      if marker ~= false then
 ",
-    round_info_check!(),
-    r"      end
-      bucket = {verified = verified, stored = head[2]}
-      buckets[fence] = bucket
-    end
-    local verified = bucket.verified
-    local following, holding = nil, nil
+    round_marker_check!(),
+    r"    local following, holding = nil, nil
     if verified > 0 then
       if clock == nil then
         clock = redis.call('TIME')
         now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
       end
-      if bucket.counter ~= nil then
-        following = bucket.counter + 1
-      elseif bucket.stored ~= false then
-        following = tonumber(bucket.stored) + 1
-      else
-        following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+      following = redis.call('INCR', fence)
+      if following == 1 then
+        if redis.call('EXISTS', KEYS[4 * i]) == 1 then
+          following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+          redis.call('SET', fence, string.format('%d', following))
+        else
+          redis.call('DEL', fence)
+          verified, following = -1, nil
+          checked[fence] = -1
+        end
+      elseif following >= 9007199254740992 then
+        redis.call('DECR', fence)
       end
-      holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 3]
+      if following ~= nil then
+        holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 3]
+      end
     end
     if following ~= nil and following < 9007199254740992
         and redis.call('SET', key, holding, 'NX', 'PX', extra) then
-      bucket.counter = following
       replies[i] = following
     else
       local found = redis.call('MGET', key, waiting)
@@ -182,15 +210,9 @@ for i = 1, #KEYS / 4 do
         else
           redis.call('SET', key, holding, 'KEEPTTL')
         end
-        bucket.counter = following
         replies[i] = following
       end
     end
-  end
-end
-for fence, bucket in pairs(buckets) do
-  if bucket.counter ~= nil then
-    redis.call('SET', fence, string.format('%d', bucket.counter))
   end
 end
 return replies
@@ -243,14 +265,20 @@ return {was, counter, waited}
 "
 );
 
-/// Round 2: while the lock is ours, raise the counter to at least ARGV[2].
+/// Round 2: while the lock is ours, raise the counter (KEYS[2]) to at
+/// least ARGV[2]. A missing counter is written only where the bucket's
+/// marker (KEYS[3]) exists (see ROUND: the counter stands for it); without
+/// it the reply is 0, not raised.
 pub const PUBLISH_FENCE: &str = r"
 local held = redis.call('GET', KEYS[1])
 if not held or string.sub(held, 1, #ARGV[1]) ~= ARGV[1] then
   return 0
 end
-local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-if current < tonumber(ARGV[2]) then
+local current = redis.call('GET', KEYS[2])
+if current == false and redis.call('EXISTS', KEYS[3]) == 0 then
+  return 0
+end
+if current == false or tonumber(current) < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[2], ARGV[2])
 end
 return 1
@@ -329,9 +357,12 @@ end
 return extended
 ";
 
-/// ROUND's check that the running process is the verified one, by `INFO`
-/// once per batch.
-const ROUND_INFO_CHECK: &str = round_info_check!();
+/// ROUND's check of each bucket's marker, by `INFO` once per batch.
+const ROUND_MARKER_CHECK: &str = round_marker_check!();
+
+/// What the cached ROUND checks instead: nothing until a counter is
+/// missing (a bucket found unverified in the batch stays so).
+const ROUND_CACHED_CHECK: &str = "    local verified = checked[fence] or 1\n";
 
 /// HAND_OFF's check, by `INFO`.
 const HAND_OFF_INFO_CHECK: &str = concat!(
@@ -350,7 +381,7 @@ const HAND_OFF_INFO_CHECK: &str = concat!(
 /// `INFO` variant, never "load and retry".
 pub fn cached_variants(nonce: &str) -> (String, String) {
     let first = format!("-- redlockd {nonce}: loaded only into a process this daemon verified\n");
-    let round = ROUND.replacen(ROUND_INFO_CHECK, "        verified = 1\n", 1);
+    let round = ROUND.replacen(ROUND_MARKER_CHECK, ROUND_CACHED_CHECK, 1);
     let hand_off = HAND_OFF.replacen(HAND_OFF_INFO_CHECK, "if marker == false then\n", 1);
     (format!("{first}{round}"), format!("{first}{hand_off}"))
 }
@@ -394,13 +425,15 @@ mod tests {
 
     #[test]
     fn the_cached_variants_drop_only_the_info_check_and_name_their_daemon() {
-        assert!(ROUND.contains(ROUND_INFO_CHECK) && HAND_OFF.contains(HAND_OFF_INFO_CHECK));
+        assert!(ROUND.contains(ROUND_MARKER_CHECK) && HAND_OFF.contains(HAND_OFF_INFO_CHECK));
         let (round, hand_off) = cached_variants("n0nce");
         for (lua, full) in [(&round, ROUND), (&hand_off, HAND_OFF)] {
             assert!(lua.starts_with("-- redlockd n0nce:"), "{lua}");
             assert!(!lua.contains("INFO"), "{lua}");
             assert!(full.contains("'INFO'"));
-            let required = lua.contains("if marker ~= false then\n        verified = 1")
+            // The marker is still required: HAND_OFF reads it, ROUND where
+            // a bucket's counter is missing.
+            let required = lua.contains(ROUND_CACHED_CHECK) && lua.contains("redis.call('EXISTS', KEYS[4 * i]) == 1")
                 || lua.contains("if marker == false then\n");
             assert!(required, "the marker is still required: {lua}");
         }

@@ -157,14 +157,18 @@ return 0
 
 /// Round 2 for a reader: while the value is a reader of the key, raise the
 /// fence counter to at least ARGV[2]. KEYS: the lock key, the fence
-/// counter, the readers.
+/// counter, the readers, the bucket's marker (a missing counter is written
+/// only where it exists, as by PUBLISH_FENCE; else the reply is 0).
 pub const SHARED_FENCE: &str = r"
 local held = redis.call('GET', KEYS[1])
 if not held or string.sub(held, 1, 7) ~= '\tshared' or not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
   return 0
 end
-local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-if current < tonumber(ARGV[2]) then
+local current = redis.call('GET', KEYS[2])
+if current == false and redis.call('EXISTS', KEYS[4]) == 0 then
+  return 0
+end
+if current == false or tonumber(current) < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[2], ARGV[2])
 end
 return 1
@@ -226,7 +230,8 @@ impl RedisNode {
     /// `Node::publish_fence` for a reader.
     pub(super) async fn publish_shared_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
         let (readers, fence) = (self.readers_key(key), super::keys::of_bucket(key, "fence"));
-        let keys = vec![key, fence.as_str(), readers.as_str()];
+        let marker = super::keys::of_bucket(key, "verified");
+        let keys = vec![key, fence.as_str(), readers.as_str(), marker.as_str()];
         let args = vec![value.into(), Value::from(counter.to_string())];
         replies::flag(self.eval_observed(&self.shared.fence, keys, args).await?)
     }

@@ -137,6 +137,76 @@ async fn a_verified_master_grants_without_an_info_call_and_an_unproved_one_with_
     );
 }
 
+/// On a proved master a grant reads no marker: a bucket's counter stands
+/// for it (docs/design.md#process-identity). So no script may leave a
+/// counter where the marker is gone: after a `FLUSHALL` (which keeps the
+/// script cache) the next grant finds neither and refuses, and round 2 for
+/// a lock written there by hand does not make a counter either (were it
+/// to, the cached grant after it would go through: the check that fails
+/// without the rule). A missing counter beside a marker is seeded from
+/// the master's clock.
+#[tokio::test]
+async fn on_a_proved_master_no_counter_is_made_where_the_marker_is_gone() {
+    let cluster = Cluster::start(1);
+    let admin = cluster.admin(0).await;
+    let node = node(cluster.masters[0].url()).await;
+    Probed::probe(&node).await.unwrap();
+    let infos = calls_of(&admin, "info").await;
+    let value = LockValue::random();
+    assert!(
+        node.try_lock(KEY.as_str(), value.expose(), TTL, "")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // (The look itself is an INFO: 1 more.)
+    assert_eq!(
+        calls_of(&admin, "info").await,
+        infos + 1,
+        "the proof was not in use: the test shows nothing"
+    );
+    let fence = support::keys::fence("lock:r");
+    let _: () = admin.flushall(false).await.unwrap();
+    let refused = node.try_lock(KEY.as_str(), LockValue::random().expose(), TTL, "").await;
+    assert!(
+        refused.as_ref().is_err_and(|e| e.0.contains("UNVERIFIED")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        admin.exists::<i64, _>(fence.as_str()).await.unwrap(),
+        0,
+        "a refused grant left a counter"
+    );
+    // Round 2 for a lock that is there (written by hand) makes no counter.
+    let _: () = admin
+        .set(KEY.as_str(), value.expose(), None, None, false)
+        .await
+        .unwrap();
+    assert!(!node.publish_fence(KEY.as_str(), value.expose(), 7).await.unwrap());
+    assert_eq!(
+        admin.exists::<i64, _>(fence.as_str()).await.unwrap(),
+        0,
+        "round 2 made a counter"
+    );
+    let _: i64 = admin.del(KEY.as_str()).await.unwrap();
+    let refused = node.try_lock(KEY.as_str(), LockValue::random().expose(), TTL, "").await;
+    assert!(refused.is_err(), "granted without a marker: {refused:?}");
+    // Repaired (markers back, no counters): the counter starts at the clock.
+    let seen = Probed::probe(&node).await.unwrap();
+    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    let granted = node
+        .try_lock(KEY.as_str(), LockValue::random().expose(), TTL, "")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        // Microseconds since 1970 (after 2001), not a count from 1.
+        granted > 1_000_000_000_000_000,
+        "seeded at {granted}"
+    );
+    let _ = admin.quit().await;
+}
+
 /// A master restarted with its data (AOF) keeps the marker, but not the
 /// cached scripts: its first grant is refused as unverified, before any
 /// probe.

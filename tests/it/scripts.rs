@@ -474,6 +474,8 @@ async fn an_acl_user_in_the_url_works_and_a_wrong_password_is_a_node_error() {
             "+del",
             "+pexpire",
             "+incr",
+            "+decr",
+            "+exists",
             "+mget",
             "+time",
             "+evalsha",
