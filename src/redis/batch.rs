@@ -4,7 +4,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::eval::{eval_if_loaded, eval_script};
+use super::proof::Proof;
 use super::scripts::Script;
 use super::{keys, replies};
 use crate::redlock::node::NodeError;
@@ -38,10 +38,9 @@ pub(super) struct Batches {
     /// ROUND with its `INFO` check: always safe, reloaded on `NOSCRIPT`.
     pub(super) script: Arc<Script>,
     /// ROUND proved by the script cache (docs/design.md#process-identity),
-    /// used while `cached_ok` says it was loaded into the process now
+    /// used while the proof says it was loaded into the process now
     /// verified; never reloaded here.
-    pub(super) cached: Arc<Script>,
-    pub(super) cached_ok: Arc<AtomicBool>,
+    pub(super) proof: Arc<Proof>,
     /// Told when the cached script was missing (a probe should look).
     pub(super) probe_wanted: Arc<Notify>,
     /// This daemon's tag, the release channel and how long (ms) a lock
@@ -184,8 +183,7 @@ impl Batches {
             // Shared, not copied: a cluster position may have a batches per
             // slot, 16,384 of them.
             script: Arc::clone(&self.script),
-            cached: Arc::clone(&self.cached),
-            cached_ok: Arc::clone(&self.cached_ok),
+            proof: Arc::clone(&self.proof),
             probe_wanted: Arc::clone(&self.probe_wanted),
             head_args: self.head_args.clone(),
             node_timeout: self.node_timeout,
@@ -264,14 +262,14 @@ impl Batches {
             }
             (keys, args)
         };
-        if self.cached_ok.load(Ordering::SeqCst) {
-            match eval_if_loaded(&self.client, &self.cached, call).await? {
+        if let Some(variants) = self.proof.in_use() {
+            match eval_if_loaded(&self.client, &variants.round, call).await? {
                 Some(reply) => return replies::round(reply, requests.len()),
                 // Not in this process: it is not the one this daemon
                 // verified, or its scripts were flushed. The batch goes
                 // again with the INFO check, which tells the two apart.
                 None => {
-                    self.cached_ok.store(false, Ordering::SeqCst);
+                    self.proof.withdraw();
                     self.probe_wanted.notify_one();
                 }
             }

@@ -147,6 +147,7 @@ impl RedisNode {
                 }
             }
         }
+        self.prove_by_cache_cluster(&shards, &infos, marked).await;
         let marker = marked.then(|| format!("{run_id}:{master_replid}"));
         Ok(Observation {
             role,
@@ -160,6 +161,50 @@ impl RedisNode {
             scripts_loaded,
             marker,
         })
+    }
+
+    /// The cluster's `prove_by_cache` (docs/design.md#process-identity):
+    /// once the probe verified every primary (each one's first bucket, and
+    /// every bucket after a slot moved, names it; Redis 7 or later), the
+    /// cached variants go into each primary by a connection of its own, and
+    /// then each primary's `run_id` is read again: one that changed (a
+    /// restart in between) has its scripts flushed and the variants stay
+    /// unused. A promoted replica, a restarted primary, and a primary
+    /// demoted and promoted again since the variants were made answer
+    /// `NOSCRIPT` (`proof.rs`).
+    async fn prove_by_cache_cluster(&self, shards: &[Shard], infos: &[replies::Info], marked: bool) {
+        let proof = &self.batches.first.proof;
+        if !marked || (infos.iter()).any(|i| i.major_version < 7 || i.run_id.is_empty()) {
+            proof.withdraw();
+            return;
+        }
+        let identity: Vec<&str> = shards.iter().map(|s| s.identity.as_str()).collect();
+        let identity = identity.join(",");
+        if proof.holds_for(&identity) {
+            return;
+        }
+        let variants = proof.to_load(&identity);
+        for shard in shards {
+            let primary = self.probe_client.with_cluster_node(shard.server.clone());
+            if let Err(error) = variants.load_into(&primary).await {
+                tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
+                return;
+            }
+        }
+        for (shard, info) in shards.iter().zip(infos) {
+            let primary = self.probe_client.with_cluster_node(shard.server.clone());
+            let again = match primary.info(Some(fred::types::InfoKind::Server)).await {
+                Ok(reply) => replies::info(reply).map(|i| i.run_id).unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if again != info.run_id {
+                proof.withdraw();
+                let flush = super::proof::script_command(&primary, vec!["FLUSH"]).await;
+                tracing::warn!(node = %self.name, flushed = flush.is_ok(), "a primary restarted while the cached scripts were loaded");
+                return;
+            }
+        }
+        proof.install(variants);
     }
 
     /// Every script, loaded into every primary (a promoted replica starts

@@ -14,6 +14,7 @@ pub mod node;
 pub mod permits;
 mod probe;
 mod probe_replies;
+mod proof;
 pub mod replies;
 pub mod scripts;
 pub mod shared;

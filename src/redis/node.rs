@@ -17,10 +17,10 @@ use super::cluster::Lanes;
 use super::connect::{RedisNodeConfig, builder};
 use super::eval::{eval_if_loaded, eval_script, glob_escaped, node_error, ttl_arg};
 use super::permits::PermitScripts;
+use super::proof::Proof;
 use super::replies::{self, Locked};
 use super::scripts::{
-    EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, cached_variants,
-    released_channel,
+    EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, released_channel,
 };
 use super::shared::SharedScripts;
 use super::{keys, listing};
@@ -55,10 +55,6 @@ pub struct RedisNode {
     /// (`cluster_probe.rs`).
     pub(super) shards: Mutex<Vec<super::cluster_probe::Shard>>,
     pub(super) hand_off: Script,
-    /// HAND_OFF proved by the script cache (see `Batches::cached`).
-    pub(super) hand_off_cached: Script,
-    /// The `run_id` of the process the cached scripts were loaded into.
-    pub(super) cached_for: Mutex<Option<String>>,
     pub(super) publish_fence: Script,
     pub(super) extend: Script,
     pub(super) repair: Script,
@@ -103,8 +99,8 @@ impl RedisNode {
         // Whether ROUND and HAND_OFF may go by the script cache's proof
         // (docs/design.md#process-identity): only until the connection is
         // re-made.
-        let cached_ok = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (h, p, c) = (health.clone(), probe_wanted.clone(), cached_ok.clone());
+        let proof = Arc::new(Proof::default());
+        let (h, p, c) = (health.clone(), probe_wanted.clone(), proof.clone());
         // fred reports the first connection as a reconnect too, from a task
         // of its own, which can run after the startup probe marked the node
         // usable; the node starts unverified anyway, so only later
@@ -114,7 +110,7 @@ impl RedisNode {
             if !first.swap(false, Ordering::SeqCst) {
                 h.invalidate();
             }
-            c.store(false, Ordering::SeqCst);
+            c.withdraw();
             p.notify_one();
             async { Ok(()) }
         });
@@ -132,12 +128,10 @@ impl RedisNode {
         let probe_client = builder.build().map_err(|e| format!("{e}"))?;
         probe_client.connect();
         let waiter_tag = Value::from(crate::redlock::LockValue::random().expose());
-        let (round_cached, hand_off_cached) = cached_variants(crate::redlock::LockValue::random().expose());
         let batches = Arc::new(Batches {
             client: client.clone(),
             script: Arc::new(Script::new(ROUND)),
-            cached: Arc::new(Script::new(round_cached)),
-            cached_ok,
+            proof,
             probe_wanted: probe_wanted.clone(),
             head_args: [
                 waiter_tag.clone(),
@@ -160,8 +154,6 @@ impl RedisNode {
             batches: Lanes::new(batches, clustered),
             shards: Mutex::default(),
             hand_off: Script::new(HAND_OFF),
-            hand_off_cached: Script::new(hand_off_cached),
-            cached_for: Mutex::new(None),
             publish_fence: Script::new(PUBLISH_FENCE),
             extend: Script::new(EXTEND),
             repair: Script::new(REPAIR),
@@ -343,7 +335,7 @@ impl Node for RedisNode {
             self.waiter_tag.clone(),
             holder.into(),
         ];
-        if self.batches.first.cached_ok.load(Ordering::SeqCst) {
+        if let Some(variants) = self.batches.first.proof.in_use() {
             let (fence, marker) = (keys::of_bucket(key, "fence"), keys::of_bucket(key, "verified"));
             let waiting = self.waiting_key(key);
             let call = || {
@@ -353,13 +345,13 @@ impl Node for RedisNode {
                 )
             };
             let timing = self.timing();
-            let answer = eval_if_loaded(&self.client, &self.hand_off_cached, call).await;
+            let answer = eval_if_loaded(&self.client, &variants.hand_off, call).await;
             timing.answered(answer.is_ok());
             match answer? {
                 Some(reply) => return replies::hand_off(reply),
                 // Not this daemon's verified process: as in `Batches::call`.
                 None => {
-                    self.batches.first.cached_ok.store(false, Ordering::SeqCst);
+                    self.batches.first.proof.withdraw();
                     self.probe_wanted.notify_one();
                 }
             }

@@ -18,45 +18,41 @@ use crate::redlock::node::{NodeError, Probed};
 use crate::redlock::standing::{NodeHealth, Observation};
 
 impl RedisNode {
-    /// Loads this daemon's cached ROUND and HAND_OFF into the master's
-    /// process when this daemon verified it (docs/design.md#process-identity):
-    /// Redis 7 or later, and the marker names the running process (the
-    /// condition ROUND's `INFO` check grants on). A second `INFO` confirms
-    /// the scripts went into that same process; should it have restarted in
-    /// between, the new process's scripts are flushed. Otherwise the
-    /// batches keep the `INFO` check.
+    /// Loads the cached ROUND and HAND_OFF (`proof::Proof::to_load`) into
+    /// the master's process when this daemon verified it
+    /// (docs/design.md#process-identity): Redis 7 or later, and the marker
+    /// names the running process (the condition ROUND's `INFO` check grants
+    /// on). A second `INFO` confirms the scripts went into that same
+    /// process; should it have restarted in between, the new process's
+    /// scripts are flushed. Otherwise the batches keep the `INFO` check.
     async fn prove_by_cache(&self, info: &replies::Info, marker: Option<&str>) {
-        let ok = &self.batches.first.cached_ok;
+        let proof = &self.batches.first.proof;
         let verified = info.major_version >= 7
             && !info.run_id.is_empty()
             && marker
                 .and_then(|m| m.strip_prefix(info.run_id.as_str()))
                 .is_some_and(|rest| rest.starts_with(':'));
         if !verified {
-            ok.store(false, Ordering::SeqCst);
+            proof.withdraw();
             return;
         }
-        let loaded_here =
-            self.cached_for.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(info.run_id.as_str());
-        if ok.load(Ordering::SeqCst) && loaded_here {
+        if proof.holds_for(&info.run_id) {
             return;
         }
-        for script in [&self.batches.first.cached, &self.hand_off_cached] {
-            if let Err(error) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
-                tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
-                return;
-            }
+        let variants = proof.to_load(&info.run_id);
+        if let Err(error) = variants.load_into(&self.probe_client).await {
+            tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
+            return;
         }
         let again = match self.probe_client.info(Some(fred::types::InfoKind::Server)).await {
             Ok(reply) => replies::info(reply).map(|i| i.run_id).unwrap_or_default(),
             Err(_) => String::new(),
         };
         if again == info.run_id {
-            *self.cached_for.lock().unwrap_or_else(|e| e.into_inner()) = Some(again);
-            ok.store(true, Ordering::SeqCst);
+            proof.install(variants);
         } else {
             // Another process took the scripts: it must not keep them.
-            ok.store(false, Ordering::SeqCst);
+            proof.withdraw();
             let flush = self.probe_client.script_flush(false).await;
             tracing::warn!(node = %self.name, flushed = flush.is_ok(), "the master restarted while the cached scripts were loaded");
         }

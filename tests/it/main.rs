@@ -12,6 +12,7 @@ mod checker;
 mod checker_kinds;
 mod client;
 mod cluster_faults;
+mod cluster_identity;
 mod cluster_positions;
 mod controls;
 mod faults;

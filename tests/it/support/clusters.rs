@@ -59,16 +59,21 @@ impl RedisCluster {
             String::from_utf8_lossy(&out.stdout)
         );
         let cluster = RedisCluster { nodes, primaries };
+        cluster.until_ok();
+        cluster
+    }
+
+    /// Waits until every node says `cluster_state:ok`.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "waits on real redis-server processes, in real time"
+    )]
+    pub fn until_ok(&self) {
         let start = Instant::now();
-        while !cluster
-            .nodes
-            .iter()
-            .all(|n| cli(n.port(), &["cluster", "info"]).contains("cluster_state:ok"))
-        {
+        while !(self.nodes.iter()).all(|n| cli(n.port(), &["cluster", "info"]).contains("cluster_state:ok")) {
             assert!(start.elapsed() < Duration::from_secs(30), "the cluster never became ok");
             std::thread::sleep(Duration::from_millis(50));
         }
-        cluster
     }
 
     /// `redis-cluster://127.0.0.1:<port>,…` naming every primary.
@@ -206,5 +211,33 @@ impl RedisCluster {
             "reshard: {}",
             String::from_utf8_lossy(&out.stdout)
         );
+    }
+}
+
+impl RedisCluster {
+    /// `CLUSTER FAILOVER` on replica `replica` (the graceful kind: it
+    /// catches up with its primary first, nothing is lost), then waits
+    /// until it is a primary and every node says `cluster_state:ok`.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "waits on real redis-server processes, in real time"
+    )]
+    pub fn fail_over(&self, replica: usize) {
+        let port = self.nodes[replica].port();
+        let start = Instant::now();
+        // A manual failover waits for the replica's link to its primary
+        // (a new replica may still be syncing) and gives up after 5 s.
+        let mut asked: Option<Instant> = None;
+        while !(myself(port).primary
+            && (self.nodes.iter()).all(|n| cli(n.port(), &["cluster", "info"]).contains("cluster_state:ok")))
+        {
+            assert!(start.elapsed() < Duration::from_secs(30), "the failover never settled");
+            let linked = cli(port, &["info", "replication"]).contains("master_link_status:up");
+            if linked && asked.is_none_or(|at| at.elapsed() > Duration::from_secs(6)) {
+                assert_eq!(cli(port, &["cluster", "failover"]).trim(), "OK");
+                asked = Some(Instant::now());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
