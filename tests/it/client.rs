@@ -104,7 +104,7 @@ async fn a_held_lock_is_told_lost_before_its_validity_runs_out_when_three_master
         last
     });
     for i in 0..3 {
-        cluster.masters[i].kill();
+        cluster.kill(i);
     }
     let reason = tokio::time::timeout(Duration::from_secs(10), lock.lost())
         .await
@@ -199,7 +199,7 @@ async fn bad_arguments_and_missing_masters_come_back_as_typed_errors() {
     };
     assert!(message.contains("ttl"), "{message}");
     for i in 0..3 {
-        cluster.masters[i].kill();
+        cluster.kill(i);
     }
     match client.acquire("r", once(10)).await {
         Err(Error::Unavailable { nodes, needed, .. }) => {

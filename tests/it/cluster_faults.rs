@@ -43,7 +43,7 @@ async fn cluster_rig(with_replicas: usize, daemons: usize, quarantine: bool) -> 
     for _ in 0..daemons {
         started.push(Daemon::start_with(env.clone()).await);
     }
-    let rig = Rig::over(Cluster { masters: Vec::new() }, Vec::new(), started).await;
+    let rig = Rig::over(Cluster::of(Vec::new()), Vec::new(), started).await;
     (clusters, rig)
 }
 

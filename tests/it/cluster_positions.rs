@@ -18,7 +18,7 @@ use support::*;
 /// The daemon's settings for `clusters` (as `test_env`, which names
 /// standalone masters), admin calls allowed on loopback.
 pub fn cluster_env(clusters: &[RedisCluster]) -> HashMap<String, String> {
-    let mut env = test_env(&Cluster { masters: Vec::new() });
+    let mut env = test_env(&Cluster::of(Vec::new()));
     let urls: Vec<String> = clusters.iter().map(RedisCluster::url).collect();
     env.insert("REDLOCKD__REDIS__NODES".into(), urls.join(","));
     env.insert("REDLOCKD__ADMIN__ALLOW_UNAUTHENTICATED".into(), "true".into());

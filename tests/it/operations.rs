@@ -21,17 +21,17 @@ async fn health_is_serving_only_while_a_quorum_of_masters_is_usable() {
         ServingStatus::Serving
     );
     for i in 0..2 {
-        cluster.masters[i].kill();
+        cluster.kill(i);
     }
     // Two of five down: still a quorum.
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(daemon.health("").await, ServingStatus::Serving);
-    cluster.masters[2].kill();
+    cluster.kill(2);
     daemon.until_health(ServingStatus::NotServing).await;
     // Liveness does not follow Redis: the process is alive.
     assert_eq!(daemon.health("liveness").await, ServingStatus::Serving);
     for i in 0..3 {
-        cluster.masters[i].restart().unwrap();
+        cluster.restart(i);
     }
     daemon.until_health(ServingStatus::Serving).await;
     daemon.stop().await;
@@ -277,6 +277,8 @@ fn series_or_zero(scrape: &str, name_and_labels: &str) -> f64 {
 async fn metrics_count_real_traffic() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
+    // Every master asked in every round: each verified first.
+    daemon.until_usable(5).await;
     let mut client = daemon.client().await;
     for i in 0..3 {
         let lease = must_acquire(&mut client, &format!("m{i}"), 5.0, 0.0).await;

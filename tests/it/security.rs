@@ -393,7 +393,7 @@ async fn the_deployed_acl_serves_every_call_and_wrong_passwords_count_as_failed_
     let masters = (0..5)
         .map(|_| redlockd::dev::RedisProcess::start(&binary, &args).unwrap())
         .collect();
-    let cluster = Cluster { masters };
+    let cluster = Cluster::of(masters);
 
     // One wrong password: that master fails, the other four serve every call.
     let daemon = daemon_under_acl(&cluster, &[4]).await;

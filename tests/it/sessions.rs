@@ -134,7 +134,7 @@ async fn a_session_is_told_lost_when_a_majority_of_masters_dies() {
     };
     let mut valid_until = until(&acquired);
     for i in 0..3 {
-        cluster.masters[i].kill();
+        cluster.kill(i);
     }
     loop {
         let message = session.next().await;
@@ -545,7 +545,7 @@ async fn inspect_agrees_with_the_masters_also_after_one_is_killed() {
     let text = format!("{view:?}");
     assert!(!text.contains(&lease.value), "Inspect leaked the lock value");
 
-    cluster.masters[2].kill();
+    cluster.kill(2);
     let view = inspect(&mut client, "i").await;
     assert!(view.held && view.agreeing == 4, "{view:?}");
     assert!(!view.nodes[2].reachable && !view.nodes[2].held);
@@ -565,7 +565,7 @@ async fn failed_acquisitions_and_unavailable_carry_what_each_master_said() {
     assert_eq!(refused.nodes().collect::<Vec<_>>(), vec![NodeOutcome::Taken; 5]);
 
     for i in [0, 1, 4] {
-        cluster.masters[i].kill();
+        cluster.kill(i);
     }
     let status = client.acquire(acquire_req("e", 5.0, 0.0)).await.unwrap_err();
     assert_eq!(status.code(), Code::Unavailable);

@@ -27,32 +27,102 @@ use tonic_health::pb::HealthCheckRequest;
 pub use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-/// Five (or n) independent masters, killed on drop.
+/// Five (or n) independent positions, killed on drop: standalone masters,
+/// or, when `REDLOCKD_TEST_POSITIONS=clusters` (scripts/test runs the core
+/// suites so once more), Redis Clusters of three primaries each
+/// (docs/design.md#cluster-positions). Tests that reach a position through
+/// a fault proxy or by a master's port use `masters` (standalone only);
+/// the rest go by `kill`, `restart`, `admin` and `fence`, which serve both.
 pub struct Cluster {
     pub masters: Vec<RedisProcess>,
+    clusters: Vec<clusters::RedisCluster>,
+}
+
+/// Whether this run's positions are Redis Clusters.
+pub fn positions_are_clusters() -> bool {
+    std::env::var("REDLOCKD_TEST_POSITIONS").is_ok_and(|v| v == "clusters")
 }
 
 impl Cluster {
     pub fn start(n: usize) -> Cluster {
+        if positions_are_clusters() {
+            let clusters = clusters::start_clusters(n, 3, 0);
+            return Cluster {
+                masters: Vec::new(),
+                clusters,
+            };
+        }
         let binary = find_redis_server().expect("redis-server is needed: run scripts/test, which installs it");
         let masters = (0..n)
             .map(|_| RedisProcess::start(&binary, &[]).expect("starting redis-server"))
             .collect();
-        Cluster { masters }
+        Cluster {
+            masters,
+            clusters: Vec::new(),
+        }
+    }
+
+    /// Standalone masters already started (or none: a daemon on
+    /// positions of another kind).
+    pub fn of(masters: Vec<RedisProcess>) -> Cluster {
+        Cluster {
+            masters,
+            clusters: Vec::new(),
+        }
     }
 
     pub fn urls(&self) -> String {
-        self.masters.iter().map(RedisProcess::url).collect::<Vec<_>>().join(",")
+        let urls: Vec<String> = if self.clusters.is_empty() {
+            self.masters.iter().map(RedisProcess::url).collect()
+        } else {
+            self.clusters.iter().map(clusters::RedisCluster::url).collect()
+        };
+        urls.join(",")
     }
 
-    /// A plain client to master `i`, for looking at keys.
+    /// Kills position `i` (every node of a cluster).
+    pub fn kill(&mut self, i: usize) {
+        match self.clusters.get_mut(i) {
+            Some(cluster) => cluster.nodes.iter_mut().for_each(RedisProcess::kill),
+            None => self.masters[i].kill(),
+        }
+    }
+
+    /// Starts position `i` again, empty (a cluster's nodes keep their
+    /// slots: their cluster config file is kept), and waits until it
+    /// serves.
+    pub fn restart(&mut self, i: usize) {
+        match self.clusters.get_mut(i) {
+            Some(cluster) => {
+                for node in &mut cluster.nodes {
+                    node.restart().expect("restarting a cluster node");
+                }
+                cluster.until_ok();
+            }
+            None => self.masters[i].restart().expect("restarting a master"),
+        }
+    }
+
+    /// A plain client to position `i`, for looking at keys (a clustered
+    /// client on a cluster).
     pub async fn admin(&self, i: usize) -> Client {
-        let client = Client::new(FredConfig::from_url(&self.masters[i].url()).unwrap(), None, None, None);
-        client.init().await.expect("connecting to a master");
+        let config = match self.clusters.get(i) {
+            Some(cluster) => FredConfig {
+                server: fred::types::config::ServerConfig::new_clustered(
+                    (cluster.nodes.iter())
+                        .map(|n| ("127.0.0.1".to_owned(), n.port()))
+                        .collect::<Vec<_>>(),
+                ),
+                ..FredConfig::default()
+            },
+            None => FredConfig::from_url(&self.masters[i].url()).unwrap(),
+        };
+        let client = Client::new(config, None, None, None);
+        client.init().await.expect("connecting to a position");
         client
     }
 
-    /// `CONFIG SET key value` on master `i`.
+    /// `CONFIG SET key value` on master `i` (standalone masters only).
     pub async fn config_set(&self, i: usize, key: &str, value: &str) {
         let client = self.admin(i).await;
         let config = fred::types::CustomCommand::new_static("CONFIG", fred::types::ClusterHash::FirstKey, false);
