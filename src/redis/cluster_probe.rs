@@ -59,6 +59,16 @@ pub(crate) struct Shard {
     identity: String,
 }
 
+/// What `look_at_primary` saw.
+struct Looked {
+    shard: Shard,
+    info: replies::Info,
+    maxmemory_policy: String,
+    marker: Option<String>,
+    /// The node's clock (µs), when it was sampled, and the uncertainty.
+    time: Option<(u64, Instant, std::time::Duration)>,
+}
+
 impl RedisNode {
     /// Whether this position is a Redis Cluster.
     pub(super) fn clustered(&self) -> bool {
@@ -91,36 +101,28 @@ impl RedisNode {
             ranges.sort_unstable();
         }
         primaries.sort_by_key(|(_, ranges)| ranges[0].0);
-        let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
-        let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
+        // Every primary at once (a probe is bounded by the command timeout,
+        // and a cluster's primaries are several round trips each).
+        let looks = primaries
+            .into_iter()
+            .enumerate()
+            .map(|(i, (server, ranges))| self.look_at_primary(server, ranges, i == 0));
         let (mut shards, mut infos, mut policy, mut marked) = (Vec::new(), Vec::new(), None, true);
         let mut clock = None;
-        for (server, ranges) in primaries {
-            let node = self.probe_client.with_cluster_node(server.clone());
-            let info = replies::info(node.info(None).await.map_err(node_error)?)?;
-            let got = node.custom(config.clone(), vec!["GET", "maxmemory-policy"]).await;
-            let got = replies::config_get(got.map_err(node_error)?, "maxmemory-policy")?;
-            if got != "noeviction" || policy.is_none() {
-                policy = Some(got).filter(|p| p != "noeviction").or(policy);
+        for look in futures::future::join_all(looks).await {
+            let Looked {
+                shard,
+                info,
+                maxmemory_policy,
+                marker,
+                time,
+            } = look?;
+            if maxmemory_policy != "noeviction" || policy.is_none() {
+                policy = Some(maxmemory_policy).filter(|p| p != "noeviction").or(policy);
             }
-            let identity = format!("{}:{}", info.run_id, info.master_replid);
-            let first = keys::bucket_keys(&self.prefix, ranges[0].0);
-            let marker = replies::marker(node.get(first[1].as_str()).await.map_err(node_error)?)?;
-            marked &= marker.as_deref() == Some(identity.as_str());
-            if clock.is_none() {
-                let before = Instant::now();
-                let reply = node
-                    .custom(time.clone(), Vec::<String>::new())
-                    .await
-                    .map_err(node_error)?;
-                let half_trip = before.elapsed() / 2;
-                clock = Some((replies::time(reply)?, before + half_trip, half_trip));
-            }
-            shards.push(Shard {
-                server,
-                ranges,
-                identity,
-            });
+            marked &= marker.as_deref() == Some(shard.identity.as_str());
+            clock = clock.or(time);
+            shards.push(shard);
             infos.push(info);
         }
         let (node_time_us, sampled_at, time_uncertainty) = clock.ok_or_else(|| NodeError("no primary".into()))?;
@@ -129,7 +131,20 @@ impl RedisNode {
         let role = (infos.iter().map(|i| i.role.clone()))
             .find(|r| r != "master")
             .unwrap_or_else(|| "master".into());
-        let scripts_loaded = self.load_scripts_cluster().await;
+        // Scripts go in once per connection and whenever a primary is new
+        // (a promoted replica starts with none; `NOSCRIPT` reloads too).
+        let generation = self.health.generation();
+        let known = {
+            let last = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+            last.len() == shards.len() && last.iter().zip(&shards).all(|(a, b)| a.identity == b.identity)
+        };
+        let mut scripts_loaded = Ok(());
+        if !known || self.scripts_generation.load(std::sync::atomic::Ordering::SeqCst) != generation {
+            scripts_loaded = self.load_scripts_cluster().await;
+            if scripts_loaded.is_ok() {
+                (self.scripts_generation).store(generation, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
         *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards.clone();
         // A lock request found its bucket unverified (a slot moved, keys
         // deleted): every bucket's marker must name its primary.
@@ -160,6 +175,37 @@ impl RedisNode {
             time_uncertainty,
             scripts_loaded,
             marker,
+        })
+    }
+
+    /// One primary as the probe sees it: identity, eviction policy, the
+    /// marker of its first bucket, and (`clock`) the cluster's clock.
+    async fn look_at_primary(&self, server: Server, ranges: Vec<(u16, u16)>, clock: bool) -> Result<Looked, NodeError> {
+        let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
+        let node = self.probe_client.with_cluster_node(server.clone());
+        let info = replies::info(node.info(None).await.map_err(node_error)?)?;
+        let got = node.custom(config, vec!["GET", "maxmemory-policy"]).await;
+        let maxmemory_policy = replies::config_get(got.map_err(node_error)?, "maxmemory-policy")?;
+        let first = keys::bucket_keys(&self.prefix, ranges[0].0);
+        let marker = replies::marker(node.get(first[1].as_str()).await.map_err(node_error)?)?;
+        let mut time = None;
+        if clock {
+            let command = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
+            let before = Instant::now();
+            let reply = node.custom(command, Vec::<String>::new()).await.map_err(node_error)?;
+            let half_trip = before.elapsed() / 2;
+            time = Some((replies::time(reply)?, before + half_trip, half_trip));
+        }
+        Ok(Looked {
+            shard: Shard {
+                server,
+                ranges,
+                identity: format!("{}:{}", info.run_id, info.master_replid),
+            },
+            info,
+            maxmemory_policy,
+            marker,
+            time,
         })
     }
 

@@ -127,11 +127,15 @@ impl<N: Probed> Monitor<N> {
             }
             // Unreachable: not usable until a probe sees it again (its
             // commands fail anyway; health must not count it).
-            Ok(Err(_)) | Err(_) => {
+            failed => {
                 timed_out.store(0, Ordering::Relaxed);
                 if node.health().set_if_current(generation, Standing::Unverified) {
                     if before != Standing::Unverified {
-                        tracing::warn!(node = node.name(), "unreachable");
+                        let reason = match failed {
+                            Ok(Err(error)) => error.0,
+                            _ => "the probe timed out".into(),
+                        };
+                        tracing::warn!(node = node.name(), %reason, "unreachable");
                     }
                     // Also for a master never reached (a wrong password):
                     // its series must exist for an alert to see it.
