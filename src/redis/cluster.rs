@@ -90,11 +90,16 @@ impl Lanes {
 
 /// Runs `call` on the items of `items` grouped by the slot of `key_of`
 /// each (in the order of their first item), and puts the answers back in
-/// the items' order. On a standalone master (`clustered` false) one call
-/// takes them all.
+/// the items' order. The groups go one after the other, stopping at the
+/// first error (`Order::InTurn`, for sets: a refused slot ends the
+/// attempt), or all at once (`Order::AtOnce`, for reads and extensions:
+/// a round waits for one master at most `node_timeout`, and a call per
+/// slot in turn would take a round trip each). On a standalone master
+/// (`clustered` false) one call takes them all.
 pub(super) async fn by_slot<T: Copy, A, F, Fut>(
     items: &[T],
     clustered: bool,
+    order: Order,
     key_of: impl Fn(&T) -> &str,
     call: F,
 ) -> Result<Vec<A>, NodeError>
@@ -113,10 +118,20 @@ where
             None => groups.push((slot, vec![i])),
         }
     }
+    let group_of = |at: &[usize]| at.iter().map(|i| items[*i]).collect::<Vec<T>>();
+    let got: Vec<Result<Vec<A>, NodeError>> = match order {
+        Order::AtOnce => futures::future::join_all(groups.iter().map(|(_, at)| call(group_of(at)))).await,
+        Order::InTurn => {
+            let mut got = Vec::with_capacity(groups.len());
+            for (_, at) in &groups {
+                got.push(Ok(call(group_of(at)).await?));
+            }
+            got
+        }
+    };
     let mut answers: Vec<Option<A>> = (0..items.len()).map(|_| None).collect();
-    for (_, at) in groups {
-        let group = at.iter().map(|i| items[*i]).collect();
-        let got = call(group).await?;
+    for ((_, at), got) in groups.into_iter().zip(got) {
+        let got = got?;
         if got.len() != at.len() {
             return Err(NodeError(format!(
                 "{} answers for {} keys of one slot",
@@ -132,6 +147,13 @@ where
         .into_iter()
         .map(|a| a.expect("every item is in one group"))
         .collect())
+}
+
+/// How `by_slot` sends its calls.
+#[derive(Clone, Copy)]
+pub(super) enum Order {
+    InTurn,
+    AtOnce,
 }
 
 #[cfg(test)]
@@ -154,6 +176,35 @@ mod tests {
         assert!(is_cluster_url("rediss-cluster://a:1") && !is_cluster_url("redis://a:1"));
     }
 
+    /// Reads and extensions go to every slot at once: three calls that
+    /// each wait for the other two all finish; in turn, the first waits
+    /// for ever (a round would wait out `node_timeout`, and listing a
+    /// page of 300 locks over 300 slots missed locks so).
+    #[tokio::test]
+    async fn calls_by_slot_at_once_are_all_on_their_way_together() {
+        let keys: Vec<String> = ["a", "b", "c"]
+            .iter()
+            .map(|n| buckets::key("p", &format!("lock:{n}")))
+            .collect();
+        let slots: std::collections::HashSet<u16> = keys.iter().map(|k| buckets::slot(k)).collect();
+        assert_eq!(slots.len(), 3, "the test needs three slots");
+        let items: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let barrier = tokio::sync::Barrier::new(3);
+        let meet = |group: Vec<&str>| {
+            let (barrier, group): (_, Vec<String>) = (&barrier, group.into_iter().map(str::to_owned).collect());
+            async move {
+                barrier.wait().await;
+                Ok::<_, NodeError>(group)
+            }
+        };
+        let at_once = by_slot(&items, true, Order::AtOnce, |k| k, meet);
+        let answers = tokio::time::timeout(std::time::Duration::from_secs(5), at_once).await;
+        assert_eq!(answers.expect("the calls did not go at once").unwrap(), keys);
+        let in_turn = by_slot(&items, true, Order::InTurn, |k| k, meet);
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(100), in_turn).await;
+        assert!(waited.is_err(), "calls in turn went at once");
+    }
+
     #[tokio::test]
     async fn calls_by_slot_answer_in_the_items_order() {
         let keys: Vec<String> = ["a", "b", "a", "c", "b"]
@@ -170,7 +221,7 @@ mod tests {
                 .push(group.iter().map(|k| buckets::slot(k)).collect::<Vec<u16>>());
             async move { Ok(group.into_iter().map(str::to_owned).collect()) }
         };
-        let answers = by_slot(&items, true, |k| k, echo).await.unwrap();
+        let answers = by_slot(&items, true, Order::InTurn, |k| k, echo).await.unwrap();
         assert_eq!(answers, keys);
         let seen = std::mem::take(&mut *groups.lock().unwrap());
         assert_eq!(seen.len(), 3, "{seen:?}");
@@ -179,7 +230,7 @@ mod tests {
             "a call crossed slots: {seen:?}"
         );
         // Standalone: one call for all.
-        assert_eq!(by_slot(&items, false, |k| k, echo).await.unwrap(), keys);
+        assert_eq!(by_slot(&items, false, Order::AtOnce, |k| k, echo).await.unwrap(), keys);
         assert_eq!(groups.lock().unwrap().len(), 1);
     }
 }

@@ -108,7 +108,8 @@ impl RedisNode {
                 None => Err(NodeError(REFUSED.into())),
             }
         };
-        let outcome = super::cluster::by_slot(&keys, true, |k| k.as_str(), one_slot).await;
+        let outcome =
+            super::cluster::by_slot(&keys, true, super::cluster::Order::InTurn, |k| k.as_str(), one_slot).await;
         match outcome {
             Ok(counters) => Ok(Some(counters)),
             Err(error) => {

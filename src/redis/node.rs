@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, Value};
 
 use super::batch::{Batches, Timing};
-use super::cluster::Lanes;
+use super::cluster::{Lanes, Order};
 use super::connect::{RedisNodeConfig, builder};
 use super::eval::{eval_if_loaded, eval_script, glob_escaped, node_error, ttl_arg};
 use super::permits::PermitScripts;
@@ -369,7 +369,7 @@ impl Node for RedisNode {
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
         let one_slot = |group: Vec<_>| async move { self.extend_in_one_slot(&group).await };
-        super::cluster::by_slot(locks, self.clustered(), |lock| lock.key, one_slot).await
+        super::cluster::by_slot(locks, self.clustered(), Order::AtOnce, |lock| lock.key, one_slot).await
     }
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
@@ -405,7 +405,7 @@ impl Node for RedisNode {
             listing::views(self.eval_observed(&self.views, all, Vec::new()).await?, group.len())
         };
         let keys: Vec<&String> = keys.iter().collect();
-        super::cluster::by_slot(&keys, self.clustered(), |k| k.as_str(), one_slot).await
+        super::cluster::by_slot(&keys, self.clustered(), Order::AtOnce, |k| k.as_str(), one_slot).await
     }
 
     async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
