@@ -22,8 +22,18 @@ fn slot_of_r() -> u16 {
 }
 
 /// Five clusters of three primaries, the first `with_replicas` with a
-/// replica per primary, and `daemons` daemons with quarantine `on`.
+/// replica per primary, and `daemons` daemons with quarantine `on` (for
+/// `lock.max_ttl`, 4 s).
 async fn cluster_rig(with_replicas: usize, daemons: usize, quarantine: bool) -> (Vec<RedisCluster>, Rig) {
+    cluster_rig_for(with_replicas, daemons, quarantine, "4s").await
+}
+
+async fn cluster_rig_for(
+    with_replicas: usize,
+    daemons: usize,
+    quarantine: bool,
+    max_ttl: &str,
+) -> (Vec<RedisCluster>, Rig) {
     let mut clusters = start_clusters(with_replicas, 3, 1);
     clusters.extend(start_clusters(5 - with_replicas, 3, 0));
     let mut env = cluster_env(&clusters);
@@ -33,7 +43,7 @@ async fn cluster_rig(with_replicas: usize, daemons: usize, quarantine: bool) -> 
             if quarantine { "true" } else { "false" },
         ),
         ("REDLOCKD__SAFETY__CHECK_INTERVAL", "100ms"),
-        ("REDLOCKD__LOCK__MAX_TTL", "4s"),
+        ("REDLOCKD__LOCK__MAX_TTL", max_ttl),
         ("REDLOCKD__LOCK__DEFAULT_TTL", "1s"),
         ("REDLOCKD__REDIS__RECONNECT_MAX_DELAY", "200ms"),
     ] {
@@ -110,15 +120,16 @@ async fn a_reshard_under_load_is_safe() {
     );
 }
 
-/// A holder takes "r" for 3 s; the failover loses its lock in three of the
-/// five clusters; a second client then asks for "r". Returns the report
-/// and whether the second client got it while the holder's lease ran.
+/// A holder takes "r" for 6 s (three failovers take seconds on a loaded
+/// machine); the failover loses its lock in three of the five clusters; a
+/// second client then asks for "r". Returns the report and whether the
+/// second client got it while the holder's lease ran.
 async fn three_clusters_lose_the_holders_lock(quarantine: bool) -> (support::history::Report, bool) {
-    let (mut clusters, rig) = cluster_rig(3, 1, quarantine).await;
+    let (mut clusters, rig) = cluster_rig_for(3, 1, quarantine, "8s").await;
     let lost = snapshots(&clusters, 3).await;
     let mut holder = rig.client(0, "holder").await;
     let held = holder
-        .acquire_ttl("r", Duration::from_secs(3), Duration::from_secs(2))
+        .acquire_ttl("r", Duration::from_secs(6), Duration::from_secs(2))
         .await
         .expect("the holder gets r");
     for (cluster, (primary, replica)) in clusters.iter_mut().zip(lost) {

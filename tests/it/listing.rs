@@ -140,6 +140,8 @@ async fn list_locks_pages_through_2500_locks_once_each_and_never_another_tenants
     let cluster = Cluster::start(5);
     let dir = tempfile::tempdir().unwrap();
     let daemon = daemon_with_tenants(&cluster, dir.path(), "").await;
+    // 2,500 acquires at once: every master first.
+    daemon.until_usable(5).await;
     let client = daemon.client().await;
     let take = |token: &'static str, resource: String| {
         let mut client = client.clone();
@@ -213,7 +215,7 @@ async fn list_locks_skips_a_dead_master_and_still_lists_each_lock_once() {
         );
     }
     // The first master, where every lock would be listed, dies.
-    cluster.masters[0].kill();
+    cluster.kill(0);
     let mut admin = admin(&daemon).await;
     let mut listed = Vec::new();
     let mut page_token = String::new();
@@ -237,7 +239,7 @@ async fn list_locks_skips_a_dead_master_and_still_lists_each_lock_once() {
     assert_eq!(listed, want, "a lock missed or listed twice with a master down");
     // With a majority down nothing can be said.
     for i in 1..3 {
-        cluster.masters[i].kill();
+        cluster.kill(i);
     }
     let status = admin
         .list_locks(ListLocksRequest {
