@@ -105,8 +105,10 @@ async fn a_master_restarted_empty_is_quarantined_then_rejoins_with_a_repaired_co
     );
     assert!(release(&mut client, &during).await);
 
-    // After max_ttl it rejoins, its counter repaired to at least the others'.
-    tokio::time::sleep(MAX_TTL + Duration::from_millis(500)).await;
+    // After max_ttl it rejoins (once repair has read 16,384 buckets of the
+    // others), its counter repaired to at least the others'.
+    tokio::time::sleep(MAX_TTL).await;
+    daemon.until_usable(5).await;
     let after = must_acquire(&mut client, "r", 1.0, 5.0).await;
     assert!(holds(&cluster, 0, "r").await, "master 0 did not rejoin");
     let fence0: u64 = cluster.fence(0, "r").await.unwrap().parse().unwrap();
