@@ -20,6 +20,10 @@ impl Observer for Metrics {
         Metrics::probe_timed_out(self, node);
     }
 
+    fn node_buckets_out(&self, node: usize, out: usize) {
+        Metrics::node_buckets_out(self, node, out);
+    }
+
     fn node_standing(&self, node: usize, standing: &Standing) {
         let failed = match standing {
             Standing::Failed { check, .. } => Some(check.as_str()),

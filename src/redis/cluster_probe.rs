@@ -1,8 +1,8 @@
 //! How the monitor looks at a position served by a Redis Cluster
 //! (docs/design.md#cluster-positions): every primary is probed (role,
-//! eviction policy, identity, uptime, marker) and the answers make one
-//! observation of the position, so any primary that restarted, failed over
-//! or lost its data takes the whole position out until it is repaired.
+//! eviction policy, identity, uptime, marker) and the observation names
+//! each primary with its slots, so a primary that restarted, failed over or
+//! lost its data holds out its own buckets until they are repaired.
 //! Repair writes each bucket's counter and marker on the primary that owns
 //! its slot, with that primary's identity.
 
@@ -16,7 +16,7 @@ use super::node::RedisNode;
 use super::{keys, replies};
 use crate::redlock::buckets::BUCKETS;
 use crate::redlock::node::NodeError;
-use crate::redlock::standing::Observation;
+use crate::redlock::standing::{Observation, ShardSeen};
 
 /// Buckets read or repaired by one script on one primary.
 const CHUNK: usize = 1024;
@@ -49,6 +49,18 @@ end
 return 1
 ";
 
+/// The identity a repair names: every primary's `run_id`, then every
+/// primary's `master_replid`, in the order of the probe (as `Observation`).
+fn joined_identity(shards: &[Shard]) -> String {
+    let run_ids: Vec<&str> = (shards.iter())
+        .map(|s| s.identity.split(':').next().unwrap_or(""))
+        .collect();
+    let replids: Vec<&str> = (shards.iter())
+        .map(|s| s.identity.split_once(':').map_or("", |(_, r)| r))
+        .collect();
+    format!("{}:{}", run_ids.join(","), replids.join(","))
+}
+
 /// One primary as the last probe saw it.
 #[derive(Debug, Clone)]
 pub(crate) struct Shard {
@@ -75,9 +87,9 @@ impl RedisNode {
         self.client.is_clustered()
     }
 
-    /// The observation of a cluster: every primary probed; the identity
-    /// joins theirs (ordered by first slot), the marker is the identity
-    /// only when every primary's first bucket names that primary.
+    /// The observation of a cluster: every primary probed, each one a
+    /// `ShardSeen`; the identity joins theirs (ordered by first slot), the
+    /// marker is the identity only when every primary's buckets name it.
     pub(super) async fn probe_cluster(&self) -> Result<Observation, NodeError> {
         self.probe_client.sync_cluster().await.map_err(node_error)?;
         // Lock traffic follows the slot map the probe sees (fred also
@@ -107,7 +119,7 @@ impl RedisNode {
             .into_iter()
             .enumerate()
             .map(|(i, (server, ranges))| self.look_at_primary(server, ranges, i == 0));
-        let (mut shards, mut infos, mut policy, mut marked) = (Vec::new(), Vec::new(), None, true);
+        let (mut shards, mut infos, mut policy, mut named) = (Vec::new(), Vec::new(), None, Vec::new());
         let mut clock = None;
         for look in futures::future::join_all(looks).await {
             let Looked {
@@ -120,7 +132,7 @@ impl RedisNode {
             if maxmemory_policy != "noeviction" || policy.is_none() {
                 policy = Some(maxmemory_policy).filter(|p| p != "noeviction").or(policy);
             }
-            marked &= marker.as_deref() == Some(shard.identity.as_str());
+            named.push(marker.as_deref() == Some(shard.identity.as_str()));
             clock = clock.or(time);
             shards.push(shard);
             infos.push(info);
@@ -148,21 +160,31 @@ impl RedisNode {
         *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards.clone();
         // A lock request found its bucket unverified (a slot moved, keys
         // deleted): every bucket's marker must name its primary.
-        if marked && self.bucket_unverified.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        if self.bucket_unverified.swap(false, std::sync::atomic::Ordering::SeqCst) {
             let markers = self.read_buckets_cluster("verified").await?;
-            for shard in &shards {
+            for (shard, named) in shards.iter().zip(&mut named) {
                 let buckets = shard.ranges.iter().flat_map(|(a, b)| *a..=*b);
-                let named = |b: u16| {
+                let names = |b: u16| {
                     let marker = markers[usize::from(b)].as_ref().and_then(Value::as_str);
                     marker.as_deref() == Some(shard.identity.as_str())
                 };
-                if !buckets.into_iter().all(named) {
-                    tracing::warn!(node = %self.name, "a bucket's verified marker is missing or names another primary");
-                    marked = false;
+                if *named && !buckets.into_iter().all(names) {
+                    tracing::warn!(node = %self.name, primary = %shard.server, "a bucket's verified marker is missing or names another primary");
+                    *named = false;
                 }
             }
         }
+        let marked = named.iter().all(|n| *n);
         self.prove_by_cache_cluster(&shards, &infos, marked).await;
+        let seen = (shards.iter().zip(&infos).zip(&named))
+            .map(|((shard, info), named)| ShardSeen {
+                address: format!("{}:{}", shard.server.host, shard.server.port),
+                ranges: shard.ranges.clone(),
+                identity: shard.identity.clone(),
+                uptime: info.uptime,
+                verified: *named,
+            })
+            .collect();
         let marker = marked.then(|| format!("{run_id}:{master_replid}"));
         Ok(Observation {
             role,
@@ -175,6 +197,7 @@ impl RedisNode {
             time_uncertainty,
             scripts_loaded,
             marker,
+            shards: seen,
         })
     }
 
@@ -298,34 +321,27 @@ impl RedisNode {
         Ok(values)
     }
 
-    /// Raises each bucket's counter to its floor and writes its marker,
-    /// naming the primary that owns its slot as the last probe saw it
+    /// Raises each listed bucket's counter to its floor and writes its
+    /// marker, naming the primary that owns its slot as the last probe saw it
     /// (`identity` must be that probe's: a repair never vouches for a
     /// process no probe looked at). One script per primary and 1,024
     /// buckets.
-    pub(super) async fn repair_cluster(&self, floors: &[Option<u64>], identity: &str) -> Result<(), NodeError> {
+    pub(super) async fn repair_cluster(&self, floors: &[(u16, Option<u64>)], identity: &str) -> Result<(), NodeError> {
         let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let run_ids: Vec<&str> = shards
-            .iter()
-            .map(|s| s.identity.split(':').next().unwrap_or(""))
-            .collect();
-        let replids: Vec<&str> = (shards.iter())
-            .map(|s| s.identity.split_once(':').map_or("", |(_, r)| r))
-            .collect();
-        if format!("{}:{}", run_ids.join(","), replids.join(",")) != identity {
+        if joined_identity(&shards) != identity {
             return Err(NodeError("the cluster changed since it was probed".into()));
         }
         for shard in &shards {
-            let buckets: Vec<u16> = shard.ranges.iter().flat_map(|(a, b)| *a..=*b).collect();
-            for chunk in buckets.chunks(CHUNK) {
+            let serves = |b: u16| shard.ranges.iter().any(|(a, z)| (*a..=*z).contains(&b));
+            let mine: Vec<&(u16, Option<u64>)> = floors.iter().filter(|(b, _)| serves(*b)).collect();
+            for chunk in mine.chunks(CHUNK) {
                 let mut args = vec![
                     Value::from(BULK_REPAIR),
                     Value::from(0),
                     Value::from(shard.identity.as_str()),
                 ];
-                for bucket in chunk {
+                for (bucket, floor) in chunk {
                     let [fence, marker] = keys::bucket_keys(&self.prefix, *bucket);
-                    let floor = floors.get(usize::from(*bucket)).copied().flatten();
                     args.extend([
                         fence.into(),
                         marker.into(),

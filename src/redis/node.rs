@@ -106,8 +106,12 @@ impl RedisNode {
         // usable; the node starts unverified anyway, so only later
         // connections invalidate it. Every one asks for a probe.
         let first = std::sync::atomic::AtomicBool::new(true);
+        // On a cluster a reconnect is to one primary among several: the
+        // probe it asks for holds out that primary's buckets if it changed,
+        // and until then every grant's script checks the process itself
+        // (docs/design.md#cluster-positions).
         client.on_reconnect(move |_| {
-            if !first.swap(false, Ordering::SeqCst) {
+            if !first.swap(false, Ordering::SeqCst) && !clustered {
                 h.invalidate();
             }
             c.withdraw();
@@ -287,6 +291,10 @@ impl Node for RedisNode {
 
     fn standing(&self) -> Standing {
         self.health.standing()
+    }
+
+    fn standing_of(&self, key: &str) -> Standing {
+        self.health.standing_for(crate::redlock::buckets::slot(key))
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration, holder: &str) -> Result<Option<u64>, NodeError> {

@@ -138,6 +138,7 @@ impl Probed for RedisNode {
             time_uncertainty: half_trip,
             scripts_loaded,
             marker,
+            shards: Vec::new(),
         })
     }
 
@@ -155,26 +156,21 @@ impl Probed for RedisNode {
             .collect()
     }
 
-    /// Raises each bucket's fence counter to at least its floor and marks
-    /// the data of process `identity` verified in every bucket.
+    /// Raises each listed bucket's fence counter to at least its floor and
+    /// marks the data of process `identity` verified in each.
     ///
     /// # Errors
     /// When the node does not answer.
-    async fn repair(&self, floors: &[Option<u64>], identity: &str) -> Result<(), NodeError> {
+    async fn repair(&self, floors: &[(u16, Option<u64>)], identity: &str) -> Result<(), NodeError> {
         if self.clustered() {
             return self.repair_cluster(floors, identity).await;
         }
-        for first in (0..BUCKETS).step_by(CHUNK) {
-            let buckets = first..(first + CHUNK as u16).min(BUCKETS);
-            let keys: Vec<String> = buckets
-                .clone()
-                .flat_map(|b| keys::bucket_keys(&self.prefix, b))
+        for chunk in floors.chunks(CHUNK) {
+            let keys: Vec<String> = (chunk.iter())
+                .flat_map(|(b, _)| keys::bucket_keys(&self.prefix, *b))
                 .collect();
             let mut args = vec![Value::from(identity)];
-            args.extend(buckets.map(|b| {
-                let floor = floors.get(usize::from(b)).copied().flatten();
-                Value::from(floor.map(|f| f.to_string()).unwrap_or_default())
-            }));
+            args.extend((chunk.iter()).map(|(_, floor)| Value::from(floor.map(|f| f.to_string()).unwrap_or_default())));
             let call = || (keys.iter().map(String::as_str).collect(), args.clone());
             eval_script(&self.probe_client, &self.repair, call).await?;
         }

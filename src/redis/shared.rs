@@ -317,7 +317,12 @@ impl RedisNode {
                 ));
             }
         };
-        self.health.invalidate();
+        // A master is out until the probe looked. On a cluster the refusal
+        // is about one primary's buckets (its scripts refuse for the rest
+        // of them too): the probe holds out that shard, the others count.
+        if !self.clustered() {
+            self.health.invalidate();
+        }
         self.bucket_unverified.store(true, std::sync::atomic::Ordering::SeqCst);
         self.probe_wanted.notify_one();
         Err(NodeError(unverified.into()))

@@ -274,7 +274,7 @@ impl<N: Node> Engine<N> {
     /// value); one vote per node, in order.
     async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration, holder: &str) -> Vec<NodeVote> {
         let calls = self.nodes.iter().map(|node| async move {
-            match node.standing() {
+            match node.standing_of(key) {
                 Standing::Usable => {}
                 Standing::Quarantined { .. } => return NodeVote::Quarantined,
                 Standing::Unverified => return NodeVote::Unusable("not verified yet".into()),

@@ -37,7 +37,7 @@ impl<N: Node> Engine<N> {
         let calls = self.nodes.iter().map(|node| {
             let (key, new) = (&key, &new);
             async move {
-                let usable = matches!(node.standing(), Standing::Usable);
+                let usable = matches!(node.standing_of(key), Standing::Usable);
                 let answer = if usable {
                     node.hand_off(key, old.expose(), new.expose(), ttl, holder).await
                 } else {

@@ -33,7 +33,7 @@ impl<N: Node> Engine<N> {
             .zip(&self.nodes)
             .map(|((view, value), node)| NodeInspection {
                 name: node.name().to_owned(),
-                standing: node.standing(),
+                standing: node.standing_of(&key),
                 reachable: view.is_some(),
                 held: value.is_some(),
                 with_majority: value.is_some() && *value == majority,

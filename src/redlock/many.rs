@@ -138,7 +138,12 @@ impl<N: Node> Engine<N> {
         holder: &str,
     ) -> Vec<(NodeVote, Vec<u64>)> {
         let calls = self.nodes.iter().map(|node| async move {
-            match node.standing() {
+            // Every member's bucket must count (on a cluster they may lie
+            // in different shards).
+            let standing = (keys.iter().map(|k| node.standing_of(k)))
+                .find(|s| *s != Standing::Usable)
+                .unwrap_or(Standing::Usable);
+            match standing {
                 Standing::Usable => {}
                 Standing::Quarantined { .. } => return (NodeVote::Quarantined, Vec::new()),
                 Standing::Unverified => return (NodeVote::Unusable("not verified yet".into()), Vec::new()),

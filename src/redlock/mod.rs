@@ -29,6 +29,7 @@ mod permits;
 mod permits_tests;
 pub(crate) mod quorum;
 mod release;
+mod shards;
 #[cfg(test)]
 mod shared_tests;
 pub mod standing;

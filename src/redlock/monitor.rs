@@ -44,6 +44,7 @@ impl<N: Probed> Monitor<N> {
         // its first probe decides), so an alert never sees a gap.
         for (index, node) in engine.nodes().iter().enumerate() {
             observer.node_standing(index, &node.standing());
+            observer.node_buckets_out(index, 0);
         }
         let nodes = engine.nodes().len();
         Monitor {
@@ -145,18 +146,25 @@ impl<N: Probed> Monitor<N> {
             }
         };
         let identity = observation.identity();
-        let after = match node.health().assess(&observation, &self.rules, Instant::now()) {
-            Verdict::Usable => Standing::Usable,
+        let mut after = match node.health().assess(&observation, &self.rules, Instant::now()) {
+            Verdict::Usable => {
+                // A cluster's shards that may rejoin now.
+                self.repair_shards(index, &identity).await;
+                Standing::Usable
+            }
             // Quarantine is off: vouch for its data as it is.
-            Verdict::Adopt => match self.adopt(index, &identity).await {
+            Verdict::Adopt => match self.adopt(index, &identity, &ALL).await {
                 Ok(()) => {
                     node.health().mark_verified();
                     Standing::Usable
                 }
                 Err(_) => return,
             },
-            Verdict::RepairThenUsable => match self.repair(index, &identity).await {
-                Ok(()) => Standing::Usable,
+            Verdict::RepairThenUsable => match self.repair(index, &identity, &ALL).await {
+                Ok(()) => {
+                    node.health().mark_verified();
+                    Standing::Usable
+                }
                 Err(reason) => {
                     tracing::warn!(node = node.name(), %reason, "counter repair failed; the node stays out");
                     return;
@@ -165,6 +173,12 @@ impl<N: Probed> Monitor<N> {
             Verdict::Quarantine(standing) => standing,
             Verdict::Fail(check, reason) => Standing::Failed { check, reason },
         };
+        // A cluster whose every bucket is out is out as a whole.
+        let (out, whole) = node.health().buckets_out();
+        self.observer.node_buckets_out(index, out);
+        if let (Standing::Usable, Some(whole)) = (&after, whole) {
+            after = whole;
+        }
         // A reconnect while we probed voids the verdict: it may be about the
         // process before the reconnect. The next probe decides.
         if !node.health().set_if_current(generation, after.clone()) {
@@ -176,14 +190,15 @@ impl<N: Probed> Monitor<N> {
         self.observer.node_standing(index, &after);
     }
 
-    /// Raises node `index`'s counter before it rejoins. The floor must be
+    /// Raises node `index`'s counters before it rejoins. The floor must be
     /// at least every published token `T`; `T`'s majority `W` stored it, and
     /// a node still holds it unless it lost its data since. Nodes whose
-    /// marker vouches for their data ("verified") did not. So: the largest
-    /// counter among a quorum of verified nodes; or, when fewer are verified
-    /// but every verified node answered, the largest counter of all that
-    /// answered (a new cluster has no verified node at all).
-    async fn repair(&self, index: usize, identity: &str) -> Result<(), String> {
+    /// marker vouches for their data ("verified") did not. So, per bucket:
+    /// the largest counter among a quorum of verified nodes; or, when fewer
+    /// are verified but every verified node answered, the largest counter
+    /// of all that answered (a new cluster has no verified node at all).
+    /// `buckets`: which (every bucket of a master; a cluster's shard).
+    async fn repair(&self, index: usize, identity: &str, buckets: &[u16]) -> Result<(), String> {
         let nodes = self.engine.nodes();
         let others: Vec<&N> = nodes
             .iter()
@@ -191,7 +206,6 @@ impl<N: Probed> Monitor<N> {
             .filter(|(i, _)| *i != index)
             .map(|(_, n)| n)
             .collect();
-        let verified: Vec<bool> = others.iter().map(|n| n.health().verified()).collect();
         let bound = self.probe_timeout * REPAIR_READ_PROBES;
         let reads = join_all(others.iter().map(|n| timeout(bound, n.read_fences()))).await;
         let reads: Vec<Option<Vec<Option<u64>>>> = reads.into_iter().map(|r| r.ok().and_then(Result::ok)).collect();
@@ -200,27 +214,65 @@ impl<N: Probed> Monitor<N> {
         let own = timeout(bound, nodes[index].read_fences()).await;
         let own = own.map_err(|_| "its own counters could not be read in time".to_owned());
         let own = own?.map_err(|e| e.0)?;
-        let mut floors = Vec::with_capacity(own.len());
-        for (bucket, own) in own.into_iter().enumerate() {
-            let answers: Vec<(bool, Option<Option<u64>>)> = (verified.iter().zip(&reads))
-                .map(|(v, read)| (*v, read.as_ref().map(|r| r.get(bucket).copied().flatten())))
+        let mut floors = Vec::with_capacity(buckets.len());
+        for &bucket in buckets {
+            let at = usize::from(bucket);
+            let answers: Vec<(bool, Option<Option<u64>>)> = (others.iter().zip(&reads))
+                .map(|(n, read)| {
+                    let verified = n.health().verified_for(bucket);
+                    (verified, read.as_ref().map(|r| r.get(at).copied().flatten()))
+                })
                 .collect();
-            floors.push(quorum::repair_floor(&answers, nodes.len())?.max(own));
+            let own = own.get(at).copied().flatten();
+            floors.push((bucket, quorum::repair_floor(&answers, nodes.len())?.max(own)));
         }
-        nodes[index].repair(&floors, identity).await.map_err(|e| e.0)?;
-        nodes[index].health().mark_verified();
-        Ok(())
+        nodes[index].repair(&floors, identity).await.map_err(|e| e.0)
     }
 
-    /// Vouches for node `index`'s data as it is (quarantine is off): every
-    /// bucket marked verified, its counters raised only to its counter of
-    /// the layout before buckets.
-    async fn adopt(&self, index: usize, identity: &str) -> Result<(), super::NodeError> {
+    /// Vouches for node `index`'s data in `buckets` as it is (quarantine is
+    /// off): each marked verified, its counter raised only to the node's
+    /// counter of the layout before buckets.
+    async fn adopt(&self, index: usize, identity: &str, buckets: &[u16]) -> Result<(), super::NodeError> {
         let node = &self.engine.nodes()[index];
         let own = node.read_fences().await?;
-        node.repair(&own, identity).await
+        let floors: Vec<(u16, Option<u64>)> = (buckets.iter())
+            .map(|b| (*b, own.get(usize::from(*b)).copied().flatten()))
+            .collect();
+        node.repair(&floors, identity).await
+    }
+
+    /// A cluster position's buckets that no marker vouches for, once no
+    /// hold keeps them out: repaired (adopted with quarantine off) while
+    /// the rest of the position counts (docs/design.md#cluster-positions).
+    async fn repair_shards(&self, index: usize, identity: &str) {
+        let node = &self.engine.nodes()[index];
+        let buckets = node.health().buckets_to_repair();
+        if buckets.is_empty() {
+            return;
+        }
+        let repaired = if self.rules.quarantine {
+            self.repair(index, identity, &buckets).await
+        } else {
+            self.adopt(index, identity, &buckets).await.map_err(|e| e.0)
+        };
+        match repaired {
+            Ok(()) => {
+                node.health().buckets_repaired(&buckets);
+                tracing::info!(
+                    node = node.name(),
+                    buckets = buckets.len(),
+                    "buckets repaired: counted again"
+                );
+            }
+            Err(reason) => {
+                tracing::warn!(node = node.name(), %reason, "bucket repair failed; the buckets stay out");
+            }
+        }
     }
 }
+
+/// Every bucket, for a standalone master's repair.
+static ALL: std::sync::LazyLock<Vec<u16>> = std::sync::LazyLock::new(|| (0..super::buckets::BUCKETS).collect());
 
 /// Reading every bucket's counter of a master (16,384 keys; one by one on
 /// a cluster) may take this many probes' time.

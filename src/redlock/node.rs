@@ -39,6 +39,14 @@ pub trait Node: Send + Sync + 'static {
         Standing::Usable
     }
 
+    /// The standing for lock key `key` (its bucket): on a cluster
+    /// position, a shard held out or being repaired keeps its buckets out
+    /// while the rest of the position counts (docs/design.md#cluster-positions).
+    fn standing_of(&self, key: &str) -> Standing {
+        let _ = key;
+        self.standing()
+    }
+
     /// Round 1: `SET key value NX PX ttl` and, on success, advance the node's
     /// fence counter by one and return it (or seed it from the node's clock
     /// in microseconds when it is missing). `Ok(None)` when another value
@@ -245,9 +253,12 @@ pub trait Probed: Node {
     /// (docs/design.md#keys; `None` where it has none).
     fn read_fences(&self) -> impl Future<Output = Result<Vec<Option<u64>>, NodeError>> + Send;
 
-    /// Raises each bucket's fence counter to at least its floor (`floors`
-    /// in bucket order; a bucket past its end or `None` is not raised) and
-    /// marks the data of process `identity` verified in every bucket (the
-    /// last step before the node rejoins).
-    fn repair(&self, floors: &[Option<u64>], identity: &str) -> impl Future<Output = Result<(), NodeError>> + Send;
+    /// Raises each listed bucket's fence counter to at least its floor
+    /// (`(bucket, floor)`; `None`: not raised) and marks the data of process
+    /// `identity` verified in each (the last step before it rejoins).
+    fn repair(
+        &self,
+        floors: &[(u16, Option<u64>)],
+        identity: &str,
+    ) -> impl Future<Output = Result<(), NodeError>> + Send;
 }

@@ -26,6 +26,12 @@ pub trait Observer: Send + Sync {
         let _ = node;
     }
 
+    /// `out` of the node's buckets are held out of acquire quorums (a
+    /// cluster's shards; docs/design.md#cluster-positions).
+    fn node_buckets_out(&self, node: usize, out: usize) {
+        let _ = (node, out);
+    }
+
     /// The node's standing is now `standing`.
     fn node_standing(&self, node: usize, standing: &Standing) {
         let _ = (node, standing);

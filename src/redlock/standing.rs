@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+pub use super::shards::ShardSeen;
+use super::shards::Shards;
+
 /// Whether a node may count towards an acquire quorum.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Standing {
@@ -94,6 +97,9 @@ pub struct Observation {
     /// Missing or naming another process: this process's data was never
     /// verified (new, restarted, failed over, flushed).
     pub marker: Option<String>,
+    /// A cluster position's primaries, each judged on its own
+    /// (`shards.rs`); empty for a standalone master.
+    pub shards: Vec<ShardSeen>,
 }
 
 impl Observation {
@@ -147,6 +153,8 @@ struct Memory {
     /// Bumped whenever the connection is re-made: a probe's verdict is only
     /// applied if no reconnect happened while it ran.
     generation: u64,
+    /// A cluster position's shards (nothing for a standalone master).
+    shards: Shards,
 }
 
 /// What a probe decided: the new standing, and whether the node needs its
@@ -179,6 +187,7 @@ impl Default for NodeHealth {
                 unverified_seen: false,
                 verified: false,
                 generation: 0,
+                shards: Shards::default(),
             }),
         }
     }
@@ -215,6 +224,58 @@ impl NodeHealth {
     /// A repair wrote the marker for this process.
     pub fn mark_verified(&self) {
         self.memory().verified = true;
+    }
+
+    /// The standing for the locks of `bucket`: the node's, unless the
+    /// bucket's shard is held out or not yet repaired
+    /// (docs/design.md#cluster-positions).
+    pub fn standing_for(&self, bucket: u16) -> Standing {
+        let memory = self.memory();
+        if memory.standing != Standing::Usable {
+            return memory.standing.clone();
+        }
+        let now = Instant::now();
+        if let Some((until, reason)) = memory.shards.held(bucket, now) {
+            return Standing::Quarantined {
+                until,
+                reason: reason.to_owned(),
+            };
+        }
+        if memory.shards.unrepaired(bucket) {
+            return Standing::Quarantined {
+                until: now,
+                reason: "its shard's counters are being repaired".into(),
+            };
+        }
+        Standing::Usable
+    }
+
+    /// Whether the node's counter of `bucket` is vouched for by a marker.
+    pub fn verified_for(&self, bucket: u16) -> bool {
+        let memory = self.memory();
+        memory.verified && !memory.shards.unrepaired(bucket)
+    }
+
+    /// A cluster's buckets that no marker vouches for and no hold keeps
+    /// out any more: to repair (or adopt) now.
+    pub fn buckets_to_repair(&self) -> Vec<u16> {
+        self.memory().shards.to_repair(Instant::now())
+    }
+
+    /// How many of a cluster's buckets are out; and, when all of them are,
+    /// the standing of the position as a whole (quarantined until the
+    /// first comes back).
+    pub fn buckets_out(&self) -> (usize, Option<Standing>) {
+        let (out, whole) = self.memory().shards.out(Instant::now());
+        (
+            out,
+            whole.map(|(until, reason)| Standing::Quarantined { until, reason }),
+        )
+    }
+
+    /// A repair vouched for a cluster's `buckets`.
+    pub fn buckets_repaired(&self, buckets: &[u16]) {
+        self.memory().shards.repaired(buckets);
     }
 
     /// The current generation, read before a probe.
@@ -262,6 +323,9 @@ impl NodeHealth {
             .clock_offset_us
             .map(|(before, slack)| (offset - before).unsigned_abs().saturating_sub(slack + uncertainty));
         memory.clock_offset_us = Some((offset, uncertainty));
+        if !obs.shards.is_empty() {
+            return assess_cluster(&mut memory, obs, rules, now, jump);
+        }
         if changed {
             memory.started_by = None;
         }
@@ -307,6 +371,26 @@ impl NodeHealth {
             None if verified => Verdict::Usable,
             None => Verdict::RepairThenUsable,
         }
+    }
+}
+
+/// A cluster position: each primary's identity, uptime and markers hold
+/// out its own buckets (`shards.rs`); only a clock jump (of the first
+/// primary, whose clock the probe samples) holds out the whole position.
+fn assess_cluster(memory: &mut Memory, obs: &Observation, rules: &Rules, now: Instant, jump: Option<u128>) -> Verdict {
+    memory.shards.assess(&obs.shards, rules, now);
+    memory.verified = true;
+    if !rules.quarantine {
+        return Verdict::Usable;
+    }
+    if let Some(jump) = jump.filter(|j| *j > rules.clock_jump_bound.as_micros()) {
+        let until = now + rules.max_ttl;
+        let until = memory.held_until.as_ref().map_or(until, |(held, _)| until.max(*held));
+        memory.held_until = Some((until, format!("clock jumped by at least {} ms", jump / 1000)));
+    }
+    match memory.held_until.clone().filter(|(until, _)| *until > now) {
+        Some((until, reason)) => Verdict::Quarantine(Standing::Quarantined { until, reason }),
+        None => Verdict::Usable,
     }
 }
 

@@ -24,6 +24,7 @@ fn healthy(now: Instant) -> Observation {
         time_uncertainty: Duration::from_micros(100),
         scripts_loaded: Ok(()),
         marker: Some("run-1:repl-1".into()),
+        shards: Vec::new(),
     }
 }
 

@@ -65,6 +65,9 @@ pub struct Metrics {
     registry: Registry,
     node_state: IntGaugeVec,
     node_preflight_failed: IntGaugeVec,
+    /// `redlockd_node_buckets_quarantined{node}`: a cluster position's
+    /// buckets held out of acquire quorums.
+    node_buckets_out: IntGaugeVec,
     /// `redlock_acquire_total{status}` (seed 001).
     acquire_total: IntCounterVec,
     /// `redlockd_acquire_by_kind_total{kind,status}`: the same by kind of
@@ -146,6 +149,16 @@ impl Metrics {
         .expect("metric definition");
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(build_info)).expect("register");
+        let node_buckets_out = IntGaugeVec::new(
+            Opts::new(
+                "redlockd_node_buckets_quarantined",
+                "Buckets of a Redis Cluster position held out of acquire quorums after a primary restarted or \
+                 failed over or slots moved, until they are repaired (0 for a standalone master)",
+            ),
+            &["node"],
+        )
+        .expect("metric definition");
+        registry.register(Box::new(node_buckets_out.clone())).expect("register");
         registry.register(Box::new(node_state.clone())).expect("register");
         registry
             .register(Box::new(node_preflight_failed.clone()))
@@ -253,6 +266,7 @@ impl Metrics {
             registry,
             node_state,
             node_preflight_failed,
+            node_buckets_out,
         };
         // Every outcome's series exists from the start, at 0: a rate() sees
         // the first errors, and an alert does not wait for a second burst.
@@ -355,6 +369,11 @@ impl Metrics {
                 .with_label_values(&[node.as_str(), check])
                 .set(value);
         }
+    }
+
+    /// `out` of master `node`'s buckets are held out of acquire quorums.
+    pub fn node_buckets_out(&self, node: usize, out: usize) {
+        (self.node_buckets_out.with_label_values(&[&node.to_string()])).set(out as i64);
     }
 
     /// The text exposition of every series.

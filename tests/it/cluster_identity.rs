@@ -67,7 +67,9 @@ async fn on_a_cluster_the_cache_proves_each_primary_and_a_failback_is_not_proved
     );
     // The monitor's probe, repair and probe again: proved anew.
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    Probed::repair(&node, &keys::every_bucket(), &seen.identity())
+        .await
+        .unwrap();
     Probed::probe(&node).await.unwrap();
     let before = infos(&ports);
     assert!(grant(&node, &moved[1]).await.unwrap().is_some());

@@ -193,7 +193,9 @@ async fn on_a_proved_master_no_counter_is_made_where_the_marker_is_gone() {
     assert!(refused.is_err(), "granted without a marker: {refused:?}");
     // Repaired (markers back, no counters): the counter starts at the clock.
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    Probed::repair(&node, &support::keys::every_bucket(), &seen.identity())
+        .await
+        .unwrap();
     let granted = node
         .try_lock(KEY.as_str(), LockValue::random().expose(), TTL, "")
         .await
@@ -305,7 +307,9 @@ async fn a_lock_request_written_after_its_round_gave_up_is_deleted_by_the_releas
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    Probed::repair(&node, &support::keys::every_bucket(), &seen.identity())
+        .await
+        .unwrap();
     proxy.set_mode(Mode::Blackhole);
     let value = LockValue::random();
     // The round's bound passes: the engine moves on without an answer.

@@ -79,7 +79,9 @@ async fn a_bucket_whose_keys_were_deleted_is_noticed_and_repaired() {
     assert!(during.fencing_token > first.fencing_token);
     assert!(release(&mut client, &during).await);
     let mut restored = None;
-    for _ in 0..200 {
+    // Up to 30 s: the repair reads 16,384 buckets of four masters, slow on
+    // a loaded machine.
+    for _ in 0..600 {
         restored = admin.get(&marker).await.unwrap();
         if restored.is_some() {
             break;

@@ -14,6 +14,7 @@ mod client;
 mod cluster_faults;
 mod cluster_identity;
 mod cluster_positions;
+mod cluster_shards;
 mod controls;
 mod faults;
 mod faults_kinds;

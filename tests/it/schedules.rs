@@ -160,7 +160,9 @@ async fn gated_engine(cluster: &support::Cluster, publish_round: bool, advance_r
         let node = RedisNode::connect(&config).unwrap();
         node.wait_connected(Duration::from_secs(5)).await.unwrap();
         let seen = node.probe().await.unwrap();
-        node.repair(&[], &seen.identity()).await.unwrap();
+        node.repair(&support::keys::every_bucket(), &seen.identity())
+            .await
+            .unwrap();
         node.health().set(redlockd::redlock::node::Standing::Usable);
         let admin = cluster.admin(i).await;
         for name in ["r", "s"] {

@@ -37,7 +37,9 @@ pub(crate) async fn node(url: String) -> RedisNode {
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     // What the monitor does once a node passed its checks.
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    Probed::repair(&node, &support::keys::every_bucket(), &seen.identity())
+        .await
+        .unwrap();
     node
 }
 
@@ -575,7 +577,9 @@ async fn rediss_urls_use_the_configured_ca_and_client_certificate() {
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    Probed::repair(&node, &support::keys::every_bucket(), &seen.identity())
+        .await
+        .unwrap();
     let value = LockValue::random();
     assert!(
         node.try_lock(KEY.as_str(), value.expose(), TTL, "")
@@ -857,7 +861,9 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
     .unwrap();
     node.wait_connected(Duration::from_secs(5)).await.unwrap();
     let seen = Probed::probe(&node).await.unwrap();
-    Probed::repair(&node, &[], &seen.identity()).await.unwrap();
+    Probed::repair(&node, &support::keys::every_bucket(), &seen.identity())
+        .await
+        .unwrap();
     let admin = cluster.admin(0).await;
     let value = LockValue::random();
     assert!(

@@ -44,3 +44,9 @@ pub fn in_bucket_of(name: &str, rest: &str) -> String {
     let key = lock(name);
     format!("{}{rest}", buckets::split(&key).unwrap().0)
 }
+
+/// Every bucket, none raised: what a repair that only marks the data
+/// verified is given (as the monitor's adoption).
+pub fn every_bucket() -> Vec<(u16, Option<u64>)> {
+    (0..redlockd::redlock::buckets::BUCKETS).map(|b| (b, None)).collect()
+}
