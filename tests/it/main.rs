@@ -13,6 +13,7 @@ mod checker_kinds;
 mod client;
 mod cluster_faults;
 mod cluster_identity;
+mod cluster_network;
 mod cluster_positions;
 mod cluster_shards;
 mod controls;

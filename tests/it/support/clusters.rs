@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use redlockd::dev::{RedisProcess, find_redis_server, free_port};
 
+use super::proxy::Proxy;
+
 /// One Redis Cluster: its primaries first, then any replicas.
 pub struct RedisCluster {
     pub nodes: Vec<RedisProcess>,
@@ -240,4 +242,46 @@ impl RedisCluster {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+impl RedisCluster {
+    /// A fault proxy in front of every node, announced to clients in the
+    /// node's place (`CONFIG SET cluster-announce-port`; the cluster bus
+    /// keeps its own port): once every node's slot map names the proxies,
+    /// a daemon seeded with `url_via` reaches each node only through its
+    /// proxy. Returns the proxies in node order.
+    pub async fn behind_proxies(&self) -> Vec<Proxy> {
+        let mut proxies = Vec::new();
+        for node in &self.nodes {
+            let proxy = Proxy::start(([127, 0, 0, 1], node.port()).into()).await;
+            let port = proxy.addr().port().to_string();
+            assert_eq!(
+                cli(node.port(), &["config", "set", "cluster-announce-port", &port]).trim(),
+                "OK"
+            );
+            proxies.push(proxy);
+        }
+        let start = tokio::time::Instant::now();
+        let named = |port: u16| {
+            let slots = cli(port, &["cluster", "slots"]);
+            (proxies.iter()).all(|p| slots.contains(&p.addr().port().to_string()))
+                && !(self.nodes.iter()).any(|n| slots.lines().any(|l| l.trim() == n.port().to_string()))
+        };
+        while !self.nodes.iter().all(|n| named(n.port())) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the proxies were never announced"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        proxies
+    }
+}
+
+/// `redis-cluster://…` naming the proxies of a cluster's primaries.
+pub fn url_via(cluster: &RedisCluster, proxies: &[Proxy]) -> String {
+    let seeds: Vec<String> = (proxies[..cluster.primaries].iter())
+        .map(|p| p.addr().to_string())
+        .collect();
+    format!("redis-cluster://{}", seeds.join(","))
 }
