@@ -146,9 +146,15 @@ impl RedisNode {
         // Scripts go in once per connection and whenever a primary is new
         // (a promoted replica starts with none; `NOSCRIPT` reloads too).
         let generation = self.health.generation();
-        let known = {
+        let (known, same_map) = {
             let last = self.shards.lock().unwrap_or_else(|e| e.into_inner());
-            last.len() == shards.len() && last.iter().zip(&shards).all(|(a, b)| a.identity == b.identity)
+            let same = |f: fn(&Shard, &Shard) -> bool| {
+                last.len() == shards.len() && last.iter().zip(&shards).all(|(a, b)| f(a, b))
+            };
+            (
+                same(|a, b| a.identity == b.identity),
+                same(|a, b| a.server == b.server && a.ranges == b.ranges),
+            )
         };
         let mut scripts_loaded = Ok(());
         if !known || self.scripts_generation.load(std::sync::atomic::Ordering::SeqCst) != generation {
@@ -159,8 +165,11 @@ impl RedisNode {
         }
         *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards.clone();
         // A lock request found its bucket unverified (a slot moved, keys
-        // deleted): every bucket's marker must name its primary.
-        if self.bucket_unverified.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        // deleted), or the slot map changed since the last probe: every
+        // bucket's marker must name its primary. (Not on every probe: a
+        // read of every bucket costs each primary ~1 ms.)
+        let asked = self.bucket_unverified.swap(false, std::sync::atomic::Ordering::SeqCst);
+        if asked || !same_map {
             let markers = self.read_buckets_cluster("verified").await?;
             for (shard, named) in shards.iter().zip(&mut named) {
                 let buckets = shard.ranges.iter().flat_map(|(a, b)| *a..=*b);

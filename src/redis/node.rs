@@ -118,16 +118,6 @@ impl RedisNode {
             p.notify_one();
             async { Ok(()) }
         });
-        if clustered {
-            // A slot moved or a primary changed: a bucket's marker may now
-            // name another process (docs/design.md#cluster-positions).
-            let (p, b) = (probe_wanted.clone(), bucket_unverified.clone());
-            client.on_cluster_change(move |_| {
-                b.store(true, Ordering::SeqCst);
-                p.notify_one();
-                async { Ok(()) }
-            });
-        }
         client.connect();
         let probe_client = builder.build().map_err(|e| format!("{e}"))?;
         probe_client.connect();
