@@ -23,6 +23,7 @@
 #![allow(clippy::disallowed_methods)]
 #![forbid(unsafe_code)]
 
+mod clusters;
 mod daemon;
 mod drive;
 mod etcd;
@@ -84,6 +85,12 @@ struct Args {
     /// stream per connection, shared by its clients) or `unary`.
     #[arg(long, default_value = "pipeline")]
     api: Api,
+    /// redlockd's positions: 0 = the five standalone masters every system
+    /// uses; N = five Redis Clusters of N primaries each (rslock and
+    /// node-redlock keep the standalone masters; redlockd's Redis CPU is
+    /// then every primary's).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=8))]
+    cluster_primaries: u16,
     /// The redlockd binary [default: target/release/redlockd].
     #[arg(long)]
     daemon: Option<PathBuf>,
@@ -226,10 +233,28 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         .map(|pid| Watched { role: Role::Redis, pid })
         .collect();
 
+    // redlockd's positions and the Redis processes its runs are charged.
+    let clusters = match args.cluster_primaries {
+        0 => None,
+        n => {
+            say(format!("starting five Redis Clusters of {n} primaries for redlockd"));
+            let started = tokio::task::spawn_blocking(move || clusters::start(5, usize::from(n))).await?;
+            Some(started.map_err(anyhow::Error::msg)?)
+        }
+    };
+    let (daemon_urls, daemon_redis) = match &clusters {
+        Some(c) => (
+            c.urls.clone(),
+            (c.nodes.iter().filter_map(|m| m.pid()))
+                .map(|pid| Watched { role: Role::Redis, pid })
+                .collect(),
+        ),
+        None => (urls.clone(), redis.clone()),
+    };
     let daemon_binary = args.daemon.clone().unwrap_or_else(daemon::default_binary);
     let mut daemon = if wants(System::Redlockd) {
         say(format!("starting {}", daemon_binary.display()));
-        Some(daemon::Daemon::start(&daemon_binary, &urls, args.sessions + 100).await?)
+        Some(daemon::Daemon::start(&daemon_binary, &daemon_urls, args.sessions + 100).await?)
     } else {
         None
     };
@@ -319,7 +344,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                             });
                         }
                         let lockers = (0..clients).map(|i| shared[i % shared.len()].clone()).collect();
-                        let watched = watch(&me, &redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
+                        let watched = watch(&me, &daemon_redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
                         let outcome = drive::run(lockers, contended, &prefix, timing, &watched).await;
                         if workload == Workload::A {
                             hops.push(None);
@@ -396,13 +421,17 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         runs.insert(key, all.swap_remove(median));
     }
 
-    let environment = report::environment(
+    let mut environment = report::environment(
         &daemon_binary,
         daemon.is_some(),
         &node_dir,
         node.as_deref(),
         etcd_binary.as_deref().filter(|_| etcd.is_some()),
     );
+    if args.cluster_primaries > 0 {
+        let positions = format!("five Redis Clusters of {} primaries each", args.cluster_primaries);
+        environment.push(("redlockd's positions".to_owned(), positions));
+    }
     // (d) measures sessions alone: etcd is no longer needed, and the daemon
     // starts afresh (its RSS before the sessions is a new daemon's).
     drop(etcd);
@@ -410,7 +439,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         if daemon.is_some() && !shared.is_empty() {
             drop(daemon.take());
             say("restarting redlockd for (d)");
-            daemon = Some(daemon::Daemon::start(&daemon_binary, &urls, args.sessions + 100).await?);
+            daemon = Some(daemon::Daemon::start(&daemon_binary, &daemon_urls, args.sessions + 100).await?);
         }
         match &daemon {
             Some(daemon) => {
@@ -425,7 +454,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                     ttl: args.hold_ttl,
                     duration: timing.duration,
                 };
-                let watched = watch(&me, &redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
+                let watched = watch(&me, &daemon_redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
                 let outcome = daemon::sessions(daemon, &plan, &watched)
                     .await
                     .map_err(|e| format!("{e:#}"));
@@ -443,6 +472,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
 
     drop(daemon);
     drop(masters);
+    drop(clusters);
     let args_line: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     Ok(Results {
         args_line: args_line.join(" "),
