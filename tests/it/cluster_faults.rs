@@ -176,7 +176,7 @@ async fn twin_the_same_failovers_with_quarantine_keep_the_second_client_out() {
 /// The fault suite's pattern on cluster positions: four clients on "r",
 /// `fault` at 1 s, `heal` 2.5 s later, 4 s more; the checker must be green
 /// with grants after the heal.
-async fn scenario(
+pub(crate) async fn scenario(
     clusters: &mut [RedisCluster],
     rig: &Rig,
     fault: impl FnOnce(&mut [RedisCluster]),

@@ -13,8 +13,8 @@ use support::clusters::{RedisCluster, start_clusters, url_via};
 use support::proxy::{Mode, Proxy};
 use support::rig::Rig;
 use support::{Cluster, Daemon};
-use tokio::time::{Instant, sleep};
 
+use crate::cluster_faults::scenario;
 use crate::cluster_positions::cluster_env;
 
 const PRIMARIES: usize = 3;
@@ -61,62 +61,45 @@ fn serving_r(clusters: &[RedisCluster], k: usize) -> usize {
     k * PRIMARIES + clusters[k].owner_of(slot)
 }
 
-/// Four clients on "r"; `fault` at 1 s, every link healed 2.5 s later,
-/// 4 s more; the checker must be green with grants after the heal.
-async fn scenario(rig: &Rig, fault: impl FnOnce(&Rig)) {
-    let work = rig.workload(4, "r", Duration::from_millis(7500)).await;
-    sleep(Duration::from_secs(1)).await;
-    fault(rig);
-    sleep(Duration::from_millis(2500)).await;
-    rig.heal_links();
-    let healed = Instant::now();
-    work.await.unwrap();
-    let report = rig.check("r", Some(healed));
-    report.assert_safe();
-    assert!(
-        report.stats.grants >= 5,
-        "too few grants to mean anything: {}",
-        report.stats
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delay_on_every_primary_below_the_per_node_timeout_is_safe() {
-    let (_clusters, rig) = proxied_rig().await;
+    let (mut clusters, rig) = proxied_rig().await;
     let delay = Mode::Delay {
         base: Duration::from_millis(20),
         jitter: Duration::from_millis(40),
     };
-    scenario(&rig, |rig| (0..5 * PRIMARIES).for_each(|n| rig.link(n, delay))).await;
+    let fault = |_: &mut [RedisCluster]| (0..5 * PRIMARIES).for_each(|n| rig.link(n, delay));
+    scenario(&mut clusters, &rig, fault, |_| rig.heal_links()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_primaries_serving_r_blackholed_in_two_clusters_is_safe() {
-    let (clusters, rig) = proxied_rig().await;
+    let (mut clusters, rig) = proxied_rig().await;
     let cut = [serving_r(&clusters, 1), serving_r(&clusters, 3)];
-    scenario(&rig, |rig| cut.iter().for_each(|n| rig.link(*n, Mode::Blackhole))).await;
+    let fault = |_: &mut [RedisCluster]| cut.iter().for_each(|n| rig.link(*n, Mode::Blackhole));
+    scenario(&mut clusters, &rig, fault, |_| rig.heal_links()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_whole_clusters_blackholed_is_safe_and_recovers() {
-    let (_clusters, rig) = proxied_rig().await;
-    scenario(&rig, |rig| {
-        (0..3 * PRIMARIES).for_each(|n| rig.link(n, Mode::Blackhole))
-    })
-    .await;
+    let (mut clusters, rig) = proxied_rig().await;
+    let fault = |_: &mut [RedisCluster]| (0..3 * PRIMARIES).for_each(|n| rig.link(n, Mode::Blackhole));
+    scenario(&mut clusters, &rig, fault, |_| rig.heal_links()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_replies_from_the_primaries_serving_r_are_safe() {
-    let (clusters, rig) = proxied_rig().await;
+    let (mut clusters, rig) = proxied_rig().await;
     let cut = [serving_r(&clusters, 0), serving_r(&clusters, 4)];
-    scenario(&rig, |rig| cut.iter().for_each(|n| rig.link(*n, Mode::DropReplies))).await;
+    let fault = |_: &mut [RedisCluster]| cut.iter().for_each(|n| rig.link(*n, Mode::DropReplies));
+    scenario(&mut clusters, &rig, fault, |_| rig.heal_links()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_resets_of_primaries_are_safe() {
-    let (clusters, rig) = proxied_rig().await;
+    let (mut clusters, rig) = proxied_rig().await;
     // The primary serving "r" in one cluster, and every primary of another.
     let reset: Vec<usize> = std::iter::once(serving_r(&clusters, 2)).chain(0..PRIMARIES).collect();
-    scenario(&rig, |rig| reset.iter().for_each(|n| rig.link(*n, Mode::Reset))).await;
+    let fault = |_: &mut [RedisCluster]| reset.iter().for_each(|n| rig.link(*n, Mode::Reset));
+    scenario(&mut clusters, &rig, fault, |_| rig.heal_links()).await;
 }
