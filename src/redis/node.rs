@@ -284,6 +284,10 @@ impl Node for RedisNode {
     }
 
     fn standing_of(&self, key: &str) -> Standing {
+        // A standalone master stands as a whole: no bucket to work out.
+        if !self.clustered() {
+            return self.health.standing();
+        }
         self.health.standing_for(crate::redlock::buckets::slot(key))
     }
 

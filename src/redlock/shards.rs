@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::buckets::BUCKETS;
-use super::standing::Rules;
+use super::standing::{Rules, latest_start};
 
 /// One primary of a cluster position as a probe saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +63,9 @@ pub(crate) struct Shards {
     /// Per bucket: no marker vouches for its data; repaired (or, with
     /// quarantine off, adopted) before it counts.
     unrepaired: Vec<bool>,
+    /// A hold or an unrepaired bucket, as of the last probe or repair
+    /// (kept because every lock request asks; `settle`).
+    unsettled: bool,
 }
 
 const NOBODY: u16 = u16::MAX;
@@ -78,11 +81,8 @@ impl Shards {
         for (index, shard) in seen.iter().enumerate() {
             let before = self.known.iter().find(|k| k.address == shard.address);
             let changed = before.is_some_and(|k| k.identity != shard.identity);
-            let mut started_by = before.filter(|_| !changed).and_then(|k| k.started_by);
-            if shard.uptime < rules.max_ttl {
-                let started = now.checked_sub(shard.uptime).unwrap_or(now);
-                started_by = Some(started_by.map_or(started, |s| s.min(started)));
-            }
+            let known_start = before.filter(|_| !changed).and_then(|k| k.started_by);
+            let started_by = latest_start(known_start, shard.uptime, rules, now);
             let unverified_seen = before.is_some_and(|k| k.unverified_seen && !changed);
             // Slots it serves now that another primary served at the last probe.
             let mut moved: Vec<(u16, u16)> = Vec::new();
@@ -135,6 +135,7 @@ impl Shards {
         self.known = known;
         self.owner = owner;
         self.holds.retain(|h| h.until > now);
+        self.settle();
     }
 
     fn hold(&mut self, ranges: Vec<(u16, u16)>, until: Instant, reason: String) {
@@ -160,6 +161,17 @@ impl Shards {
             .map(|h| (h.until, h.reason.as_str()))
     }
 
+    /// No hold and no unvouched bucket (every standalone master; a
+    /// cluster but for a few probes after a change): every bucket counts,
+    /// without reading the clock (asked on every lock request).
+    pub(crate) fn all_in(&self) -> bool {
+        !self.unsettled
+    }
+
+    fn settle(&mut self) {
+        self.unsettled = !self.holds.is_empty() || self.unrepaired.contains(&true);
+    }
+
     /// Whether no marker vouches for `bucket`'s data yet.
     pub(crate) fn unrepaired(&self, bucket: u16) -> bool {
         self.unrepaired.get(usize::from(bucket)).copied().unwrap_or(false)
@@ -167,6 +179,9 @@ impl Shards {
 
     /// The buckets to repair now: unvouched and no longer held.
     pub(crate) fn to_repair(&self, now: Instant) -> Vec<u16> {
+        if self.all_in() {
+            return Vec::new();
+        }
         (0..BUCKETS)
             .filter(|b| self.unrepaired(*b) && self.held(*b, now).is_none())
             .collect()
@@ -176,7 +191,7 @@ impl Shards {
     /// bucket is, until when at least and why: then the position as a
     /// whole is out.
     pub(crate) fn out(&self, now: Instant) -> (usize, Option<(Instant, String)>) {
-        if self.unrepaired.is_empty() {
+        if self.all_in() {
             return (0, None);
         }
         let mut out = 0;
@@ -203,6 +218,7 @@ impl Shards {
                 *flag = false;
             }
         }
+        self.settle();
     }
 }
 

@@ -234,6 +234,9 @@ impl NodeHealth {
         if memory.standing != Standing::Usable {
             return memory.standing.clone();
         }
+        if memory.shards.all_in() {
+            return Standing::Usable;
+        }
         let now = Instant::now();
         if let Some((until, reason)) = memory.shards.held(bucket, now) {
             return Standing::Quarantined {
@@ -326,13 +329,7 @@ impl NodeHealth {
         if !obs.shards.is_empty() {
             return assess_cluster(&mut memory, obs, rules, now, jump);
         }
-        if changed {
-            memory.started_by = None;
-        }
-        if obs.uptime < rules.max_ttl {
-            let started = now.checked_sub(obs.uptime).unwrap_or(now);
-            memory.started_by = Some(memory.started_by.map_or(started, |s| s.min(started)));
-        }
+        memory.started_by = latest_start(memory.started_by.filter(|_| !changed), obs.uptime, rules, now);
         let verified = obs.verified();
         memory.verified = verified;
         if !rules.quarantine {
@@ -351,10 +348,7 @@ impl NodeHealth {
                 .map(|j| format!("clock jumped by at least {} ms", j / 1000))
         };
         if let Some(reason) = event {
-            let until = now + rules.max_ttl;
-            // A new event never shortens a hold already running.
-            let until = memory.held_until.as_ref().map_or(until, |(held, _)| until.max(*held));
-            memory.held_until = Some((until, reason));
+            memory.hold(reason, now + rules.max_ttl);
         }
         let young = memory
             .started_by
@@ -374,6 +368,27 @@ impl NodeHealth {
     }
 }
 
+impl Memory {
+    /// Holds the node out until `until` for `reason`; a new event never
+    /// shortens a hold already running.
+    fn hold(&mut self, reason: String, until: Instant) {
+        let until = self.held_until.as_ref().map_or(until, |(held, _)| until.max(*held));
+        self.held_until = Some((until, reason));
+    }
+}
+
+/// The latest possible start of a process up for `uptime` (whole seconds,
+/// so each probe gives an upper bound): the smallest `now - uptime` seen
+/// since `known` (`None`: since a restart), while it is younger than
+/// `max_ttl`.
+pub(super) fn latest_start(known: Option<Instant>, uptime: Duration, rules: &Rules, now: Instant) -> Option<Instant> {
+    if uptime >= rules.max_ttl {
+        return known;
+    }
+    let started = now.checked_sub(uptime).unwrap_or(now);
+    Some(known.map_or(started, |s| s.min(started)))
+}
+
 /// A cluster position: each primary's identity, uptime and markers hold
 /// out its own buckets (`shards.rs`); only a clock jump (of the first
 /// primary, whose clock the probe samples) holds out the whole position.
@@ -384,9 +399,10 @@ fn assess_cluster(memory: &mut Memory, obs: &Observation, rules: &Rules, now: In
         return Verdict::Usable;
     }
     if let Some(jump) = jump.filter(|j| *j > rules.clock_jump_bound.as_micros()) {
-        let until = now + rules.max_ttl;
-        let until = memory.held_until.as_ref().map_or(until, |(held, _)| until.max(*held));
-        memory.held_until = Some((until, format!("clock jumped by at least {} ms", jump / 1000)));
+        memory.hold(
+            format!("clock jumped by at least {} ms", jump / 1000),
+            now + rules.max_ttl,
+        );
     }
     match memory.held_until.clone().filter(|(until, _)| *until > now) {
         Some((until, reason)) => Verdict::Quarantine(Standing::Quarantined { until, reason }),
