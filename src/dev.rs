@@ -256,6 +256,33 @@ fn ping(port: u16) -> io::Result<()> {
     }
 }
 
+/// Starts one Redis Cluster node (`--cluster-enabled yes`, its bus on a
+/// port of its own), not yet joined to any cluster; `extra` are more
+/// `--flag value` arguments. The bus port is picked apart from the node's
+/// own: another process may take it first, and then the node starts again.
+///
+/// # Errors
+/// When the process cannot be started or does not answer in time.
+pub fn start_cluster_node(binary: &Path, extra: &[&str]) -> io::Result<RedisProcess> {
+    let mut tries = 0;
+    loop {
+        let bus = free_port()?.to_string();
+        let mut args = vec![
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-port",
+            &bus,
+        ];
+        args.extend_from_slice(extra);
+        match RedisProcess::start(binary, &args) {
+            Err(e) if tries < 5 && e.to_string().contains("Address already in use") => tries += 1,
+            outcome => return outcome,
+        }
+    }
+}
+
 /// Starts `n` independent masters.
 ///
 /// # Errors

@@ -7,7 +7,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use redlockd::dev::{RedisProcess, find_redis_server, free_port};
+use redlockd::dev::{RedisProcess, find_redis_server, start_cluster_node};
 
 /// The clusters' servers and one `redis-cluster://` URL per cluster.
 pub struct Clusters {
@@ -29,19 +29,9 @@ pub fn start(positions: usize, primaries: usize) -> Result<Clusters, String> {
     for _ in 0..positions {
         let mut ports = Vec::new();
         for _ in 0..primaries {
-            let bus = free_port().map_err(|e| e.to_string())?.to_string();
-            let args = [
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-port",
-                &bus,
-                // A lone primary never learns its own address from a peer.
-                "--cluster-announce-ip",
-                "127.0.0.1",
-            ];
-            let node = RedisProcess::start(&binary, &args).map_err(|e| format!("starting a cluster node: {e}"))?;
+            // A lone primary never learns its own address from a peer.
+            let announce = ["--cluster-announce-ip", "127.0.0.1"];
+            let node = start_cluster_node(&binary, &announce).map_err(|e| format!("starting a cluster node: {e}"))?;
             ports.push(node.port());
             clusters.nodes.push(node);
         }

@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use redlockd::dev::{RedisProcess, find_redis_server, free_port};
+use redlockd::dev::{RedisProcess, find_redis_server, start_cluster_node};
 
 use super::proxy::Proxy;
 
@@ -24,28 +24,9 @@ impl RedisCluster {
     )]
     pub fn start(primaries: usize, replicas: usize) -> RedisCluster {
         let binary = find_redis_server().expect("redis-server is needed: run scripts/test, which installs it");
-        // The bus port is picked apart from the node's own: another
-        // process may take it first, and then the node starts again.
         let start_node = || {
-            let mut tries = 0;
-            loop {
-                let bus = free_port().unwrap().to_string();
-                let args = [
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-port",
-                    &bus,
-                    "--cluster-node-timeout",
-                    "3000",
-                ];
-                match RedisProcess::start(&binary, &args) {
-                    Ok(node) => return node,
-                    Err(e) if tries < 5 && e.to_string().contains("Address already in use") => tries += 1,
-                    Err(e) => panic!("starting a cluster node: {e}"),
-                }
-            }
+            start_cluster_node(&binary, &["--cluster-node-timeout", "3000"])
+                .unwrap_or_else(|e| panic!("starting a cluster node: {e}"))
         };
         let nodes: Vec<RedisProcess> = (0..primaries * (1 + replicas)).map(|_| start_node()).collect();
         let mut create = Command::new("redis-cli");
