@@ -22,6 +22,7 @@ import (
 	pb "github.com/redlockd/redlockd/clients/go/redlockdv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -104,11 +105,13 @@ func fromEnvironment() (dialSettings, error) {
 // 127.0.0.1:7420; "https://host:port" turns TLS on). Unless WithToken and
 // WithTLS say otherwise, it reads REDLOCKD_TOKEN and REDLOCKD_CA,
 // REDLOCKD_CERT with REDLOCKD_KEY (PEM files), as redlockctl does. The
-// connection is made lazily: Dial does not wait for the daemon.
+// connection is made lazily, by the first call: Dial does not wait for the
+// daemon, and ctx only keeps the signature of a dial.
 //
 // # Errors
 //
-// ErrInvalidArgument when a TLS file cannot be read or holds no PEM.
+// ErrInvalidArgument when a TLS file cannot be read or holds no PEM, or
+// addr is no gRPC target.
 func Dial(ctx context.Context, addr string, opts ...DialOption) (*Client, error) {
 	if addr == "" {
 		addr = os.Getenv("REDLOCKD_ADDR")
@@ -129,14 +132,13 @@ func Dial(ctx context.Context, addr string, opts ...DialOption) (*Client, error)
 		settings.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "https://"), "http://")
-	transport := grpc.WithInsecure()
+	transport := insecure.NewCredentials()
 	if settings.tls != nil {
-		transport = grpc.WithTransportCredentials(credentials.NewTLS(settings.tls))
+		transport = credentials.NewTLS(settings.tls)
 	}
-	// grpc-go 1.33 (Debian 12's) has DialContext, not NewClient.
-	conn, err := grpc.DialContext(ctx, addr, transport)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(transport))
 	if err != nil {
-		return nil, err
+		return nil, invalid("addr", "%q is not a gRPC target (host:port, or https://host:port): %v", addr, err)
 	}
 	return &Client{conn: conn, stub: pb.NewLockClient(conn), token: settings.token}, nil
 }

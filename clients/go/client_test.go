@@ -190,6 +190,8 @@ func TestClientBadArgumentsFailBeforeAnythingIsSentInTheDaemonsWords(t *testing.
 		{func() error {
 			return nowhere.Do(ctx, "a", func(context.Context, *redlockd.Lease) error { return nil }, redlockd.MaxHold(-time.Second))
 		}, "invalid max_hold: -1s 0ns is not a valid non-negative duration"},
+		{func() error { _, err := redlockd.Dial(ctx, "dns:///%zz"); return err },
+			`invalid addr: "dns:///%zz" is not a gRPC target`},
 	} {
 		err := bad.call()
 		if !errors.Is(err, redlockd.ErrInvalidArgument) || !strings.Contains(err.Error(), bad.says) {

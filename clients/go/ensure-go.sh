@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Installs, when missing, Debian's packages the Go client is built and
-# checked with, offline from the module proxy: Go 1.19, the sources of
-# grpc-go 1.33, google.golang.org/protobuf 1.28, genproto and
-# golang/protobuf 1.5 (under /usr/share/gocode), protoc and its Go plugins.
-# Quick when they are installed. Used by test.sh and examples/go/run.sh.
+# Checks that the machine's Go (the `go` on PATH) can build the client: at
+# least the version go.mod's `go` line names (the current grpc-go wants it).
+# Installs nothing: Go comes from https://go.dev/dl or the machine's image.
+# The modules come from the Go module proxy into the default module cache
+# (`go env GOMODCACHE`). Used by test.sh, gen.sh and examples/go/run.sh.
 set -euo pipefail
-packages=(golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-google-genproto-dev
-  golang-github-golang-protobuf-1-5-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-[ ${#missing[@]} -gt 0 ] || exit 0
-echo "clients/go/ensure-go.sh: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
-  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null; }
+here="$(cd "$(dirname "$0")" && pwd)"
+say() { echo "clients/go/ensure-go.sh: $*" >&2; }
+want="$(awk '$1 == "go" { print $2; exit }' "$here/go.mod")"
+command -v go >/dev/null 2>&1 ||
+  { say "no \`go\` on PATH: install Go $want or later (https://go.dev/dl) and put its bin/ on PATH"; exit 1; }
+have="$(go env GOVERSION)" # go1.26.8, or go1.27rc1, devel ...
+have="${have#go}"
+# At least $want, compared number by number (1.26.0 against 1.26.8).
+older() {
+  local IFS=.
+  local -a a=($1) b=($2)
+  for i in 0 1 2; do
+    local x="${a[i]:-0}" y="${b[i]:-0}"
+    x="${x%%[!0-9]*}" y="${y%%[!0-9]*}"
+    [ "${x:-0}" -lt "${y:-0}" ] && return 0
+    [ "${x:-0}" -gt "${y:-0}" ] && return 1
+  done
+  return 1
+}
+if older "$have" "$want"; then
+  say "$(command -v go) is Go $have; the client needs Go $want or later (go.mod's go line): install a newer Go (https://go.dev/dl)"
+  exit 1
+fi
