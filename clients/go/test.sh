@@ -1,74 +1,76 @@
 #!/usr/bin/env bash
-# The Go client's checks and tests, offline, on Debian's Go packages
-# (installed here when missing; quick when they are there):
-#   1. the committed stubs in redlockdv1/ are what gen.sh makes of the proto;
-#   2. gofmt, go vet;
-#   3. the tests against a real daemon and five real masters
-#      (scripts/with-dev-daemon): TestClient*, then TestKillsMasters* on a
-#      daemon of its own (the killed masters stay dead), then TestSecure* on
-#      the --secure daemon (mutual TLS and a bearer token);
-#   4. the README's five lines, as pasted, built by a user's program that
-#      depends on the package from the repository path: once in GOPATH
-#      mode, once as a module with a `replace` (clients/go/user-module.sh).
+# The Go client's checks and tests, with the machine's Go (ensure-go.sh
+# fails at once, saying so, when there is none) and the modules go.mod pins,
+# from the Go module proxy:
+#   1. go.mod and go.sum are tidy, here and in examples/go;
+#   2. the committed stubs in redlockdv1/ are what gen.sh makes of the proto
+#      (protoc and its pinned Go plugins, installed by gen.sh);
+#   3. gofmt, go vet (the client and examples/go);
+#   4. the tests, with the race detector, against a real daemon and five
+#      real masters (scripts/with-dev-daemon): TestClient*, then
+#      TestKillsMasters* on a daemon of its own (the killed masters stay
+#      dead), then TestSecure* on the --secure daemon (mutual TLS and a
+#      bearer token);
+#   5. the README's five lines, as pasted, in a user's program: a fresh
+#      module outside the repository that `go get`s this client through a
+#      `replace` (user-module.sh), built and run against a daemon.
 #
 #   bash clients/go/test.sh     (REDLOCKD_BIN picks the daemon binary)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 say() { echo "clients/go/test.sh: $*" >&2; }
-command -v redis-server >/dev/null || "$root/scripts/ensure-deps"
-
 bash "$here/ensure-go.sh"
+command -v redis-server >/dev/null || "$root/scripts/ensure-deps"
+# The race detector is cgo: it needs a C compiler.
+if ! command -v gcc >/dev/null 2>&1; then
+  say "installing gcc (go test -race needs a C compiler)"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -qq gcc libc6-dev >/dev/null 2>&1 ||
+    { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq gcc libc6-dev >/dev/null; }
+fi
 
 scratch="$(mktemp -d -t redlockd-go.XXXXXX)"
 trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+cd "$here"
 
-# 1. The stubs users get are the proto's.
-bash "$here/gen.sh" "$scratch/gen" 2>/dev/null
-diff -r "$scratch/gen/redlockdv1" "$here/redlockdv1" >/dev/null ||
-  { say "redlockdv1/ is stale: run bash clients/go/gen.sh and commit it"; exit 1; }
+# 1. The pins are what the code needs, and nothing else.
+for dir in "$here" "$root/examples/go"; do
+  (cd "$dir" && go mod tidy -diff >"$scratch/tidy.diff") ||
+    { cat "$scratch/tidy.diff" >&2; say "${dir#"$root/"}: go.mod/go.sum are not tidy: run go mod tidy there and commit"; exit 1; }
+done
 
-# GOPATH mode: this folder linked in a throwaway GOPATH, Debian's sources after it.
-gopath="$scratch/gopath"
-module="github.com/redlockd/redlockd/clients/go"
-mkdir -p "$gopath/src/$(dirname "$module")"
-ln -s "$here" "$gopath/src/$module"
-export GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOFLAGS= GOCACHE="${GOCACHE:-${HOME:-/tmp}/.cache/redlockd-go-build}"
+# 2. The stubs users get are the proto's.
+bash "$here/gen.sh" "$scratch/gen" 2>"$scratch/gen.log" || { cat "$scratch/gen.log" >&2; exit 1; }
+diff -r "$scratch/gen/redlockdv1" "$here/redlockdv1" >"$scratch/stubs.diff" ||
+  { head -40 "$scratch/stubs.diff" >&2; say "redlockdv1/ is stale: run bash clients/go/gen.sh and commit it"; exit 1; }
 
-# 2. Formatting and vet.
-cd "$gopath/src/$module"
-unformatted="$(gofmt -l "$here"/*.go "$root"/examples/go/*.go)"
+# 3. Formatting and vet.
+unformatted="$(gofmt -l "$here" "$root/examples/go")"
 [ -z "$unformatted" ] || { say "not gofmt-formatted: $unformatted"; exit 1; }
-go vet . ./redlockdv1
+go vet ./...
+(cd "$root/examples/go" && go vet ./...)
 
-# 3. The tests, each group against a daemon of its own.
-# With the race detector when a C compiler is there for it (the client is
-# goroutines around a stream).
-race=""; command -v gcc >/dev/null && race="-race"
-go test $race -c -o "$scratch/redlockd.test" .
+# 4. The tests, each group against a daemon of its own.
+go test -race -c -o "$scratch/redlockd.test" .
 run() { "$root/scripts/with-dev-daemon" "$@"; }
 run "$scratch/redlockd.test" -test.run '^TestClient' -test.v -test.count=1
 run "$scratch/redlockd.test" -test.run '^TestKillsMasters' -test.v -test.count=1
 run --secure "$scratch/redlockd.test" -test.run '^TestSecure' -test.v -test.count=1
 
-# 4. The README's five lines (its first ```go block), in a user's program.
-user="$gopath/src/example.com/firstlock"
-mkdir -p "$user"
+# 5. The README's five lines (its first ```go block), in a user's program.
+five_lines() { awk '/^```go$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/README.md"; }
+[ "$(five_lines | wc -l)" -eq 5 ] || { say "the README's first lock is not five lines"; exit 1; }
 {
   printf 'package main\n\nimport (\n\t"context"\n\t"fmt"\n\t"log"\n\t"time"\n\n'
-  printf '\tredlockd "%s"\n)\n\nfunc main() {\n\tctx := context.Background()\n' "$module"
-  awk '/^```go$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/README.md"
+  printf '\tredlockd "github.com/redlockd/redlockd/clients/go"\n)\n\nfunc main() {\n\tctx := context.Background()\n'
+  five_lines
   printf '\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n'
-} >"$user/main.go"
-[ "$(awk '/^```go$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/README.md" | wc -l)" -eq 5 ] ||
-  { say "the README's first lock is not five lines"; exit 1; }
-(cd "$user" && go build -o "$scratch/firstlock" .)
-run "$scratch/firstlock" | tee "$scratch/firstlock.out"
+} >"$scratch/main.go"
+bash "$here/user-module.sh" "$scratch/main.go" "$scratch/firstlock" 2>"$scratch/user-module.log" ||
+  { cat "$scratch/user-module.log" >&2; say "the README's five lines did not build as a user's module"; exit 1; }
+run "$scratch/firstlock/firstlock" | tee "$scratch/firstlock.out"
 grep -q '^fencing token [0-9][0-9]*$' "$scratch/firstlock.out" || { say "the README's five lines took no lock"; exit 1; }
-say "the README's five lines took a lock (GOPATH mode)"
-
-bash "$here/user-module.sh" "$user/main.go" "$scratch/module"
-run "$scratch/module/firstlock" | grep -q '^fencing token [0-9][0-9]*$' ||
-  { say "the README's five lines, built as a module, took no lock"; exit 1; }
-say "the README's five lines took a lock (module mode, replace)"
+say "the README's five lines took a lock (a user's module, go get with a replace)"
 say "ok"
