@@ -1,0 +1,334 @@
+package io.redlockd.client;
+
+import io.grpc.Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.MetadataUtils;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import redlockd.v1.LockGrpc;
+import redlockd.v1.LockOuterClass.AcquireManyRequest;
+import redlockd.v1.LockOuterClass.AcquireManyResponse;
+import redlockd.v1.LockOuterClass.AcquireRequest;
+import redlockd.v1.LockOuterClass.AcquireResponse;
+import redlockd.v1.LockOuterClass.ExtendRequest;
+import redlockd.v1.LockOuterClass.ExtendResponse;
+import redlockd.v1.LockOuterClass.HoldStart;
+import redlockd.v1.LockOuterClass.InspectRequest;
+import redlockd.v1.LockOuterClass.InspectResponse;
+import redlockd.v1.LockOuterClass.LockMode;
+import redlockd.v1.LockOuterClass.ReleaseManyRequest;
+import redlockd.v1.LockOuterClass.ReleaseRequest;
+
+/**
+ * A connection to one redlockd (or a load balancer in front of several). Thread-safe; close it when
+ * done (open sessions then end, and their locks are released).
+ *
+ * <pre>{@code
+ * try (RedlockdClient client = RedlockdClient.fromEnv();
+ *     HeldLock lock = client.hold("jobs/nightly", HoldOptions.defaults().wait(Duration.ofSeconds(5)))) {
+ *   store.write(row, lock.fencingToken()); // the store refuses tokens older than one it has seen
+ * }
+ * }</pre>
+ */
+public final class RedlockdClient implements AutoCloseable {
+  private final ManagedChannel channel;
+  private final LockGrpc.LockBlockingStub blocking;
+  private final LockGrpc.LockStub async;
+
+  private RedlockdClient(Settings settings) {
+    this.channel = Grpc.newChannelBuilder(settings.target, settings.credentials()).build();
+    LockGrpc.LockBlockingStub blocking = LockGrpc.newBlockingStub(channel);
+    LockGrpc.LockStub async = LockGrpc.newStub(channel);
+    if (settings.token != null) {
+      Metadata headers = new Metadata();
+      headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + settings.token);
+      blocking = blocking.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+      async = async.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+    }
+    this.blocking = blocking;
+    this.async = async;
+  }
+
+  /**
+   * A client configured from the environment, as redlockctl reads it: REDLOCKD_ADDR (else
+   * 127.0.0.1:7420; https://... turns TLS on), REDLOCKD_TOKEN (sent as {@code authorization:
+   * Bearer ...}), and the PEM files REDLOCKD_CA, REDLOCKD_CERT with REDLOCKD_KEY (TLS; mutual with
+   * the last two). Plaintext when none of the last three is set.
+   */
+  public static RedlockdClient fromEnv() {
+    return builder().build();
+  }
+
+  /** A builder; what it is not given comes from the environment, as {@link #fromEnv()}. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Settings for a client; unset ones come from the environment. */
+  public static final class Builder {
+    private String address;
+    private String token;
+    private Tls tls;
+    private Map<String, String> env = System.getenv();
+
+    private Builder() {}
+
+    /** host:port, http://host:port or https://host:port (instead of REDLOCKD_ADDR). */
+    public Builder address(String address) {
+      this.address = address;
+      return this;
+    }
+
+    /** The bearer token (instead of REDLOCKD_TOKEN). */
+    public Builder token(String token) {
+      this.token = token;
+      return this;
+    }
+
+    /** TLS (instead of REDLOCKD_CA, REDLOCKD_CERT, REDLOCKD_KEY). */
+    public Builder tls(Tls tls) {
+      this.tls = tls;
+      return this;
+    }
+
+    /** Where unset settings are read from (default: {@link System#getenv()}). */
+    public Builder environment(Map<String, String> env) {
+      this.env = Map.copyOf(env);
+      return this;
+    }
+
+    /**
+     * Connects (lazily: the first call opens the connection).
+     *
+     * @throws InvalidArgumentException when a setting is wrong, naming it
+     */
+    public RedlockdClient build() {
+      return new RedlockdClient(Settings.resolve(address, token, tls, env));
+    }
+  }
+
+  /** Closes the connection; open sessions end, and the daemon releases their locks. */
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** {@link #tryAcquire(String, AcquireOptions)} with {@link AcquireOptions#defaults()}. */
+  public Optional<Lease> tryAcquire(String resource) {
+    return tryAcquire(resource, AcquireOptions.defaults());
+  }
+
+  /**
+   * Takes the lock on {@code resource}, trying for up to the options' wait. Empty when someone else
+   * kept it all along: contention is a value, not an error. A wait the daemon cuts short with
+   * UNAVAILABLE is retried with jitter until it runs out; then {@link UnavailableException} is
+   * thrown. The lease's validity counts from the moment the request was sent.
+   *
+   * @throws InvalidArgumentException before sending anything, when an argument is out of range
+   */
+  public Optional<Lease> tryAcquire(String resource, AcquireOptions options) {
+    Validate.resource(resource);
+    Validate.owner(options.owner);
+    Validate.kind(options.shared, options.permits, options.reentrancyKey);
+    Duration ttl = Validate.duration(options.ttl, "ttl");
+    Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
+    while (true) {
+      Duration left = backoff.left();
+      AcquireRequest.Builder request =
+          AcquireRequest.newBuilder()
+              .setResource(resource)
+              .setOwner(options.owner)
+              .setTtl(Wire.duration(ttl))
+              .setMode(options.shared ? LockMode.LOCK_MODE_SHARED : LockMode.LOCK_MODE_EXCLUSIVE)
+              .setPermits(options.permits)
+              .setReentrancyKey(options.reentrancyKey);
+      if (!left.isZero()) {
+        request.setWait(Wire.duration(left));
+      }
+      long sent = System.nanoTime(); // the client rule: validity counts from here
+      AcquireResponse reply;
+      try {
+        reply = call(s -> s.acquire(request.build()), left);
+      } catch (UnavailableException e) {
+        if (!backoff.pause()) {
+          throw e;
+        }
+        continue;
+      }
+      if (!reply.getAcquired()) {
+        return Optional.empty();
+      }
+      Granted granted = Granted.of(reply.getLease());
+      return Optional.of(new Lease(this, granted, Granted.deadline(sent, reply.getLease().getValidity()), ttl));
+    }
+  }
+
+  /**
+   * Takes the locks on several resources at once, all or none (docs/design.md#several-resources-at-once),
+   * trying for up to the options' wait: 1 to 16 names, repeats dropped. One {@link Lease} per
+   * resource, sorted by resource, or empty when any of them stayed with someone else all along:
+   * then none is held, and none was held while waiting (callers with overlapping sets cannot
+   * deadlock). The leases share one value and validity; each has its own fencing token. Each is an
+   * ordinary lease, extended and released on its own, or released together with {@link
+   * #releaseMany}. A set's locks are exclusive: the options' shared, permits and reentrancy key
+   * must be left unset.
+   */
+  public Optional<List<Lease>> tryAcquireMany(Collection<String> resources, AcquireOptions options) {
+    List<String> names = Validate.resources(resources);
+    Validate.owner(options.owner);
+    if (options.shared || options.permits != 0 || !options.reentrancyKey.isEmpty()) {
+      throw new InvalidArgumentException(
+          "invalid options: a set's locks are exclusive: leave shared, permits and reentrancyKey unset");
+    }
+    Duration ttl = Validate.duration(options.ttl, "ttl");
+    Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
+    while (true) {
+      Duration left = backoff.left();
+      AcquireManyRequest.Builder request =
+          AcquireManyRequest.newBuilder().addAllResources(names).setOwner(options.owner).setTtl(Wire.duration(ttl));
+      if (!left.isZero()) {
+        request.setWait(Wire.duration(left));
+      }
+      long sent = System.nanoTime(); // the client rule: validity counts from here
+      AcquireManyResponse reply;
+      try {
+        reply = call(s -> s.acquireMany(request.build()), left);
+      } catch (UnavailableException e) {
+        if (!backoff.pause()) {
+          throw e;
+        }
+        continue;
+      }
+      if (!reply.getAcquired()) {
+        return Optional.empty();
+      }
+      List<Lease> leases = new ArrayList<>();
+      for (redlockd.v1.LockOuterClass.Lease lease : reply.getLeasesList()) {
+        leases.add(new Lease(this, Granted.of(lease), Granted.deadline(sent, lease.getValidity()), ttl));
+      }
+      return Optional.of(List.copyOf(leases));
+    }
+  }
+
+  /**
+   * Gives back leases of one set (what {@link #tryAcquireMany} returned, or some of them) in one
+   * call. True when every one was still held to the end; false when any had expired, been taken
+   * over or been released already.
+   */
+  public boolean releaseMany(Collection<Lease> leases) {
+    if (leases == null || leases.size() < 1 || leases.size() > Validate.MAX_SET) {
+      throw new InvalidArgumentException(
+          "invalid leases: " + (leases == null ? 0 : leases.size()) + " leases; 1 to " + Validate.MAX_SET
+              + " are allowed");
+    }
+    HashSet<String> values = new HashSet<>();
+    ReleaseManyRequest.Builder request = ReleaseManyRequest.newBuilder();
+    for (Lease lease : leases) {
+      values.add(lease.value());
+      request.addResources(lease.resource());
+    }
+    if (values.size() != 1) {
+      throw new InvalidArgumentException(
+          "invalid leases: they hold more than one value: releaseMany takes leases of one tryAcquireMany");
+    }
+    request.setValue(values.iterator().next());
+    return call(s -> s.releaseMany(request.build()), Duration.ZERO).getReleased();
+  }
+
+  /** {@link #hold(String, HoldOptions)} with {@link HoldOptions#defaults()}. */
+  public HeldLock hold(String resource) {
+    return hold(resource, HoldOptions.defaults());
+  }
+
+  /**
+   * Opens a Hold session: returns once the lock is held; the daemon extends it at about a third of
+   * the TTL until the session ends ({@link HeldLock#close()}, or the process dying). A wait cut
+   * short by UNAVAILABLE is retried as {@link #tryAcquire}'s is.
+   *
+   * @throws NotAcquiredException when the wait ran out while someone else held the lock
+   */
+  public HeldLock hold(String resource, HoldOptions options) {
+    Validate.resource(resource);
+    Validate.owner(options.owner);
+    Validate.kind(options.shared, options.permits, options.reentrancyKey);
+    HoldStart.Builder start =
+        HoldStart.newBuilder()
+            .setResource(resource)
+            .setOwner(options.owner)
+            .setTtl(Wire.duration(Validate.duration(options.ttl, "ttl")))
+            .setMode(options.shared ? LockMode.LOCK_MODE_SHARED : LockMode.LOCK_MODE_EXCLUSIVE)
+            .setPermits(options.permits)
+            .setReentrancyKey(options.reentrancyKey);
+    if (options.maxHold != null) {
+      start.setMaxHold(Wire.duration(Validate.duration(options.maxHold, "max_hold")));
+    }
+    Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
+    while (true) {
+      try {
+        return HoldStream.open(async, start.build(), backoff.left());
+      } catch (UnavailableException e) {
+        if (!backoff.pause()) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** What each master holds for {@code resource}, who holds it and who waits (never lock values). */
+  public InspectResponse inspect(String resource) {
+    Validate.resource(resource);
+    return call(s -> s.inspect(InspectRequest.newBuilder().setResource(resource).build()), Duration.ZERO);
+  }
+
+  /**
+   * The generated blocking stub on this client's connection, with its bearer token, for the methods
+   * the client does not wrap (ExtendMany, say).
+   */
+  public LockGrpc.LockBlockingStub blockingStub() {
+    return blocking;
+  }
+
+  /** The generated asynchronous stub, as {@link #blockingStub()} (Pipeline, say). */
+  public LockGrpc.LockStub asyncStub() {
+    return async;
+  }
+
+  boolean extend(Lease lease, Duration ttl) {
+    ExtendRequest request =
+        ExtendRequest.newBuilder().setResource(lease.resource()).setValue(lease.value()).setTtl(Wire.duration(ttl)).build();
+    long sent = System.nanoTime();
+    ExtendResponse reply = call(s -> s.extend(request), Duration.ZERO);
+    if (reply.getExtended()) {
+      lease.extended(Granted.deadline(sent, reply.getValidity()));
+    }
+    return reply.getExtended();
+  }
+
+  boolean release(Lease lease) {
+    ReleaseRequest request = ReleaseRequest.newBuilder().setResource(lease.resource()).setValue(lease.value()).build();
+    return call(s -> s.release(request), Duration.ZERO).getReleased();
+  }
+
+  /** One unary call, with a deadline of its wait plus a slack; its failure typed. */
+  private <T> T call(Function<LockGrpc.LockBlockingStub, T> method, Duration wait) {
+    try {
+      return method.apply(blocking.withDeadlineAfter(wait.plus(Backoff.CALL_SLACK).toNanos(), TimeUnit.NANOSECONDS));
+    } catch (StatusRuntimeException e) {
+      throw Errors.from(e);
+    }
+  }
+}
