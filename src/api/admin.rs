@@ -74,11 +74,11 @@ impl<N: Node> AdminService<N> {
         // The listing stays inside the caller's namespace: every key it
         // scans or looks at starts with `start`.
         let start = scoped(caller.tenant(), &req.prefix);
-        let nodes = self.locks.engine.nodes().len();
+        let nodes = self.locks.masters();
         if page.node >= nodes || page.pending.iter().any(|name| !name.starts_with(&start)) {
             return Err(Error::invalid("page_token", "does not belong to this listing"));
         }
-        let (listed, end) = self.locks.engine.list(&start, page, limit).await?;
+        let (listed, end) = self.locks.list(&start, page, limit).await?;
         let locks = listed
             .iter()
             .map(|lock| LockInfo {

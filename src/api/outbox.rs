@@ -20,17 +20,18 @@ use std::task::{Context, Poll, Waker};
 use futures::Stream;
 
 use crate::api::proto::HoldResponse;
+use crate::locks::session::{Delivery, Refused};
 
 /// One message down the stream.
 pub(crate) type Reply = Result<HoldResponse, tonic::Status>;
 
-/// How many replies may wait before `offer` drops one.
+/// How many replies may wait before an `IfRoom` one is dropped.
 pub(crate) const ROOM: usize = 8;
 
 #[derive(Default)]
 struct Shared {
     /// Boxed: a `Status` is large, and the queue keeps its capacity. The
-    /// flag marks a reply `offer` queued (one `end` may drop).
+    /// flag marks an `IfRoom` reply (one `Last` may drop).
     queue: VecDeque<(Box<Reply>, bool)>,
     /// The stream, waiting for a reply.
     reader: Option<Waker>,
@@ -51,22 +52,6 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-#[derive(PartialEq, Eq)]
-enum Push {
-    Always,
-    IfRoom,
-    Last,
-}
-
-/// Why `offer` did not queue a reply.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Refused {
-    /// `ROOM` replies are waiting already.
-    Full,
-    /// The stream is gone: the client left.
-    Closed,
-}
-
 /// The session's end. Dropping it ends the stream after what is queued.
 pub(crate) struct Outbox(Arc<Mutex<Shared>>);
 
@@ -74,32 +59,26 @@ impl Outbox {
     /// Queues `reply`, however many wait; false when the stream is gone.
     /// At most a few replies are sent this way in a session's life.
     pub(crate) fn send(&self, reply: Reply) -> bool {
-        self.push(reply, Push::Always).is_ok()
+        self.push(reply, Delivery::Always).is_ok()
     }
 
-    /// Queues `reply` unless `ROOM` replies are waiting already.
-    pub(crate) fn offer(&self, reply: Reply) -> Result<(), Refused> {
-        self.push(reply, Push::IfRoom)
-    }
-
-    /// Queues the session's last reply after dropping the offered ones
-    /// still waiting; false when the stream is gone.
-    pub(crate) fn end(&self, reply: Reply) -> bool {
-        self.push(reply, Push::Last).is_ok()
-    }
-
-    fn push(&self, reply: Reply, how: Push) -> Result<(), Refused> {
+    /// Queues `reply` as `how` says.
+    ///
+    /// # Errors
+    /// `Closed` when the stream is gone; `Full` for an `IfRoom` reply with
+    /// `ROOM` replies waiting.
+    pub(crate) fn push(&self, reply: Reply, how: Delivery) -> Result<(), Refused> {
         let reader = {
             let mut shared = lock(&self.0);
             if shared.stream_gone {
                 return Err(Refused::Closed);
             }
             match how {
-                Push::IfRoom if shared.queue.len() >= ROOM => return Err(Refused::Full),
-                Push::Last => shared.queue.retain(|(_, offered)| !offered),
-                Push::IfRoom | Push::Always => {}
+                Delivery::IfRoom if shared.queue.len() >= ROOM => return Err(Refused::Full),
+                Delivery::Last => shared.queue.retain(|(_, offered)| !offered),
+                Delivery::IfRoom | Delivery::Always => {}
             }
-            shared.queue.push_back((Box::new(reply), how == Push::IfRoom));
+            shared.queue.push_back((Box::new(reply), how == Delivery::IfRoom));
             shared.reader.take()
         };
         if let Some(reader) = reader {
@@ -217,7 +196,7 @@ mod tests {
     async fn replies_arrive_in_order_and_the_stream_ends_after_the_last() {
         let (out, mut replies) = outbox();
         assert!(out.send(reply(HoldEvent::Acquired)));
-        assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+        assert_eq!(out.push(reply(HoldEvent::Extended), Delivery::IfRoom), Ok(()));
         assert!(out.send(reply(HoldEvent::Released)));
         drop(out);
         assert_eq!(event(replies.next().await), HoldEvent::Acquired);
@@ -243,9 +222,12 @@ mod tests {
     async fn an_extension_is_dropped_when_the_reader_is_behind_but_an_ending_is_not() {
         let (out, mut replies) = outbox();
         for _ in 0..ROOM {
-            assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+            assert_eq!(out.push(reply(HoldEvent::Extended), Delivery::IfRoom), Ok(()));
         }
-        assert_eq!(out.offer(reply(HoldEvent::Extended)), Err(Refused::Full));
+        assert_eq!(
+            out.push(reply(HoldEvent::Extended), Delivery::IfRoom),
+            Err(Refused::Full)
+        );
         assert!(out.send(reply(HoldEvent::Lost)));
         drop(out);
         let mut events = Vec::new();
@@ -261,9 +243,9 @@ mod tests {
         let (out, mut replies) = outbox();
         assert!(out.send(reply(HoldEvent::Acquired)));
         for _ in 0..3 {
-            assert_eq!(out.offer(reply(HoldEvent::Extended)), Ok(()));
+            assert_eq!(out.push(reply(HoldEvent::Extended), Delivery::IfRoom), Ok(()));
         }
-        assert!(out.end(reply(HoldEvent::Lost)));
+        assert!(out.push(reply(HoldEvent::Lost), Delivery::Last).is_ok());
         drop(out);
         assert_eq!(event(replies.next().await), HoldEvent::Acquired);
         assert_eq!(event(replies.next().await), HoldEvent::Lost);
@@ -283,6 +265,9 @@ mod tests {
             .expect("joined");
         assert!(out.is_closed());
         assert!(!out.send(reply(HoldEvent::Released)));
-        assert_eq!(out.offer(reply(HoldEvent::Extended)), Err(Refused::Closed));
+        assert_eq!(
+            out.push(reply(HoldEvent::Extended), Delivery::IfRoom),
+            Err(Refused::Closed)
+        );
     }
 }

@@ -149,7 +149,7 @@ impl<N: Node> LockService<N> {
     async fn inspect(&self, caller: &Caller, req: InspectRequest) -> Result<InspectResponse, Error> {
         request::resource(&req.resource)?;
         let name = caller.lock_name(&req.resource)?;
-        let view = self.locks.engine.inspect(&name).await;
+        let (view, waiter_owners) = self.locks.inspect(&name).await;
         let nodes = view
             .nodes
             .into_iter()
@@ -165,7 +165,6 @@ impl<N: Node> LockService<N> {
                 fence_counter: node.fence.unwrap_or(0),
             })
             .collect();
-        let waiter_owners = self.locks.waiters.owners(&name);
         Ok(InspectResponse {
             held: view.held,
             agreeing: view.agreeing as u32,

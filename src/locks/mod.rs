@@ -7,6 +7,9 @@ pub mod error;
 mod held;
 mod many;
 mod reentry;
+pub(crate) mod session;
+#[cfg(test)]
+mod session_tests;
 mod sessions;
 pub(crate) use sessions::SessionGuard;
 pub(crate) mod queue;
@@ -28,7 +31,9 @@ use crate::locks::quota::Kind as Quota;
 use crate::locks::who::{Who, audit};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
-use crate::redlock::{Acquired, Engine, FailureReason, HandOff, Kind, LockValue, Mode, Node, slot_name};
+use crate::redlock::{
+    Acquired, Engine, FailureReason, HandOff, Inspection, Kind, Listed, LockValue, Mode, Node, Page, PageEnd, slot_name,
+};
 use crate::telemetry::metrics::{Metrics, Status};
 
 /// The lock name a value holds under `resource`'s: a permit's slot
@@ -56,9 +61,9 @@ fn failure_label(error: &Error) -> &'static str {
 /// Locks over an engine, with local queues and session bookkeeping.
 pub(crate) struct Locks<N> {
     /// The quorum engine.
-    pub engine: Arc<Engine<N>>,
+    engine: Arc<Engine<N>>,
     /// The local FIFO queues.
-    pub waiters: Arc<Waiters>,
+    waiters: Arc<Waiters>,
     sessions: AtomicUsize,
     max_sessions: usize,
     closing: watch::Sender<bool>,
@@ -94,6 +99,32 @@ impl<N: Node> Locks<N> {
             metrics,
             revoked: broadcast::channel(64).0,
         }
+    }
+
+    /// The longest a master is waited for in one round.
+    pub(crate) fn node_timeout(&self) -> Duration {
+        self.engine.node_timeout()
+    }
+
+    /// What every master says of the lock `name`, and the owners waiting
+    /// for it in this daemon's queue, in order.
+    pub(crate) async fn inspect(&self, name: &str) -> (Inspection, Vec<String>) {
+        let view = self.engine.inspect(name).await;
+        (view, self.waiters.owners(name))
+    }
+
+    /// How many masters (positions) there are.
+    pub(crate) fn masters(&self) -> usize {
+        self.engine.nodes().len()
+    }
+
+    /// One page of the locks whose names start with `start`
+    /// (docs/design.md#listing-and-force-release).
+    ///
+    /// # Errors
+    /// `Unavailable` when a master could not be read.
+    pub(crate) async fn list(&self, start: &str, page: Page, limit: usize) -> Result<(Vec<Listed>, PageEnd), Error> {
+        Ok(self.engine.list(start, page, limit).await?)
     }
 
     /// Sets the gauges of live state (read at scrape time).
