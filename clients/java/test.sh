@@ -7,7 +7,8 @@
 #      plain suite: FencingTokenTest (unit: tokens up to 2^64 - 1 off the
 #      wire), LockingTest (tokens above 2^53 from a real daemon among them),
 #      SessionsTest (a holding JVM killed with kill -9 among them), KindsTest,
-#      SetsTest;
+#      SetsTest, SlowNetworkTest (a delaying TCP proxy: validity counted from
+#      the send, a silent daemon, a daemon that never answers);
 #   2. the test that kills three masters, on a daemon of its own (killed
 #      masters stay dead for the rest of that daemon's life);
 #   3. mutual TLS + bearer token, on the --secure daemon;

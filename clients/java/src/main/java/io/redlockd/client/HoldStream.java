@@ -41,7 +41,7 @@ final class HoldStream implements ClientResponseObserver<HoldRequest, HoldRespon
       stream.requests.onNext(HoldRequest.newBuilder().setStart(first).build());
     }
     // A daemon that never answers must not hang the caller.
-    Duration limit = wait.plus(Backoff.CALL_SLACK);
+    Duration limit = wait.plus(Backoff.callSlack);
     try {
       HeldLock lock = stream.opened.get(limit.toNanos(), TimeUnit.NANOSECONDS);
       lock.startWatch();

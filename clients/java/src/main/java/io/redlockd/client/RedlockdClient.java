@@ -326,7 +326,7 @@ public final class RedlockdClient implements AutoCloseable {
   /** One unary call, with a deadline of its wait plus a slack; its failure typed. */
   private <T> T call(Function<LockGrpc.LockBlockingStub, T> method, Duration wait) {
     try {
-      return method.apply(blocking.withDeadlineAfter(wait.plus(Backoff.CALL_SLACK).toNanos(), TimeUnit.NANOSECONDS));
+      return method.apply(blocking.withDeadlineAfter(wait.plus(Backoff.callSlack).toNanos(), TimeUnit.NANOSECONDS));
     } catch (StatusRuntimeException e) {
       throw Errors.from(e);
     }
