@@ -36,7 +36,7 @@ from ._errors import (
 from ._hold import HeldLease, Hold
 from ._sync import Client, Lease
 
-__version__ = "0.2.0"
+__version__ = "0.1.0"
 
 __all__ = [
     "AsyncClient",
