@@ -46,7 +46,8 @@ public final class FencedWrite {
     // REDLOCKD_ADDR, REDLOCKD_TOKEN, REDLOCKD_CA/CERT/KEY
     try (RedlockdClient client = RedlockdClient.fromEnv()) {
       // A: a lease it must keep alive itself; contention would be an empty Optional, not an error.
-      Lease a = client.tryAcquire(resource, AcquireOptions.defaults().ttl(Duration.ofMillis(500)).wait(Duration.ofSeconds(10)))
+      AcquireOptions shortTtl = AcquireOptions.defaults().ttl(Duration.ofMillis(500)).wait(Duration.ofSeconds(10));
+      Lease a = client.tryAcquire(resource, shortTtl)
           .orElseThrow(() -> new IllegalStateException("A did not get the lock"));
       check(store.write(a.fencingToken(), "balance", 50), "A was refused while it held the lock");
       Thread.sleep(a.remaining().toMillis() + 300); // A stalls; its lock expires on the masters
@@ -54,7 +55,8 @@ public final class FencedWrite {
       // B: a Hold session, kept alive by the daemon; leaving the block releases it, and throws
       // LockLostException had the lock been lost meanwhile.
       FencingToken b;
-      try (HeldLock lock = client.hold(resource, HoldOptions.defaults().ttl(Duration.ofSeconds(5)).wait(Duration.ofSeconds(10)))) {
+      HoldOptions session = HoldOptions.defaults().ttl(Duration.ofSeconds(5)).wait(Duration.ofSeconds(10));
+      try (HeldLock lock = client.hold(resource, session)) {
         check(!lock.isLost(), "B's lock was lost");
         check(store.write(lock.fencingToken(), "balance", 100), "B was refused");
         b = lock.fencingToken();
@@ -65,7 +67,8 @@ public final class FencedWrite {
       // And A learns it: a release of an expired lock says false.
       check(!a.release(), "A's release said its lock was held to the end");
       check(store.rows.equals(Map.of("balance", 100)), "the store holds " + store.rows);
-      System.out.println("ok: B's token " + b + " > A's " + a.fencingToken() + "; A's stale write was refused");
+      System.out.println(
+          "ok: B's token " + b + " > A's " + a.fencingToken() + "; A's stale write was refused");
     }
   }
 }

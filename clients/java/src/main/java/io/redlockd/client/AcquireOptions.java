@@ -33,12 +33,18 @@ public final class AcquireOptions {
     return new AcquireOptions(Duration.ofSeconds(10), Duration.ZERO, "", false, 0, "");
   }
 
-  /** How long the lock lives on the masters unless extended; within the daemon's [min_ttl, max_ttl] (250 ms to 60 s by default). */
+  /**
+   * How long the lock lives on the masters unless extended; within the daemon's [min_ttl, max_ttl]
+   * (250 ms to 60 s by default).
+   */
   public AcquireOptions ttl(Duration ttl) {
     return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey);
   }
 
-  /** How long to keep trying while someone else holds the lock (zero: one attempt); at most the daemon's max_wait. */
+  /**
+   * How long to keep trying while someone else holds the lock (zero: one attempt); at most the
+   * daemon's max_wait.
+   */
   public AcquireOptions wait(Duration wait) {
     return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey);
   }

@@ -16,7 +16,8 @@ final class Granted {
   final int permits;
   final int slot;
 
-  private Granted(String resource, String value, FencingToken fencingToken, boolean shared, int permits, int slot) {
+  private Granted(
+      String resource, String value, FencingToken fencingToken, boolean shared, int permits, int slot) {
     this.resource = resource;
     this.value = value;
     this.fencingToken = fencingToken;

@@ -83,8 +83,8 @@ final class HoldStream implements ClientResponseObserver<HoldRequest, HoldRespon
     long received = System.nanoTime();
     switch (message.getEvent()) {
       case HOLD_EVENT_ACQUIRED:
-        lock = new HeldLock(
-            requests, Granted.of(message.getLease()), Granted.deadline(received, message.getLease().getValidity()));
+        long validUntil = Granted.deadline(received, message.getLease().getValidity());
+        lock = new HeldLock(requests, Granted.of(message.getLease()), validUntil);
         opened.complete(lock);
         break;
       case HOLD_EVENT_NOT_ACQUIRED:

@@ -50,7 +50,8 @@ public final class RedlockdClient implements AutoCloseable {
     LockGrpc.LockStub async = LockGrpc.newStub(channel);
     if (settings.token != null) {
       Metadata headers = new Metadata();
-      headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + settings.token);
+      Metadata.Key<String> authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+      headers.put(authorization, "Bearer " + settings.token);
       blocking = blocking.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
       async = async.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
     }
@@ -173,7 +174,8 @@ public final class RedlockdClient implements AutoCloseable {
         return Optional.empty();
       }
       Granted granted = Granted.of(reply.getLease());
-      return Optional.of(new Lease(this, granted, Granted.deadline(sent, reply.getLease().getValidity()), ttl));
+      long validUntil = Granted.deadline(sent, reply.getLease().getValidity());
+      return Optional.of(new Lease(this, granted, validUntil, ttl));
     }
   }
 
@@ -199,7 +201,10 @@ public final class RedlockdClient implements AutoCloseable {
     while (true) {
       Duration left = backoff.left();
       AcquireManyRequest.Builder request =
-          AcquireManyRequest.newBuilder().addAllResources(names).setOwner(options.owner).setTtl(Wire.duration(ttl));
+          AcquireManyRequest.newBuilder()
+              .addAllResources(names)
+              .setOwner(options.owner)
+              .setTtl(Wire.duration(ttl));
       if (!left.isZero()) {
         request.setWait(Wire.duration(left));
       }
@@ -309,7 +314,11 @@ public final class RedlockdClient implements AutoCloseable {
 
   boolean extend(Lease lease, Duration ttl) {
     ExtendRequest request =
-        ExtendRequest.newBuilder().setResource(lease.resource()).setValue(lease.value()).setTtl(Wire.duration(ttl)).build();
+        ExtendRequest.newBuilder()
+            .setResource(lease.resource())
+            .setValue(lease.value())
+            .setTtl(Wire.duration(ttl))
+            .build();
     long sent = System.nanoTime();
     ExtendResponse reply = call(s -> s.extend(request), Duration.ZERO);
     if (reply.getExtended()) {
@@ -319,14 +328,16 @@ public final class RedlockdClient implements AutoCloseable {
   }
 
   boolean release(Lease lease) {
-    ReleaseRequest request = ReleaseRequest.newBuilder().setResource(lease.resource()).setValue(lease.value()).build();
+    ReleaseRequest request =
+        ReleaseRequest.newBuilder().setResource(lease.resource()).setValue(lease.value()).build();
     return call(s -> s.release(request), Duration.ZERO).getReleased();
   }
 
   /** One unary call, with a deadline of its wait plus a slack; its failure typed. */
   private <T> T call(Function<LockGrpc.LockBlockingStub, T> method, Duration wait) {
     try {
-      return method.apply(blocking.withDeadlineAfter(wait.plus(Backoff.callSlack).toNanos(), TimeUnit.NANOSECONDS));
+      long deadline = wait.plus(Backoff.callSlack).toNanos();
+      return method.apply(blocking.withDeadlineAfter(deadline, TimeUnit.NANOSECONDS));
     } catch (StatusRuntimeException e) {
       throw Errors.from(e);
     }

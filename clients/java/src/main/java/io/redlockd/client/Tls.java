@@ -33,7 +33,10 @@ public final class Tls {
     return new Tls(ca, cert, key);
   }
 
-  /** Reads the PEM files; {@code ca} may be null (the system's roots), {@code cert} and {@code key} together. */
+  /**
+   * Reads the PEM files; {@code ca} may be null (the system's roots), {@code cert} and {@code key}
+   * together.
+   */
   public static Tls fromFiles(Path ca, Path cert, Path key) {
     if ((cert == null) != (key == null)) {
       throw new InvalidArgumentException("invalid tls: cert and key must be given together");
@@ -48,7 +51,8 @@ public final class Tls {
     try {
       return Files.readAllBytes(path);
     } catch (IOException e) {
-      throw new InvalidArgumentException("invalid tls: cannot read the " + field + " file " + path + ": " + e, e);
+      throw new InvalidArgumentException(
+          "invalid tls: cannot read the " + field + " file " + path + ": " + e, e);
     }
   }
 

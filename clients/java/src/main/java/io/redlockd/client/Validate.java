@@ -34,7 +34,10 @@ final class Validate {
     printable("owner", value, 0, MAX_OWNER_BYTES);
   }
 
-  /** A set's names: 1 to 16, each a valid resource, counted as given (repeats too, as the daemon counts them). */
+  /**
+   * A set's names: 1 to 16, each a valid resource, counted as given (repeats too, as the daemon
+   * counts them).
+   */
   static List<String> resources(Collection<String> value) {
     if (value == null) {
       throw new InvalidArgumentException("invalid resources: must be a collection of names, not null");
@@ -60,22 +63,26 @@ final class Validate {
   static void kind(boolean shared, int permits, String reentrancyKey) {
     if (permits < 0) {
       throw new InvalidArgumentException(
-          "invalid permits: " + permits + " is not a number of permits (0 or 1: a lock; N >= 2: a semaphore)");
+          "invalid permits: " + permits
+              + " is not a number of permits (0 or 1: a lock; N >= 2: a semaphore)");
     }
     if (shared && permits >= 2) {
       throw new InvalidArgumentException(
-          "invalid permits: a shared lock takes no permits: set permits to 0 or 1, or mode to LOCK_MODE_EXCLUSIVE");
+          "invalid permits: a shared lock takes no permits: set permits to 0 or 1,"
+              + " or mode to LOCK_MODE_EXCLUSIVE");
     }
     if (reentrancyKey == null) {
       throw new InvalidArgumentException("invalid reentrancy_key: must be a string (empty: none), not null");
     }
     int size = utf8Length(reentrancyKey);
     if (size < 0) {
-      throw new InvalidArgumentException("invalid reentrancy_key: is not valid UTF-8 (it has a lone surrogate)");
+      throw new InvalidArgumentException(
+          "invalid reentrancy_key: is not valid UTF-8 (it has a lone surrogate)");
     }
     if (size > MAX_REENTRANCY_KEY_BYTES) {
       throw new InvalidArgumentException(
-          "invalid reentrancy_key: is " + size + " bytes; at most " + MAX_REENTRANCY_KEY_BYTES + " are allowed");
+          "invalid reentrancy_key: is " + size + " bytes; at most " + MAX_REENTRANCY_KEY_BYTES
+              + " are allowed");
     }
   }
 
@@ -106,7 +113,10 @@ final class Validate {
     }
   }
 
-  /** What is wrong with {@code value} as least to most bytes of printable UTF-8, in the daemon's words; null when nothing is. */
+  /**
+   * What is wrong with {@code value} as least to most bytes of printable UTF-8, in the daemon's
+   * words; null when nothing is.
+   */
   private static String notPrintable(String value, int least, int most) {
     if (value == null) {
       return "must be a string, not null";
