@@ -5,6 +5,8 @@
 //! `observer` (what metrics hear), `fake` (an in-memory node for tests).
 
 mod acquire;
+#[cfg(test)]
+mod acquire_tests;
 pub mod buckets;
 pub mod engine;
 #[cfg(test)]
@@ -12,9 +14,13 @@ mod engine_tests;
 mod error;
 mod extend;
 #[cfg(test)]
+mod extend_tests;
+#[cfg(test)]
 pub mod fake;
 mod fanout;
 mod handoff;
+#[cfg(test)]
+mod handoff_tests;
 pub mod holder;
 mod inspect;
 mod listing;
@@ -29,6 +35,8 @@ mod permits;
 mod permits_tests;
 pub(crate) mod quorum;
 mod release;
+#[cfg(test)]
+mod release_tests;
 mod shards;
 #[cfg(test)]
 mod shared_tests;
