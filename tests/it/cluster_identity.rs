@@ -9,9 +9,9 @@ use redlockd::redis::node::RedisNode;
 use redlockd::redlock::node::Probed;
 use redlockd::redlock::{LockValue, Node, buckets};
 
-use crate::scripts::{TTL, node};
 use crate::support::clusters::{RedisCluster, cli};
 use crate::support::keys;
+use crate::support::redis_node::{TTL, node};
 
 /// How many `INFO` calls the nodes at `ports` served, not counting this
 /// look (which adds one on each).

@@ -12,7 +12,7 @@ use redlockd::redis::node::RedisNode;
 use redlockd::redlock::node::Probed;
 use redlockd::redlock::{Announce, LockValue, Node};
 
-use crate::scripts::{KEY, TTL, node, node_config, read};
+use crate::support::redis_node::{KEY, TTL, node, node_config, read};
 use crate::support::{self, Cluster};
 
 /// A probe does not queue behind lock traffic: with the lock connection

@@ -5,8 +5,10 @@
 pub mod certs;
 pub mod clusters;
 pub mod history;
+pub mod hold;
 pub mod keys;
 pub mod proxy;
+pub mod redis_node;
 pub mod rig;
 mod rig_sets;
 pub mod stores;
@@ -164,6 +166,15 @@ pub fn test_env(cluster: &Cluster) -> HashMap<String, String> {
         ]
         .map(|(k, v)| (k.to_owned(), v)),
     )
+}
+
+/// `test_env` with `extra` settings on top.
+pub fn env_with(cluster: &Cluster, extra: &[(&str, String)]) -> HashMap<String, String> {
+    let mut env = test_env(cluster);
+    for (key, value) in extra {
+        env.insert((*key).to_owned(), value.clone());
+    }
+    env
 }
 
 /// `test_env` with masters `from..` reached through fault proxies of their
