@@ -2,6 +2,7 @@
 //! batching, probes and repair, the Lua scripts and their replies, and the
 //! subscriber that hears published releases.
 
+pub mod acl;
 mod batch;
 pub mod cluster;
 mod cluster_probe;
