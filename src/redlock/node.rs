@@ -1,5 +1,5 @@
 //! The `Node` trait: the one seam between the quorum engine and a lock store.
-//! `redis.rs` implements it over fred; `fake.rs` in memory for engine tests.
+//! `src/redis/node.rs` implements it over fred; `fake.rs` in memory for engine tests.
 //! Each method is one atomic step on one master (docs/design.md#the-lock-on-one-master).
 
 use std::future::Future;

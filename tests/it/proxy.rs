@@ -1,4 +1,4 @@
-//! The fault-injecting proxy of tests/support/proxy.rs, against a real `redis-server`, spoken to in raw RESP.
+//! The fault-injecting proxy of tests/it/support/proxy.rs, against a real `redis-server`, spoken to in raw RESP.
 
 use crate::support;
 

@@ -3,7 +3,7 @@
 //! contending, then the checker over the whole history. Prints one summary
 //! line: operations, grants, faults injected by kind, violations by kind.
 //!
-//! `REDLOCKD_CHAOS_SECS=600 cargo test --test soak -- --nocapture`
+//! `REDLOCKD_CHAOS_SECS=600 cargo test --test it soak -- --nocapture`
 
 use crate::support;
 
