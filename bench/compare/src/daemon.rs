@@ -478,10 +478,11 @@ async fn open_session(
     }))
 }
 
-/// The daemon binary next to this benchmark's target directory.
+/// The daemon's release build in the repository's target/ (CARGO_TARGET_DIR
+/// when set, as `cargo build` takes it).
 pub fn default_binary() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+        .unwrap_or_else(|| crate::repository().join("target"));
     target.join("release").join("redlockd")
 }

@@ -3,7 +3,10 @@
 //! the same five local `redis-server` masters, in one run:
 //!
 //! - rslock (crates.io), in this process;
-//! - node-redlock 5 (`bench/node/bench.js`, when node and its modules are there);
+//! - peers of other languages, each the real library in a process of its
+//!   own ([`peer`]; skipped with the reason when its toolchain is missing):
+//!   node-redlock 5 (`bench/node`), go-redsync (`bench/go`), and Redisson's
+//!   `RLock` on one master and `RedissonRedLock` over five (`bench/java`);
 //! - etcd's lock API, single node, one lease per client session (when
 //!   Debian's `etcd-server` is installed).
 //!
@@ -29,7 +32,8 @@ mod drive;
 mod etcd;
 mod in_process;
 mod measure;
-mod node;
+mod peer;
+mod peers;
 mod report;
 
 use std::collections::BTreeMap;
@@ -42,7 +46,7 @@ use clap::{Parser, ValueEnum};
 use crate::drive::{Outcome, Timing};
 use crate::measure::{Role, Watched};
 
-/// redlockd side by side with rslock, node-redlock and etcd (docs/performance.md).
+/// redlockd side by side with rslock, node-redlock, go-redsync, Redisson and etcd (docs/performance.md).
 #[derive(Parser)]
 #[command(name = "compare", bin_name = "scripts/bench")]
 struct Args {
@@ -60,7 +64,11 @@ struct Args {
     #[arg(long, default_value_t = 1.0)]
     warmup: f64,
     /// Which systems to run (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "redlockd,rslock,node,etcd")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "redlockd,rslock,node,go,redisson,redisson-redlock,etcd"
+    )]
     systems: Vec<System>,
     /// Which workloads to run (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
@@ -114,6 +122,9 @@ pub enum System {
     Redlockd,
     Rslock,
     Node,
+    Go,
+    Redisson,
+    RedissonRedlock,
     Etcd,
 }
 
@@ -123,6 +134,9 @@ impl System {
             System::Redlockd => "redlockd (gRPC)",
             System::Rslock => "rslock (in-process)",
             System::Node => "node-redlock",
+            System::Go => "go-redsync",
+            System::Redisson => "Redisson RLock (1 master)",
+            System::RedissonRedlock => "Redisson RedLock",
             System::Etcd => "etcd lock API",
         }
     }
@@ -132,6 +146,9 @@ impl System {
             System::Redlockd => "redlockd",
             System::Rslock => "rslock",
             System::Node => "node",
+            System::Go => "go",
+            System::Redisson => "redisson",
+            System::RedissonRedlock => "redisson-redlock",
             System::Etcd => "etcd",
         }
     }
@@ -209,7 +226,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         warmup: Duration::from_secs_f64(args.warmup),
         duration: Duration::from_secs_f64(args.duration),
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repository();
     let wants = |s: System| args.systems.contains(&s);
     let mut runs = BTreeMap::new();
     let mut workloads = args.workloads.clone();
@@ -283,20 +300,21 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         }
         _ => None,
     };
-    let node_dir = root.join("bench").join("node");
-    let node = if wants(System::Node) {
-        match node::available(&node_dir) {
-            Ok(node) => Some(node),
+    let mut peers = BTreeMap::new();
+    let others = [System::Node, System::Go, System::Redisson, System::RedissonRedlock];
+    for system in others.into_iter().filter(|s| wants(*s) && !shared.is_empty()) {
+        match peers::find(system, &root) {
+            Ok(peer) => {
+                peers.insert(system, peer);
+            }
             Err(why) => {
+                say(format!("{}: skipped: {why}", system.label()));
                 for &w in &shared {
-                    runs.insert((w, System::Node), Run::Skipped(why.clone()));
+                    runs.insert((w, system), Run::Skipped(why.clone()));
                 }
-                None
             }
         }
-    } else {
-        None
-    };
+    }
 
     // (a)'s hop, per redlockd round (`None` where the round failed first).
     let mut hops: Vec<Option<measure::Samples>> = Vec::new();
@@ -360,9 +378,9 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                         let watched = watch(&me, &redis, None);
                         Ok(drive::run(vec![locker; clients], contended, &prefix, timing, &watched).await)
                     }
-                    System::Node => {
-                        let node = node.as_ref().context("node is not available")?;
-                        node::run(node, &node_dir, &urls, workload.key(), clients, timing, &redis).await
+                    System::Node | System::Go | System::Redisson | System::RedissonRedlock => {
+                        let peer = peers.get(&system).context("not available")?;
+                        peer.run(&urls, workload.key(), clients, timing, &redis).await
                     }
                     System::Etcd => {
                         let etcd = etcd.as_ref().context("etcd is not running")?;
@@ -424,8 +442,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     let mut environment = report::environment(
         &daemon_binary,
         daemon.is_some(),
-        &node_dir,
-        node.as_deref(),
+        peers.values().map(|p| p.environment.clone()),
         etcd_binary.as_deref().filter(|_| etcd.is_some()),
     );
     if args.cluster_primaries > 0 {
@@ -483,6 +500,15 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         hop,
         sessions,
     })
+}
+
+/// The repository this benchmark belongs to (bench/compare is two levels
+/// down): where bench/node, bench/go, bench/java and target/ are, wherever
+/// the benchmark is started from.
+pub fn repository() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.join("..").join("..");
+    root.canonicalize().unwrap_or(root)
 }
 
 /// The round with the median rate (the lower middle of an even count: a

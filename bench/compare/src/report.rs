@@ -12,7 +12,15 @@ use crate::drive::Outcome;
 use crate::measure::Role;
 use crate::{Results, Run, System, Workload};
 
-const SYSTEMS: [System; 4] = [System::Redlockd, System::Rslock, System::Node, System::Etcd];
+const SYSTEMS: [System; 7] = [
+    System::Redlockd,
+    System::Rslock,
+    System::Node,
+    System::Go,
+    System::Redisson,
+    System::RedissonRedlock,
+    System::Etcd,
+];
 const MB: f64 = 1024.0 * 1024.0;
 
 /// The whole report.
@@ -45,14 +53,20 @@ fn throughput(out: &mut String, results: &Results) {
     if rows.is_empty() {
         return;
     }
+    // The systems asked for: run, failed or skipped.
+    let systems: Vec<System> = SYSTEMS
+        .into_iter()
+        .filter(|s| results.runs.keys().any(|(_, rs)| rs == s))
+        .collect();
     let _ = writeln!(
         out,
-        "\n| workload | {} | redlockd / rslock | redlockd / etcd |\n|---|---|---|---|---|---|---|",
-        SYSTEMS.map(System::label).join(" | ")
+        "\n| workload | {} | redlockd / rslock | redlockd / etcd |\n|---|{}---|---|",
+        systems.iter().map(|s| s.label()).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(systems.len())
     );
     for w in rows {
         let mut cells = vec![workload_label(w, results.clients)];
-        for s in SYSTEMS {
+        for &s in &systems {
             cells.push(match results.runs.get(&(w, s)) {
                 Some(Run::Done(o)) => cell(o),
                 Some(Run::Failed(e)) => format!("failed: {}", short(e)),
@@ -150,7 +164,8 @@ fn cpu(out: &mut String, results: &Results) {
     let _ = writeln!(
         out,
         "\nCPU-seconds per 1000 operations, by process (client = the process driving the workload: this \
-         benchmark, with rslock in it, or node); then these processes' CPU over wall time (cores busy, of {}), \
+         benchmark, with rslock in it, or the peer's own process; redis: the masters it locks on, one for Redisson's \
+         RLock); then these processes' CPU over wall time (cores busy, of {}), \
          and the CPU of every other process on the machine in the same window (background load):\n\n\
          | workload | system | {} | total | cores busy | other processes, cores |\n|---|---|{}---|---|---|",
         std::thread::available_parallelism().map_or(0, usize::from),
@@ -507,8 +522,7 @@ fn short(s: &str) -> String {
 pub fn environment(
     daemon: &Path,
     daemon_ran: bool,
-    node_dir: &Path,
-    node: Option<&Path>,
+    peers: impl Iterator<Item = (String, String)>,
     etcd: Option<&Path>,
 ) -> Vec<(String, String)> {
     let first_line = |program: &Path, arg: &str| {
@@ -560,24 +574,10 @@ pub fn environment(
         "rslock".into(),
         format!("{} (in the benchmark process)", locked_version("rslock")),
     ));
-    if let Some(node) = node {
-        let version = |package: &str| {
-            let json = std::fs::read_to_string(node_dir.join("node_modules").join(package).join("package.json"))
-                .unwrap_or_default();
-            serde_json::from_str::<serde_json::Value>(&json)
-                .ok()
-                .and_then(|v| v["version"].as_str().map(str::to_owned))
-                .unwrap_or_else(|| "?".into())
-        };
-        env.push((
-            "node-redlock".into(),
-            format!(
-                "redlock {} + ioredis {} on node {}",
-                version("redlock").trim_start_matches('v'),
-                version("ioredis"),
-                first_line(node, "--version")
-            ),
-        ));
+    for (name, versions) in peers {
+        if !env.iter().any(|(n, _)| *n == name) {
+            env.push((name, versions));
+        }
     }
     if let Some(etcd) = etcd {
         env.push((
