@@ -7,8 +7,10 @@
 #   3. each test that kills three masters, on a daemon of its own (killed
 #      masters stay dead for the rest of that daemon's life);
 #   4. mutual TLS + bearer token, on the --secure daemon;
-#   5. `pip install ./clients/python` into a fresh venv, then the README's
-#      first lock (its first ```python block, as written) against a daemon.
+#   5. the packages a registry would get: `python -m build` makes an sdist
+#      and, from it, a wheel; the wheel goes into a fresh venv, which runs
+#      the README's first lock (its first ```python block, as written)
+#      against a daemon; the sdist into another, which imports it.
 # Installs what it needs (python3-venv, redis-server; pip packages into
 # clients/python/.venv), only when missing.
 #
@@ -60,13 +62,34 @@ done
 say "4. mutual TLS and a bearer token"
 "$root/scripts/with-dev-daemon" --secure "${pytest[@]}" -m secure .
 
-say "5. pip install ./clients/python into a fresh venv; the README's first lock"
-make_venv "$fresh/venv"
-rm -rf "$here/build" # setuptools' build/lib keeps deleted modules; never ship them
-"$fresh/venv/bin/pip" install --disable-pip-version-check -q "$here"
+say "5. python -m build; the wheel and the sdist, each in a fresh venv"
+# setuptools' build/lib and the egg-info's SOURCES.txt (which the sdist's
+# file list starts from) keep deleted modules: never ship them.
+rm -rf "$here/build" "$here/src/redlockd.egg-info"
+# The sdist first, then the wheel built from it (a file the sdist lacks fails
+# here), each in an isolated environment with the setuptools pyproject.toml asks for.
+"$py" -m build --outdir "$fresh/dist" "$here" >"$fresh/build.log" 2>&1 || { cat "$fresh/build.log" >&2; exit 1; }
+version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)"
+wheel="$fresh/dist/redlockd-$version-py3-none-any.whl" sdist="$fresh/dist/redlockd-$version.tar.gz"
+[ -f "$wheel" ] && [ -f "$sdist" ] || { say "no wheel and sdist of version $version (the daemon's): $(ls "$fresh/dist")"; exit 1; }
+# What the package needs at run time, and no tests.
+listing="$("$py" -m zipfile -l "$wheel")"
+for file in redlockd/__init__.py redlockd/py.typed redlockd/v1/lock_pb2.py redlockd/v1/lock_pb2.pyi redlockd/v1/lock_pb2_grpc.py; do
+  grep -q " *$file " <<<"$listing" || { say "the wheel lacks $file"; exit 1; }
+done
+! grep -q "tests/\|conftest" <<<"$listing" || { say "the wheel ships the tests"; exit 1; }
+pip_quiet=(--disable-pip-version-check -q)
+make_venv "$fresh/wheel"
+"$fresh/wheel/bin/pip" install "${pip_quiet[@]}" "$wheel"
+make_venv "$fresh/sdist"
+"$fresh/sdist/bin/pip" install "${pip_quiet[@]}" "$sdist"
+(cd "$fresh" && "$fresh/sdist/bin/python" -c '
+import sys, redlockd, redlockd.v1.lock_pb2_grpc
+assert redlockd.__file__.startswith(sys.prefix), f"imported {redlockd.__file__}, not the installed sdist"
+print("the sdist imports:", redlockd.__version__, redlockd.__file__)') >&2
 awk '/^```python$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/README.md" >"$fresh/first_lock.py"
 [ "$(grep -c . "$fresh/first_lock.py")" -le 5 ] || { say "the README's first lock is over five lines"; exit 1; }
 cd "$fresh"
-"$root/scripts/with-dev-daemon" "$fresh/venv/bin/python" first_lock.py | tee "$fresh/out" >&2
+"$root/scripts/with-dev-daemon" "$fresh/wheel/bin/python" first_lock.py | tee "$fresh/out" >&2
 grep -Eq '^fencing token [0-9]+$' "$fresh/out"
 say "ok"
