@@ -4,9 +4,10 @@
 # committed src/gen/ and lib/ are what the proto and src/ give, compiles the
 # tests (TypeScript, `await using` lowered for Node 20), then runs the plain
 # tests, the test that kills three masters (a daemon of its own) and the TLS
-# + token test (the --secure daemon); last, installs the package from the
-# repository path into a fresh npm project and takes a lock in five lines,
-# from JavaScript and from TypeScript.
+# + token test (the --secure daemon); last, packs the package (`npm pack`,
+# what a registry would get), installs the tarball into a fresh npm project
+# outside the repository and takes a lock in five lines, from JavaScript
+# (the README's, as written) and from TypeScript.
 #
 #   bash clients/node/test.sh        (from anywhere; REDLOCKD_BIN picks the daemon)
 set -euo pipefail
@@ -38,17 +39,26 @@ npx --no-install tsc -p tsconfig.json
 "$root/scripts/with-dev-daemon" node --test test/.build/kills-masters.test.js
 "$root/scripts/with-dev-daemon" --secure node --test test/.build/secure.test.js
 
-# A user installs it from the repository path and takes a lock in five
-# lines (npm links a folder), and from a packed tarball (what `files` ships)
-# with TypeScript's `await using`.
-linked="$fresh/linked" packed="$fresh/packed"
-mkdir -p "$linked" "$packed"
-(cd "$linked" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$here" >/dev/null)
-# The README's first ```js block, as a user would paste it.
-awk '/^```js$/ { on = 1; next } on && /^```$/ { exit } on' README.md >"$linked/five-lines.js"
-[ "$(wc -l <"$linked/five-lines.js")" -le 5 ] || { say "the README's first lock is more than five lines"; exit 1; }
+# The tarball, as `npm publish` would upload it: the compiled lib/ (the
+# generated gRPC code is compiled in; nothing reads a .proto file at run time)
+# and a package.json that names the dependencies npm must install with it.
+# Not `npm install <folder>`: npm links a folder and installs none of its
+# dependencies, which resolve here only through this folder's node_modules.
+packed="$fresh/packed"
+mkdir -p "$packed"
 tarball="$(npm pack --silent --pack-destination "$fresh" 2>/dev/null | tail -1)"
+version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)"
+[ "$tarball" = "redlockd-client-$version.tgz" ] || { say "npm pack made $tarball, not version $version (the daemon's)"; exit 1; }
+listing="$(tar -tzf "$fresh/$tarball")"
+for file in package.json README.md lib/index.js lib/index.d.ts lib/connection.js lib/gen/redlockd/v1/lock.js lib/gen/google/rpc/status.js; do
+  grep -qx "package/$file" <<<"$listing" || { say "the tarball lacks $file"; exit 1; }
+done
+! grep -q '^package/test/' <<<"$listing" || { say "the tarball ships the tests"; exit 1; }
 (cd "$packed" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$fresh/$tarball" >/dev/null)
+[ -d "$packed/node_modules/@grpc/grpc-js" ] || { say "installing the tarball did not install @grpc/grpc-js"; exit 1; }
+# The README's first ```js block, as a user would paste it.
+awk '/^```js$/ { on = 1; next } on && /^```$/ { exit } on' README.md >"$packed/five-lines.js"
+[ "$(wc -l <"$packed/five-lines.js")" -le 5 ] || { say "the README's first lock is more than five lines"; exit 1; }
 cat >"$packed/five-lines.ts" <<'TS'
 import { Client } from '@redlockd/client';
 const client = new Client();
@@ -63,6 +73,6 @@ cat >"$packed/tsconfig.json" <<JSON
   "files": ["five-lines.ts"] }
 JSON
 "$here/node_modules/.bin/tsc" -p "$packed/tsconfig.json"
-(cd "$linked" && "$root/scripts/with-dev-daemon" node five-lines.js) | grep "^fencing token [0-9]*$"
-(cd "$packed" && "$root/scripts/with-dev-daemon" node out/five-lines.js) | grep "^fencing token [0-9]*$"
+(cd "$packed" && "$root/scripts/with-dev-daemon" sh -c 'node five-lines.js && node out/five-lines.js') | tee "$fresh/out" >&2
+[ "$(grep -c '^fencing token [0-9]*$' "$fresh/out")" -eq 2 ] || { say "the five lines (JavaScript, TypeScript) did not both print a fencing token"; exit 1; }
 say "ok"
