@@ -1,12 +1,21 @@
 """What every lease shows, whichever way it was taken: the resource, the
 fencing token and until when the lock is guaranteed. The lock's value (the
-secret that proves ownership) is kept, never shown."""
+secret that proves ownership) is kept, never shown. The leases of the
+blocking and the asyncio clients share their bases here (they differ in
+how they wait); the two session leases differ only in their kind of event."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from typing import Optional, Type, TypeVar
 
+from . import _validate as v
 from .v1 import lock_pb2 as pb
+
+K = TypeVar("K", bound="LeaseBase")
+H = TypeVar("H", bound="HeldLeaseBase")
 
 
 class LeaseInfo:
@@ -66,3 +75,84 @@ class LeaseInfo:
         return {"shared": lease.mode == pb.LOCK_MODE_SHARED, "permits": lease.permits, "slot": lease.slot}
 
     __str__ = __repr__
+
+
+class LeaseBase(LeaseInfo):
+    """What ``Lease`` and ``AsyncLease`` keep: the client that took the lock
+    (to extend and release through it) and the TTL it was taken with."""
+
+    __slots__ = ("_client", "_ttl")
+
+    def __init__(
+        self,
+        client,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        ttl: Optional[float],
+        shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
+        self._client = client
+        self._ttl = ttl
+
+    @classmethod
+    def _of(cls: Type[K], client, wire: pb.Lease, sent: float, ttl: Optional[float]) -> K:
+        """The lease of a wire ``Lease`` answering a request sent at ``sent``
+        (the client rule: validity counts from the send)."""
+        valid_until = sent + v.from_wire(wire.validity)
+        return cls(client, wire.resource, wire.value, wire.fencing_token, valid_until, ttl, **cls._wire(wire))
+
+
+class HeldLeaseBase(LeaseInfo):
+    """A session's lock: ``valid_until`` moves on with every extension the
+    daemon makes; ``lost`` (a new ``_event()``: the driver's kind of event)
+    is set the moment the lock is lost."""
+
+    __slots__ = ("lost", "lost_reason")
+    _event: type
+
+    def __init__(
+        self,
+        resource: str,
+        value: str,
+        fencing_token: int,
+        valid_until: float,
+        shared: bool = False,
+        permits: int = 0,
+        slot: int = 0,
+    ):
+        super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
+        #: Set the moment the lock can no longer be guaranteed: stop working.
+        self.lost = self._event()
+        #: Why, once lost.
+        self.lost_reason = ""
+
+    def _lose(self, reason: str) -> None:
+        if not self.lost.is_set():
+            self.lost_reason = reason
+            self.lost.set()
+
+    @classmethod
+    def _of(cls: Type[H], wire: pb.Lease, received: float) -> H:
+        """The lease of a session's wire ``Lease``, in a message received at
+        ``received`` (the proto: a session's validity counts from then)."""
+        valid_until = received + v.from_wire(wire.validity)
+        return cls(wire.resource, wire.value, wire.fencing_token, valid_until, **cls._wire(wire))
+
+
+class HeldLease(HeldLeaseBase):
+    """The lock of a ``Hold`` session; ``lost`` is a ``threading.Event``."""
+
+    __slots__ = ()
+    _event = threading.Event
+
+
+class AsyncHeldLease(HeldLeaseBase):
+    """The lock of an async Hold session; ``lost`` is an ``asyncio.Event``."""
+
+    __slots__ = ()
+    _event = asyncio.Event

@@ -6,22 +6,30 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Optional
+from typing import Callable, Optional
+
+from ._errors import Unavailable
+from ._steps import Pause, Steps, T
 
 #: The first pause after UNAVAILABLE, in seconds; it doubles up to MAX_PAUSE.
 FIRST_PAUSE = 0.05
 MAX_PAUSE = 1.0
-#: Extra time a unary call may take beyond its wait before its gRPC deadline
-#: (a daemon that stopped answering must not hang the caller).
+#: Extra time a call may take beyond its wait before its gRPC deadline (a
+#: daemon that stopped answering must not hang the caller). The drivers add
+#: it; the core never sees it.
 CALL_SLACK = 30.0
+
+Clock = Callable[[], float]
 
 
 class Backoff:
-    """The pauses between tries of one wait that ends at ``deadline`` (a
-    ``time.monotonic()`` time)."""
+    """The pauses between tries of one wait of ``wait`` seconds from now,
+    on ``clock`` (``time.monotonic``); ``jitter(a, b)`` picks a pause."""
 
-    def __init__(self, wait: float):
-        self.deadline = time.monotonic() + wait
+    def __init__(self, wait: float, clock: Clock = time.monotonic, jitter=random.uniform):
+        self._clock = clock
+        self._jitter = jitter
+        self.deadline = clock() + wait
         self._pause = FIRST_PAUSE
         self._first: Optional[float] = wait
 
@@ -31,7 +39,7 @@ class Backoff:
         shows what the caller gave)."""
         if self._first is not None:
             return self._first
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline - self._clock())
 
     def pause(self) -> Optional[float]:
         """How long to pause before the next try; ``None`` when the wait has
@@ -42,6 +50,21 @@ class Backoff:
         left = self.left()
         if left <= 0:
             return None
-        pause = random.uniform(self._pause / 2, self._pause)
+        pause = self._jitter(self._pause / 2, self._pause)
         self._pause = min(self._pause * 2, MAX_PAUSE)
         return min(pause, left)
+
+
+def retried(attempt: Callable[[float], Steps[T]], wait: float, clock: Clock = time.monotonic) -> Steps[T]:
+    """``attempt(left)`` — one try with ``left`` seconds of the wait — until
+    it ends without ``Unavailable``, pausing between tries, for ``wait``
+    seconds at most."""
+    backoff = Backoff(wait, clock)
+    while True:
+        try:
+            return (yield from attempt(backoff.left()))
+        except Unavailable:
+            pause = backoff.pause()
+            if pause is None:
+                raise
+            yield Pause(pause)

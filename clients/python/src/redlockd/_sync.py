@@ -3,19 +3,20 @@
 
 from __future__ import annotations
 
-import time
 from typing import Iterable, List, Optional
 
 import grpc
 
-from . import _many
+from . import _calls as calls
 from . import _validate as v
 from ._connect import TLS, settings
-from ._errors import LockLost, Unavailable, from_rpc_error
+from ._drivers import run
+from ._errors import LockLost, from_rpc_error
 from ._hold import Hold
-from ._lease import LeaseInfo
-from ._retry import CALL_SLACK, Backoff
+from ._lease import LeaseBase
+from ._retry import CALL_SLACK
 from ._session import start_message
+from ._steps import Call, Steps, T
 from .v1 import lock_pb2 as pb
 from .v1 import lock_pb2_grpc
 
@@ -45,11 +46,16 @@ class Client:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _call(self, method: str, request, wait: float = 0.0):
+    def _call(self, call: Call):
         try:
-            return getattr(self._stub, method)(request, metadata=self._metadata, timeout=wait + CALL_SLACK)
+            return getattr(self._stub, call.method)(
+                call.request, metadata=self._metadata, timeout=call.wait + CALL_SLACK
+            )
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
+
+    def _run(self, steps: Steps[T]) -> T:
+        return run(steps, self._call)
 
     def acquire(
         self,
@@ -76,32 +82,7 @@ class Client:
         (at most 128 bytes; a job or trace id only your work knows): while
         the daemon holds the lock for the key, another acquire with it gets
         the same lock and token at once; each release counts one down."""
-        v.resource(resource)
-        v.owner(owner)
-        kind = v.kind(shared, permits, reentrancy_key)
-        ttl_s = v.optional_seconds(ttl, "ttl")
-        backoff = Backoff(v.seconds(wait, "wait"))
-        while True:
-            left = backoff.left()
-            request = pb.AcquireRequest(resource=resource, owner=owner, **kind)
-            if ttl_s is not None:
-                request.ttl.CopyFrom(v.to_wire(ttl_s))
-            if left > 0:
-                request.wait.CopyFrom(v.to_wire(left))
-            sent = time.monotonic()  # the client rule: validity counts from here
-            try:
-                reply = self._call("Acquire", request, left)
-            except Unavailable:
-                pause = backoff.pause()
-                if pause is None:
-                    raise
-                time.sleep(pause)
-                continue
-            if not reply.acquired:
-                return None
-            lease = reply.lease
-            valid_until = sent + v.from_wire(lease.validity)
-            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
+        return self._run(calls.acquire(self, Lease, resource, ttl, wait, owner, shared, permits, reentrancy_key))
 
     def acquire_many(
         self,
@@ -121,34 +102,14 @@ class Client:
         extended and released on its own, or released together with
         ``release_many``. A set's locks are exclusive. A wait cut short by
         UNAVAILABLE is retried as ``acquire``'s is."""
-        names = v.resources(resources)
-        v.owner(owner)
-        ttl_s = v.optional_seconds(ttl, "ttl")
-        backoff = Backoff(v.seconds(wait, "wait"))
-
-        def make(lease, valid_until):
-            return Lease(self, lease.resource, lease.value, lease.fencing_token, valid_until, ttl_s, **LeaseInfo._wire(lease))
-
-        while True:
-            left = backoff.left()
-            request = _many.acquire_request(names, owner, ttl_s, left)
-            sent = time.monotonic()  # the client rule: validity counts from here
-            try:
-                reply = self._call("AcquireMany", request, left)
-            except Unavailable:
-                pause = backoff.pause()
-                if pause is None:
-                    raise
-                time.sleep(pause)
-                continue
-            return _many.leases_of(reply, make, sent)
+        return self._run(calls.acquire_many(self, Lease, resources, ttl, wait, owner))
 
     def release_many(self, leases: Iterable["Lease"]) -> bool:
         """Gives back leases of one set (what ``acquire_many`` returned, or
         some of them) in one call. ``True`` when every one was still held to
         the end; ``False`` when any had expired, been taken over or been
         released already."""
-        return self._call("ReleaseMany", _many.release_request(leases, Lease)).released
+        return self._run(calls.release_many(leases, Lease))
 
     def hold(
         self,
@@ -181,58 +142,32 @@ class Client:
 
     def inspect(self, resource: str) -> pb.InspectResponse:
         """What each master holds for ``resource`` (never lock values)."""
-        v.resource(resource)
-        return self._call("Inspect", pb.InspectRequest(resource=resource))
+        return self._run(calls.inspect(resource))
 
 
-class Lease(LeaseInfo):
+class Lease(LeaseBase):
     """A lock taken with ``Client.acquire``, which the caller keeps alive
     (``extend``) and gives back (``release``). As a context manager it
     releases on exit and raises ``LockLost`` when the lock was no longer
     held to the end."""
 
-    __slots__ = ("_client", "_ttl")
-
-    def __init__(
-        self,
-        client: Client,
-        resource: str,
-        value: str,
-        fencing_token: int,
-        valid_until: float,
-        ttl,
-        shared: bool = False,
-        permits: int = 0,
-        slot: int = 0,
-    ):
-        super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
-        self._client = client
-        self._ttl = ttl
+    __slots__ = ()
 
     def extend(self, ttl: Optional[v.Seconds] = None) -> bool:
         """Resets the lock's time to live to ``ttl`` (default: the TTL it
         was taken with) and moves ``valid_until`` on. ``False`` when the lock
         is lost (expired or taken over): stop working under it."""
-        ttl_s = self._ttl if ttl is None else v.seconds(ttl, "ttl")
-        request = pb.ExtendRequest(resource=self.resource, value=self._value)
-        if ttl_s is not None:
-            request.ttl.CopyFrom(v.to_wire(ttl_s))
-        sent = time.monotonic()
-        reply = self._client._call("Extend", request)
-        if reply.extended:
-            self.valid_until = sent + v.from_wire(reply.validity)
-        return reply.extended
+        return self._client._run(calls.extend(self, ttl))
 
     def release(self) -> bool:
         """Gives the lock back. ``True`` when it was still held to the end;
         ``False`` when it had expired or been taken over meanwhile."""
-        request = pb.ReleaseRequest(resource=self.resource, value=self._value)
-        return self._client._call("Release", request).released
+        return self._client._run(calls.release(self))
 
     def __enter__(self) -> "Lease":
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if not self.release():
-            raise LockLost("released, but the lock had expired or been taken over") from exc
+            raise LockLost(calls.NOT_HELD_TO_END) from exc
         return False

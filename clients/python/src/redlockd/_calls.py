@@ -1,0 +1,144 @@
+"""The unary operations, once for both clients, as steps (``_steps.py``):
+each checks its arguments at once — before anything is sent — and returns
+the generator that a driver runs. ``clock`` (``time.monotonic``) is read
+right before each request is sent: the client rule counts a lease's
+validity from then (docs/design.md#the-wire-contract).
+
+A set (docs/design.md#several-resources-at-once) is taken all or none: one
+value for the set, a fencing token per member."""
+
+from __future__ import annotations
+
+import time
+from collections import abc
+from typing import Iterable, List, Optional, Sequence, Type
+
+from . import _validate as v
+from ._errors import InvalidArgument
+from ._lease import K, LeaseBase, LeaseInfo
+from ._retry import Clock, retried
+from ._steps import Call, Steps
+from .v1 import lock_pb2 as pb
+
+#: What leaving a lease's ``with`` block raises (as ``LockLost``) when the
+#: release found the lock gone.
+NOT_HELD_TO_END = "released, but the lock had expired or been taken over"
+
+
+def acquire(
+    client,
+    kind: Type[K],
+    resource: str,
+    ttl: Optional[v.Seconds],
+    wait: v.Seconds,
+    owner: str,
+    shared: bool,
+    permits: int,
+    reentrancy_key: str,
+    clock: Clock = time.monotonic,
+) -> Steps[Optional[K]]:
+    """``Client.acquire``: a ``kind`` lease, or ``None`` under contention."""
+    v.resource(resource)
+    v.owner(owner)
+    fields = v.kind(shared, permits, reentrancy_key)
+    ttl_s = v.optional_seconds(ttl, "ttl")
+    wait_s = v.seconds(wait, "wait")
+
+    def attempt(left: float) -> Steps[Optional[K]]:
+        request = pb.AcquireRequest(resource=resource, owner=owner, **fields)
+        _durations(request, ttl_s, left)
+        sent = clock()
+        reply = yield Call("Acquire", request, left)
+        return kind._of(client, reply.lease, sent, ttl_s) if reply.acquired else None
+
+    return retried(attempt, wait_s, clock)
+
+
+def acquire_many(
+    client,
+    kind: Type[K],
+    resources: Iterable[str],
+    ttl: Optional[v.Seconds],
+    wait: v.Seconds,
+    owner: str,
+    clock: Clock = time.monotonic,
+) -> Steps[Optional[List[K]]]:
+    """``Client.acquire_many``: ``kind`` leases sorted by resource, as the
+    daemon sends them, or ``None`` when the set was not granted."""
+    names = v.resources(resources)
+    v.owner(owner)
+    ttl_s = v.optional_seconds(ttl, "ttl")
+    wait_s = v.seconds(wait, "wait")
+
+    def attempt(left: float) -> Steps[Optional[List[K]]]:
+        request = pb.AcquireManyRequest(resources=names, owner=owner)
+        _durations(request, ttl_s, left)
+        sent = clock()
+        reply = yield Call("AcquireMany", request, left)
+        return [kind._of(client, lease, sent, ttl_s) for lease in reply.leases] if reply.acquired else None
+
+    return retried(attempt, wait_s, clock)
+
+
+def release_many(leases: Iterable[LeaseInfo], kind: type) -> Steps[bool]:
+    """``Client.release_many``: 1 to 16 ``kind`` leases (those
+    ``acquire_many`` returns, or some of them), all with one value."""
+    if isinstance(leases, LeaseInfo) or not isinstance(leases, abc.Iterable):
+        raise InvalidArgument(f"invalid leases: must be a list of {kind.__name__}, not {type(leases).__name__}")
+    given: Sequence[LeaseInfo] = list(leases)
+    for lease in given:
+        if not isinstance(lease, kind):
+            raise InvalidArgument(
+                f"invalid leases: must be {kind.__name__}s (from acquire_many), not {type(lease).__name__}"
+            )
+    if not 1 <= len(given) <= v.MAX_SET:
+        raise InvalidArgument(f"invalid leases: {len(given)} leases; 1 to {v.MAX_SET} are allowed")
+    if len({lease._value for lease in given}) != 1:
+        raise InvalidArgument(
+            "invalid leases: they hold more than one value: release_many takes leases of one acquire_many"
+        )
+    request = pb.ReleaseManyRequest(resources=[lease.resource for lease in given], value=given[0]._value)
+    return _field(Call("ReleaseMany", request), "released")
+
+
+def extend(lease: LeaseBase, ttl: Optional[v.Seconds], clock: Clock = time.monotonic) -> Steps[bool]:
+    """``Lease.extend``: resets the TTL to ``ttl`` (``None``: the lease's
+    own) and moves ``valid_until`` on; ``False`` when the lock is lost."""
+    ttl_s = lease._ttl if ttl is None else v.seconds(ttl, "ttl")
+    request = pb.ExtendRequest(resource=lease.resource, value=lease._value)
+    _durations(request, ttl_s, 0)
+
+    def attempt() -> Steps[bool]:
+        sent = clock()
+        reply = yield Call("Extend", request)
+        if reply.extended:
+            lease.valid_until = sent + v.from_wire(reply.validity)
+        return reply.extended
+
+    return attempt()
+
+
+def release(lease: LeaseBase) -> Steps[bool]:
+    """``Lease.release``: ``True`` when the lock was held to the end."""
+    return _field(Call("Release", pb.ReleaseRequest(resource=lease.resource, value=lease._value)), "released")
+
+
+def inspect(resource: str) -> Steps[pb.InspectResponse]:
+    """``Client.inspect``: what each master holds (never lock values)."""
+    v.resource(resource)
+    return _field(Call("Inspect", pb.InspectRequest(resource=resource)), None)
+
+
+def _field(call: Call, name: Optional[str]) -> Steps:
+    """The reply to ``call``, or its field ``name``."""
+    reply = yield call
+    return reply if name is None else getattr(reply, name)
+
+
+def _durations(request, ttl: Optional[float], wait: float) -> None:
+    """Sets ``ttl`` (unless unset: the daemon's default) and ``wait``
+    (unless 0) on a request."""
+    if ttl is not None:
+        request.ttl.CopyFrom(v.to_wire(ttl))
+    if wait > 0:
+        request.wait.CopyFrom(v.to_wire(wait))
