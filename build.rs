@@ -1,4 +1,4 @@
-//! Generates the gRPC code for `proto/redlockd/v1/{lock,admin}.proto` with a vendored
+//! Generates the gRPC code for `proto/redlockd/v1/{lock,admin,election}.proto` with a vendored
 //! `protoc`, so a fresh machine needs no system protobuf compiler.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &[
                 std::path::PathBuf::from("proto/redlockd/v1/lock.proto"),
                 std::path::PathBuf::from("proto/redlockd/v1/admin.proto"),
+                std::path::PathBuf::from("proto/redlockd/v1/election.proto"),
             ],
             &[std::path::PathBuf::from("proto"), well_known],
         )?;

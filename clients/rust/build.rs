@@ -1,5 +1,5 @@
 //! Generates the `redlockd.v1` messages and the client stub (no server)
-//! from the API contract, `proto/redlockd/v1/{lock,admin}.proto`.
+//! from the API contract, `proto/redlockd/v1/{lock,admin,election}.proto`.
 //!
 //! `proto` in this crate is a symbolic link to the repository's `proto/`, so
 //! that `cargo package` ships the files (a packaged crate cannot reach
@@ -19,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = [
         proto_root.join("redlockd/v1/lock.proto"),
         proto_root.join("redlockd/v1/admin.proto"),
+        proto_root.join("redlockd/v1/election.proto"),
     ];
     let mut prost = prost_build::Config::new();
     prost.protoc_executable(protoc);

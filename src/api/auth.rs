@@ -38,6 +38,16 @@ pub(crate) fn scoped(tenant: Option<&str>, resource: &str) -> String {
     }
 }
 
+/// The lock name of election `election` for `tenant`: `election:<e>` or
+/// `tenant:<t>:election:<e>` (docs/design.md#elections): apart from every
+/// lock's.
+pub(crate) fn scoped_election(tenant: Option<&str>, election: &str) -> String {
+    match tenant {
+        None => format!("election:{election}"),
+        Some(tenant) => format!("tenant:{tenant}:election:{election}"),
+    }
+}
+
 /// One tenant: a name, the resource prefixes it may lock, whether it may
 /// call the admin service, and its quota.
 pub(crate) struct Tenant {
@@ -126,6 +136,16 @@ impl Caller {
             )));
         }
         Ok(scoped(self.tenant(), resource))
+    }
+
+    /// The lock name of election `election` for this caller; its tenant's
+    /// prefixes apply to election names as to resources.
+    ///
+    /// # Errors
+    /// `PermissionDenied` when the tenant may not use the name.
+    pub(crate) fn election_name(&self, election: &str) -> Result<String, Error> {
+        self.lock_name(election)?;
+        Ok(scoped_election(self.tenant(), election))
     }
 }
 

@@ -49,6 +49,8 @@ fn plan(caller: &Caller, start: HoldStart, limits: &Limits, min_ttl: Duration) -
         ttl,
         wait: limits.wait(start.wait)?,
         max_hold: limits.max_hold(start.max_hold)?,
+        lock_delay: limits.lock_delay(start.lock_delay)?,
+        campaign: None,
         resource: start.resource,
         name,
     })
@@ -139,7 +141,7 @@ impl Inputs for Requests {
 /// A session's event as a `Hold` reply.
 fn reply(resource: &str, told: Event<'_>) -> Result<HoldResponse, tonic::Status> {
     Ok(match told {
-        Event::Acquired { lease, validity } => HoldResponse {
+        Event::Acquired { lease, validity, .. } => HoldResponse {
             lease: Some(wire_lease(resource, lease, validity)),
             ..event(HoldEvent::Acquired, "")
         },
@@ -156,6 +158,8 @@ fn reply(resource: &str, told: Event<'_>) -> Result<HoldResponse, tonic::Status>
             held_to_end,
             ..event(HoldEvent::Released, &why.to_string())
         },
+        // A Hold neither proclaims nor campaigns.
+        Event::Proclaimed { .. } | Event::Withdrawn(_) => event(HoldEvent::Unspecified, ""),
         Event::Failed(error) => return Err(error.into()),
     })
 }

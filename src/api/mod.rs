@@ -5,7 +5,9 @@
 
 pub(crate) mod admin;
 pub(crate) mod auth;
+pub(crate) mod campaign;
 pub(crate) mod codec;
+pub(crate) mod election;
 pub mod health;
 pub(crate) mod hold;
 pub(crate) mod many;

@@ -22,17 +22,16 @@ use futures::Stream;
 use crate::api::proto::HoldResponse;
 use crate::locks::session::{Delivery, Refused};
 
-/// One message down the stream.
-pub(crate) type Reply = Result<HoldResponse, tonic::Status>;
+/// One message down the stream (a `Hold`'s, by default; a `Campaign`'s too).
+pub(crate) type Reply<M = HoldResponse> = Result<M, tonic::Status>;
 
 /// How many replies may wait before an `IfRoom` one is dropped.
 pub(crate) const ROOM: usize = 8;
 
-#[derive(Default)]
-struct Shared {
+struct Shared<M> {
     /// Boxed: a `Status` is large, and the queue keeps its capacity. The
     /// flag marks an `IfRoom` reply (one `Last` may drop).
-    queue: VecDeque<(Box<Reply>, bool)>,
+    queue: VecDeque<(Box<Reply<M>>, bool)>,
     /// The stream, waiting for a reply.
     reader: Option<Waker>,
     /// The session, waiting in `closed`.
@@ -41,24 +40,36 @@ struct Shared {
     stream_gone: bool,
 }
 
+impl<M> Default for Shared<M> {
+    fn default() -> Shared<M> {
+        Shared {
+            queue: VecDeque::new(),
+            reader: None,
+            watcher: None,
+            session_gone: false,
+            stream_gone: false,
+        }
+    }
+}
+
 /// A new outbox and the stream of what is sent to it.
-pub(crate) fn outbox() -> (Outbox, HoldReplies) {
+pub(crate) fn outbox<M>() -> (Outbox<M>, HoldReplies<M>) {
     let shared = Arc::new(Mutex::new(Shared::default()));
     (Outbox(shared.clone()), HoldReplies(shared))
 }
 
-fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+fn lock<M>(shared: &Mutex<Shared<M>>) -> MutexGuard<'_, Shared<M>> {
     // Nothing panics while holding it; a poisoned queue is still a queue.
     shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The session's end. Dropping it ends the stream after what is queued.
-pub(crate) struct Outbox(Arc<Mutex<Shared>>);
+pub(crate) struct Outbox<M = HoldResponse>(Arc<Mutex<Shared<M>>>);
 
-impl Outbox {
+impl<M: Send + 'static> Outbox<M> {
     /// Queues `reply`, however many wait; false when the stream is gone.
     /// At most a few replies are sent this way in a session's life.
-    pub(crate) fn send(&self, reply: Reply) -> bool {
+    pub(crate) fn send(&self, reply: Reply<M>) -> bool {
         self.push(reply, Delivery::Always).is_ok()
     }
 
@@ -67,7 +78,7 @@ impl Outbox {
     /// # Errors
     /// `Closed` when the stream is gone; `Full` for an `IfRoom` reply with
     /// `ROOM` replies waiting.
-    pub(crate) fn push(&self, reply: Reply, how: Delivery) -> Result<(), Refused> {
+    pub(crate) fn push(&self, reply: Reply<M>, how: Delivery) -> Result<(), Refused> {
         let reader = {
             let mut shared = lock(&self.0);
             if shared.stream_gone {
@@ -115,7 +126,7 @@ fn remember(slot: &mut Option<std::task::Waker>, cx: &Context<'_>) {
     }
 }
 
-fn poll_closed(shared: &Mutex<Shared>, cx: &mut Context<'_>) -> Poll<()> {
+fn poll_closed<M>(shared: &Mutex<Shared<M>>, cx: &mut Context<'_>) -> Poll<()> {
     let mut shared = lock(shared);
     if shared.stream_gone {
         return Poll::Ready(());
@@ -124,7 +135,7 @@ fn poll_closed(shared: &Mutex<Shared>, cx: &mut Context<'_>) -> Poll<()> {
     Poll::Pending
 }
 
-impl Drop for Outbox {
+impl<M> Drop for Outbox<M> {
     fn drop(&mut self) {
         let reader = {
             let mut shared = lock(&self.0);
@@ -141,12 +152,12 @@ impl Drop for Outbox {
 }
 
 /// The stream's end: what tonic sends to the client.
-pub(crate) struct HoldReplies(Arc<Mutex<Shared>>);
+pub(crate) struct HoldReplies<M = HoldResponse>(Arc<Mutex<Shared<M>>>);
 
-impl Stream for HoldReplies {
-    type Item = Reply;
+impl<M> Stream for HoldReplies<M> {
+    type Item = Reply<M>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Reply>> {
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Reply<M>>> {
         let mut shared = lock(&self.0);
         if let Some((reply, _)) = shared.queue.pop_front() {
             return Poll::Ready(Some(*reply));
@@ -159,7 +170,7 @@ impl Stream for HoldReplies {
     }
 }
 
-impl Drop for HoldReplies {
+impl<M> Drop for HoldReplies<M> {
     fn drop(&mut self) {
         let watcher = {
             let mut shared = lock(&self.0);

@@ -28,6 +28,8 @@ pub struct Limits {
     pub max_hold: Duration,
     /// The most permits of a semaphore.
     pub max_permits: u32,
+    /// The longest lock delay.
+    pub max_lock_delay: Duration,
 }
 
 impl From<&LockConfig> for Limits {
@@ -39,6 +41,7 @@ impl From<&LockConfig> for Limits {
             max_wait: lock.max_wait,
             max_hold: lock.max_hold,
             max_permits: lock.max_permits,
+            max_lock_delay: lock.max_lock_delay,
         }
     }
 }
@@ -132,6 +135,29 @@ impl Limits {
         }
         Ok(max_hold)
     }
+
+    /// A session's lock delay: zero when unset, else at most
+    /// `lock.max_lock_delay` (docs/design.md#lock-delay).
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `lock_delay`, outside `[0, max_lock_delay]`.
+    pub fn lock_delay(&self, lock_delay: Option<prost_types::Duration>) -> Result<Duration, Error> {
+        let Some(lock_delay) = lock_delay else {
+            return Ok(Duration::ZERO);
+        };
+        let lock_delay = duration("lock_delay", lock_delay)?;
+        if lock_delay > self.max_lock_delay {
+            return Err(Error::invalid(
+                "lock_delay",
+                format!(
+                    "{} is outside the allowed range [0s, {}]",
+                    show(lock_delay),
+                    show(self.max_lock_delay)
+                ),
+            ));
+        }
+        Ok(lock_delay)
+    }
 }
 
 /// A protobuf duration as a non-negative `Duration`.
@@ -167,6 +193,53 @@ fn printable(field: &'static str, s: &str, min: usize, max: usize) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// Longest election value, in bytes (docs/design.md#elections).
+pub const MAX_ELECTION_VALUE_BYTES: usize = 4096;
+
+/// An election's name: 1–256 bytes of printable UTF-8.
+///
+/// # Errors
+/// `InvalidArgument` naming `election`.
+pub fn election(s: &str) -> Result<(), Error> {
+    printable("election", s, 1, MAX_RESOURCE_BYTES)
+}
+
+/// A candidate's name: 1–256 bytes of printable UTF-8.
+///
+/// # Errors
+/// `InvalidArgument` naming `candidate`.
+pub fn candidate(s: &str) -> Result<(), Error> {
+    printable("candidate", s, 1, MAX_OWNER_BYTES)
+}
+
+/// A leader's value: at most 4096 bytes, anything.
+///
+/// # Errors
+/// `InvalidArgument` naming `value`.
+pub fn election_value(value: &[u8]) -> Result<(), Error> {
+    if value.len() > MAX_ELECTION_VALUE_BYTES {
+        return Err(Error::invalid(
+            "value",
+            format!(
+                "is {} bytes long; at most {MAX_ELECTION_VALUE_BYTES} are allowed",
+                value.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A term: a fencing token, never 0.
+///
+/// # Errors
+/// `InvalidArgument` naming `term`.
+pub fn term(term: u64) -> Result<u64, Error> {
+    if term == 0 {
+        return Err(Error::invalid("term", "must be set: the term ELECTED or Leader gave"));
+    }
+    Ok(term)
 }
 
 /// A resource name: 1–256 bytes of printable UTF-8.
@@ -293,6 +366,7 @@ mod tests {
             max_wait: Duration::from_secs(60),
             max_hold: Duration::from_secs(3600),
             max_permits: 64,
+            max_lock_delay: Duration::from_secs(60),
         }
     }
 

@@ -12,6 +12,7 @@ use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 
 use super::admin::AdminService;
 use super::auth::{Auth, Authenticate};
+use super::election::ElectionService;
 use super::health::Health;
 use super::proto;
 use super::service::LockService;
@@ -51,7 +52,17 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
-/// Serves `service` and `admin` (behind `auth`), `health` and reflection on `listener` until `stop`
+/// The services the daemon serves over gRPC.
+pub(crate) struct Services<N> {
+    /// `redlockd.v1.Lock`.
+    pub lock: LockService<N>,
+    /// `redlockd.v1.Admin`.
+    pub admin: AdminService<N>,
+    /// `redlockd.v1.Election`.
+    pub election: ElectionService<N>,
+}
+
+/// Serves the services (behind `auth`), `health` and reflection on `listener` until `stop`
 /// resolves; then the server stops taking streams, and this resolves once
 /// the open ones have ended (the caller bounds that wait).
 ///
@@ -59,8 +70,11 @@ pub enum ServeError {
 /// When reflection cannot be built or the server fails.
 pub(crate) async fn serve<N: Node>(
     listener: TcpListener,
-    service: LockService<N>,
-    admin: AdminService<N>,
+    Services {
+        lock: service,
+        admin,
+        election,
+    }: Services<N>,
     auth: Arc<Auth>,
     health: &Health,
     settings: Settings,
@@ -85,7 +99,13 @@ pub(crate) async fn serve<N: Node>(
         .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
     // Every call is authenticated once, before the service sees it.
     let lock_server = InterceptedService::new(lock_server, Authenticate(auth.clone()));
-    let admin_server = InterceptedService::new(proto::admin_server::AdminServer::new(admin), Authenticate(auth));
+    let admin_server =
+        InterceptedService::new(proto::admin_server::AdminServer::new(admin), Authenticate(auth.clone()));
+    // A leader's value may be 4 KiB (request::MAX_ELECTION_VALUE_BYTES).
+    let election_server = proto::election_server::ElectionServer::new(election)
+        .max_decoding_message_size(max_message + super::request::MAX_ELECTION_VALUE_BYTES)
+        .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
+    let election_server = InterceptedService::new(election_server, Authenticate(auth));
     tracing::info!(
         listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()),
         tls = settings.tls.is_some(),
@@ -112,6 +132,7 @@ pub(crate) async fn serve<N: Node>(
         .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
         .add_service(lock_server)
         .add_service(admin_server)
+        .add_service(election_server)
         .add_service(health.service())
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -16,12 +16,14 @@ use tokio::net::TcpListener;
 use self::shutdown::Shutdown;
 use crate::api::admin::AdminService;
 use crate::api::auth::Auth;
+use crate::api::election::ElectionService;
 use crate::api::health::Health;
 use crate::api::request::Limits;
 use crate::api::serve::{self, ServeError};
 use crate::api::service::LockService;
 use crate::config::{Config, ConfigError};
 use crate::locks::Locks;
+use crate::locks::follow::Followed;
 use crate::locks::queue::Waiters;
 use crate::redis::connect::check_urls;
 use crate::redis::node::RedisNode;
@@ -173,11 +175,19 @@ pub async fn run(
         Waiters::new(config.lock.max_waiters_per_resource, config.lock.max_waiters)
             .with_handoffs(config.lock.max_handoffs_in_row, config.redis.node_timeout),
     );
+    // Observers and watchers hear of the same announcements (docs/design.md#observe-and-watch).
+    let followed = Arc::new(Followed::new(config.lock.watch_period, config.lock.max_ttl));
     let on_release: subscriber::OnRelease = {
-        let waiters = waiters.clone();
+        let (waiters, followed) = (waiters.clone(), followed.clone());
         Arc::new(move |heard: Heard<'_>| match heard {
-            Heard::Released(name) => waiters.released(name),
-            Heard::Missed => waiters.released_all(),
+            Heard::Released(name) => {
+                waiters.released(name);
+                followed.changed(Some(name));
+            }
+            Heard::Missed => {
+                waiters.released_all();
+                followed.changed(None);
+            }
         })
     };
     let mut subscribers = Vec::new();
@@ -192,11 +202,16 @@ pub async fn run(
         let interest = interest.clone();
         waiters.on_interest(Box::new(move |name, waiting| interest.changed(name, waiting)));
     }
+    {
+        let interest = interest.clone();
+        followed.on_interest(Box::new(move |name, following| interest.changed(name, following)));
+    }
     let locks = Arc::new(Locks::new(
         engine.clone(),
         waiters,
         config.lock.max_sessions,
         metrics.clone(),
+        followed,
     ));
     let exporting = {
         let locks = locks.clone();
@@ -209,13 +224,17 @@ pub async fn run(
         ))
     };
     let limits = Limits::from(&config.lock);
-    let service = LockService::new(locks.clone(), limits, config.redis.node_timeout)
+    let service = LockService::new(locks.clone(), limits.clone(), config.redis.node_timeout)
         .with_pipeline_limit(config.server.max_requests_per_connection);
     let admin = AdminService::new(locks.clone(), auth.is_on(), config.admin.allow_unauthenticated);
+    let election = ElectionService::new(locks.clone(), limits.clone());
     let server = serve::serve(
         listeners.grpc,
-        service,
-        admin,
+        serve::Services {
+            lock: service,
+            admin,
+            election,
+        },
         auth,
         &health,
         settings::server(&config),

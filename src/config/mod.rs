@@ -245,6 +245,14 @@ pub struct LockConfig {
     pub max_handoffs_in_row: u32,
     /// The most permits a semaphore may have.
     pub max_permits: u32,
+    /// The longest `lock_delay` a session or campaign may ask for
+    /// (docs/design.md#lock-delay).
+    #[serde(with = "humantime_serde")]
+    pub max_lock_delay: Duration,
+    /// How often observers and watchers read the state again when they
+    /// heard of no change (docs/design.md#observe-and-watch).
+    #[serde(with = "humantime_serde")]
+    pub watch_period: Duration,
 }
 
 /// A configuration that cannot be used; the message names the setting.

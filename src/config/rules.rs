@@ -132,6 +132,15 @@ impl Config {
         if lock.max_hold.is_zero() {
             return fail("lock.max_hold must be above 0".into());
         }
+        if !(Duration::from_millis(10)..=Duration::from_secs(60)).contains(&lock.watch_period) {
+            return fail(format!(
+                "lock.watch_period ({}) must be between 10ms and 1m",
+                show(lock.watch_period)
+            ));
+        }
+        if lock.max_lock_delay > Duration::from_secs(3600) {
+            return fail(format!("lock.max_lock_delay ({}) must be at most 1h", show(lock.max_lock_delay)));
+        }
         for (name, n) in [
             ("lock.max_waiters_per_resource", lock.max_waiters_per_resource),
             ("lock.max_waiters", lock.max_waiters),

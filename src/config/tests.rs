@@ -174,3 +174,14 @@ fn worker_threads_are_read_before_the_rest_and_zero_means_half_the_cores() {
     assert!(err.0.contains("server.worker_threads (65)"), "{err}");
     assert!(Config::workers(None, env("-1")).is_err());
 }
+
+#[test]
+fn the_watch_period_and_the_longest_lock_delay_are_bounded() {
+    let config = load(&[]).unwrap();
+    assert_eq!(config.lock.watch_period, Duration::from_secs(1));
+    assert_eq!(config.lock.max_lock_delay, Duration::from_secs(60));
+    let err = load(&[("REDLOCKD__LOCK__WATCH_PERIOD", "0s")]).unwrap_err();
+    assert!(err.0.contains("lock.watch_period"), "{err}");
+    let err = load(&[("REDLOCKD__LOCK__MAX_LOCK_DELAY", "2h")]).unwrap_err();
+    assert!(err.0.contains("lock.max_lock_delay"), "{err}");
+}

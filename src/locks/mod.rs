@@ -3,11 +3,16 @@
 //! releases), run in their own task so a caller that leaves never leaks a
 //! lock, and sessions are counted so shutdown can release their locks.
 
+mod campaign;
+#[cfg(test)]
+mod campaign_tests;
 pub mod error;
+pub(crate) mod follow;
 mod held;
 mod many;
 mod reentry;
 pub(crate) mod session;
+mod session_io;
 #[cfg(test)]
 mod session_tests;
 mod sessions;
@@ -74,9 +79,11 @@ pub(crate) struct Locks<N> {
     held: HeldLocks,
     /// Locks held under reentrancy keys (docs/design.md#reentrancy).
     reentries: reentry::Reentries,
-    /// The lock names taken away by `force_release`, for the sessions
-    /// holding them here.
-    revoked: broadcast::Sender<String>,
+    /// The lock names taken away by `force_release` or a `Resign`, for
+    /// the sessions holding them here.
+    revoked: broadcast::Sender<(String, sessions::Revoked)>,
+    /// Elections and locks followed here (docs/design.md#elections).
+    pub(crate) followed: Arc<follow::Followed>,
 }
 
 impl<N: Node> Locks<N> {
@@ -86,6 +93,7 @@ impl<N: Node> Locks<N> {
         waiters: Arc<Waiters>,
         max_sessions: usize,
         metrics: Arc<Metrics>,
+        followed: Arc<follow::Followed>,
     ) -> Locks<N> {
         Locks {
             engine,
@@ -98,6 +106,7 @@ impl<N: Node> Locks<N> {
             reentries: reentry::Reentries::default(),
             metrics,
             revoked: broadcast::channel(64).0,
+            followed,
         }
     }
 
@@ -131,6 +140,7 @@ impl<N: Node> Locks<N> {
     pub(crate) fn refresh_gauges(&self) {
         self.metrics.waiters.set(self.waiters.waiting() as i64);
         self.metrics.sessions.set(self.sessions() as i64);
+        self.metrics.followers.set(self.followed.open() as i64);
         self.held.sweep();
     }
 

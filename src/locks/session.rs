@@ -3,15 +3,16 @@
 //! there; LOST the moment an extension is refused or the validity is about
 //! to run out; release at once when the client asks, half-closes or leaves,
 //! when `max_hold` is used up, when an operator takes the lock away, and
-//! when the daemon shuts down.
+//! when the daemon shuts down. A campaign (docs/design.md#elections) is the
+//! same machine with a value: it waits until elected, records its term and
+//! value beside the lock, and may proclaim a new value.
 //!
-//! A transport (gRPC's `Hold` stream in `api/hold.rs`) reads the client's
-//! `start` itself, then hands the session a [`Plan`], its [`Inputs`] (what
-//! the client sends, as [`Input`]s) and its [`Events`] (the session's
-//! [`Event`]s, as the transport's own messages). Time is Tokio's clock only, so the
-//! machine's tests run with the clock paused (`session_tests.rs`).
+//! A transport (gRPC's `Hold` stream in `api/hold.rs`, `Campaign` in
+//! `api/campaign.rs`) reads the client's start itself, then hands the
+//! session a `Plan`, its `Inputs` and its `Events` (`session_io.rs`). Time
+//! is Tokio's clock only, so the machine's tests run with the clock paused
+//! (`session_tests.rs`, `campaign_tests.rs`).
 
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,167 +21,17 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::locks::Locks;
 use crate::locks::error::Error;
+pub(crate) use crate::locks::session_io::*;
+use crate::locks::sessions::Revoked;
 use crate::locks::who::{Who, audit};
-use crate::redlock::{Acquired, FailureReason, Kind, Lease, Node, NodeVote};
-
-/// A session's TTL must be at least this many per-node timeouts, so that an
-/// extension round fits between its schedule and LOST.
-pub(crate) const MIN_TTL_IN_NODE_TIMEOUTS: u32 = 8;
-
-/// What a session holds and for how long, fixed at its start (validated by
-/// the transport).
-#[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    /// The resource as the client named it (events carry it back).
-    pub resource: String,
-    /// Its lock name (namespaced by tenant).
-    pub name: String,
-    pub kind: Kind,
-    /// The acquisition's reentrancy key (docs/design.md#reentrancy).
-    pub reentrancy_key: Option<String>,
-    pub ttl: Duration,
-    /// How long to wait for the lock.
-    pub wait: Duration,
-    /// When the session releases by itself, counted from the grant.
-    pub max_hold: Duration,
-}
-
-/// What the client asks of an open session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Command {
-    /// Release the lock and end the session.
-    Release,
-}
-
-/// What the transport read from the client next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Input {
-    /// A command.
-    Command(Command),
-    /// The client closed its side cleanly: release, as if asked.
-    Finished,
-    /// The client sent what a session cannot take (a second `start`, an
-    /// empty request): release, saying why.
-    Refused(&'static str),
-    /// The client is gone (a broken stream): release without a word.
-    Gone,
-}
-
-/// Why a session lost its lock: the client must stop at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lost {
-    /// No extension reached a quorum before the validity was about to end.
-    NotExtendedInTime,
-    /// A quorum of masters no longer held it for this session.
-    ExpiredOrTakenOver,
-    /// An operator took it away (`Admin/ForceRelease`).
-    TakenAway,
-}
-
-impl fmt::Display for Lost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Lost::NotExtendedInTime => "the lock could not be extended in time",
-            Lost::ExpiredOrTakenOver => "the lock expired or was taken over",
-            Lost::TakenAway => "the lock was taken away by an operator (ForceRelease)",
-        })
-    }
-}
-
-/// Why a session released its lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Released {
-    /// The client asked, or closed its side.
-    ByClient,
-    /// `max_hold` was used up.
-    MaxHoldUsedUp,
-    /// The daemon is shutting down.
-    ShuttingDown,
-    /// The client sent what the session could not take.
-    Refused(&'static str),
-}
-
-impl fmt::Display for Released {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Released::ByClient => "released by the client",
-            Released::MaxHoldUsedUp => "max_hold used up",
-            Released::ShuttingDown => "the daemon is shutting down",
-            Released::Refused(why) => why,
-        })
-    }
-}
-
-/// What a session tells its client.
-#[derive(Debug)]
-pub(crate) enum Event<'a> {
-    /// The lock is held, valid for `validity` from now.
-    Acquired { lease: &'a Lease, validity: Duration },
-    /// Someone else held it for the whole wait; the session is over.
-    NotAcquired {
-        reason: FailureReason,
-        votes: &'a [NodeVote],
-    },
-    /// Extended: valid for `validity` from now.
-    Extended { lease: &'a Lease, validity: Duration },
-    /// The lock is lost; it is released next.
-    Lost(Lost),
-    /// Released; `held_to_end` when a quorum still held it for this session.
-    Released { held_to_end: bool, why: Released },
-    /// The session could not start (no quorum, a quota, the daemon closing).
-    Failed(Error),
-}
-
-/// How an event must travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Delivery {
-    /// However many wait for a slow reader (a session sends few such).
-    Always,
-    /// Dropped when a slow reader has a few waiting already: a stale
-    /// EXTENDED would make the client count validity too late.
-    IfRoom,
-    /// The session's last word: drops the `IfRoom` events still waiting,
-    /// so that the client learns of LOST at once.
-    Last,
-}
-
-/// Why a transport did not take an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
-    /// `IfRoom`, and the reader is behind.
-    Full,
-    /// The client is gone.
-    Closed,
-}
-
-/// What the client sends a session, as its transport reads it.
-pub(crate) trait Inputs: Send + 'static {
-    /// The client's next input; `Gone` once it has left.
-    fn next(&mut self) -> impl Future<Output = Input> + Send;
-}
-
-/// A session's way to its client.
-pub(crate) trait Events: Send + Sync + 'static {
-    /// Passes `event` to the client.
-    ///
-    /// # Errors
-    /// `Closed` when the client is gone, `Full` for an `IfRoom` event the
-    /// reader has no room for.
-    fn tell(&self, resource: &str, event: Event<'_>, delivery: Delivery) -> Result<(), Refused>;
-    /// Resolves once the client is gone.
-    fn closed(&self) -> impl Future<Output = ()> + Send + '_;
-    /// `closed`, owning what it needs (for the acquisition's own task).
-    fn closed_owned(&self) -> impl Future<Output = ()> + Send + 'static;
-    /// Whether the client is gone.
-    fn is_closed(&self) -> bool;
-}
+use crate::redlock::{Acquired, Lease, Node};
 
 /// The lock a session holds.
-struct Holding {
-    plan: Plan,
-    lease: Lease,
+pub(super) struct Holding {
+    pub(super) plan: Plan,
+    pub(super) lease: Lease,
     /// Who holds it (for audit events).
-    who: Box<Who>,
+    pub(super) who: Box<Who>,
 }
 
 /// How the hold loop ended: the closing event to send (none when the
@@ -192,8 +43,26 @@ enum Ending {
     Silent,
 }
 
+/// What woke the hold loop.
+enum Step {
+    End(Ending),
+    /// A deadline (or revocations missed): look at the time.
+    Timer,
+    Proclaim(Vec<u8>),
+    /// Nothing for this session.
+    Again,
+}
+
+impl Ending {
+    /// Whether the lock ends without a release the client asked for: then
+    /// a lock delay keeps it (docs/design.md#lock-delay).
+    fn unasked(self) -> bool {
+        matches!(self, Ending::Lost(_) | Ending::Silent)
+    }
+}
+
 impl<N: Node> Locks<N> {
-    /// Runs one session over `transport` until it ends.
+    /// Runs one session until it ends.
     ///
     /// An open session is one task, and most of its life is spent in
     /// `hold`: the opening (acquiring) and the closing (releasing) are
@@ -211,10 +80,15 @@ impl<N: Node> Locks<N> {
         events: E,
     ) -> impl Future<Output = ()> + Send + 'static {
         async move {
-            let Some(held) = Box::pin(self.acquire_for_session(plan, who, &events)).await else {
+            let opened = if plan.campaign.is_some() {
+                Box::pin(self.campaign_until_elected(plan, who, &mut inputs, &events)).await
+            } else {
+                Box::pin(self.acquire_for_session(plan, who, &events)).await
+            };
+            let Some(mut held) = opened else {
                 return;
             };
-            let ending = self.hold(&held, &mut inputs, &events).await;
+            let ending = self.hold(&mut held, &mut inputs, &events).await;
             Box::pin(self.close(&held, ending, &events)).await;
         }
     }
@@ -232,26 +106,7 @@ impl<N: Node> Locks<N> {
         who: Who,
         transport: &E,
     ) -> Option<Holding> {
-        // The wait ends when the client leaves or the daemon shuts down.
-        let give_up = {
-            let (gone, closing) = (transport.closed_owned(), self.closing());
-            async move {
-                tokio::select! {
-                    () = gone => {}
-                    () = closing => {}
-                }
-            }
-        };
-        let key = plan.reentrancy_key.as_deref();
-        let asked = self
-            .acquire_keyed(
-                plan.name.clone(),
-                (plan.kind, plan.ttl),
-                plan.wait,
-                give_up,
-                (&who, key),
-            )
-            .await;
+        let asked = self.acquire_planned(&plan, &who, plan.wait, transport).await;
         let failed = |error| {
             let _ = transport.tell(&plan.resource, Event::Failed(error), Delivery::Always);
         };
@@ -277,15 +132,53 @@ impl<N: Node> Locks<N> {
         }
     }
 
-    /// Tells the client how its session ends, and releases the lock.
+    /// One acquisition of the planned lock, waiting up to `wait`; it gives
+    /// up when the client leaves or the daemon shuts down.
+    pub(super) async fn acquire_planned<E: Events>(
+        self: &Arc<Self>,
+        plan: &Plan,
+        who: &Who,
+        wait: Duration,
+        transport: &E,
+    ) -> Result<Acquired, Error> {
+        let give_up = {
+            let (gone, closing) = (transport.closed_owned(), self.closing());
+            async move {
+                tokio::select! {
+                    () = gone => {}
+                    () = closing => {}
+                }
+            }
+        };
+        let key = plan.reentrancy_key.as_deref();
+        (self.acquire_keyed(plan.name.clone(), (plan.kind, plan.ttl), wait, give_up, (who, key))).await
+    }
+
+    /// Tells the client how its session ends, and releases the lock (or,
+    /// with a lock delay and no release asked for, lets it expire then).
     async fn close<E: Events>(&self, held: &Holding, ending: Ending, transport: &E) {
         let Holding { plan, lease, who } = held;
         if let Ending::Lost(lost) = ending {
             // LOST first: the client must stop now, not after our cleanup.
             let _ = transport.tell(&plan.resource, Event::Lost(lost), Delivery::Last);
-            audit("lost", who, None, &lease.resource, Some(lease.fencing_token));
+            let event = if plan.campaign.is_some() { "leader_lost" } else { "lost" };
+            audit(event, who, None, &lease.resource, Some(lease.fencing_token));
+        }
+        if plan.campaign.is_some() {
+            let outcome = if ending.unasked() { "lost" } else { "resigned" };
+            self.metrics.elections.with_label_values(&[outcome]).inc();
+        }
+        if ending.unasked() && !plan.lock_delay.is_zero() {
+            self.delay_release(&lease.resource, &lease.value, plan.lock_delay, who)
+                .await;
+            self.election_changed(&lease.resource);
+            tracing::debug!(resource = %plan.resource, "session ended; the lock is kept for its lock delay");
+            return;
         }
         let held_to_end = self.release(&lease.resource, &lease.value, who).await.unwrap_or(false);
+        if plan.campaign.is_some() {
+            self.election_changed(&lease.resource);
+        }
         if let Ending::Released(why) = ending {
             let told = Event::Released { held_to_end, why };
             let _ = transport.tell(&plan.resource, told, Delivery::Last);
@@ -295,7 +188,7 @@ impl<N: Node> Locks<N> {
 
     /// Keeps the lock until the session ends; returns how it ended. The
     /// caller releases.
-    async fn hold<I: Inputs, E: Events>(&self, held: &Holding, inputs: &mut I, transport: &E) -> Ending {
+    async fn hold<I: Inputs, E: Events>(&self, held: &mut Holding, inputs: &mut I, transport: &E) -> Ending {
         // `held`'s fields are named in place, not bound: every local here is
         // kept for the session's life (docs/performance.md, workload (d)).
         let node_timeout = self.node_timeout();
@@ -305,6 +198,7 @@ impl<N: Node> Locks<N> {
         let acquired = Event::Acquired {
             lease: &held.lease,
             validity: held.lease.validity,
+            published: held.plan.campaign.as_deref().map(|c| c.value.as_slice()),
         };
         if transport.tell(&held.plan.resource, acquired, Delivery::Always).is_err() {
             return Ending::Silent;
@@ -330,41 +224,56 @@ impl<N: Node> Locks<N> {
                 .reset(lost_at(deadline, node_timeout).min(max_hold_end).min(next_extend));
             // Only small values leave the `select!`, and nothing of it is
             // kept across the extension's await.
-            {
-                let ending = tokio::select! {
-                    biased;
-                    () = &mut closing => Some(Ending::Released(Released::ShuttingDown)),
-                    () = transport.closed() => return Ending::Silent,
-                    () = &mut timer => None,
-                    name = revoked.recv() => match name {
-                        Ok(name) if name == held.lease.resource => return Ending::Lost(Lost::TakenAway),
-                        // Missed some: an extension now finds out.
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
-                        Ok(_) | Err(_) => continue,
+            let step = tokio::select! {
+                biased;
+                () = &mut closing => Step::End(Ending::Released(Released::ShuttingDown)),
+                () = transport.closed() => Step::End(Ending::Silent),
+                () = &mut timer => Step::Timer,
+                name = revoked.recv() => match name {
+                    Ok((name, why)) if name == held.lease.resource => match why {
+                        Revoked::ForceReleased => Step::End(Ending::Lost(Lost::TakenAway)),
+                        Revoked::Resigned(term) if term == held.lease.fencing_token => {
+                            Step::End(Ending::Released(Released::Resigned))
+                        }
+                        Revoked::Resigned(_) => Step::Again,
                     },
-                    input = inputs.next() => match input {
-                        Input::Command(Command::Release) | Input::Finished => Some(Ending::Released(Released::ByClient)),
-                        Input::Refused(why) => Some(Ending::Released(Released::Refused(why))),
-                        Input::Gone => return Ending::Silent,
-                    },
-                };
-                if let Some(ending) = ending {
-                    return ending;
+                    // Missed some: an extension now finds out.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Step::Timer,
+                    Ok(_) | Err(_) => Step::Again,
+                },
+                input = inputs.next() => match input {
+                    Input::Command(Command::Release) | Input::Finished => Step::End(Ending::Released(Released::ByClient)),
+                    Input::Command(Command::Proclaim(value)) => Step::Proclaim(value),
+                    Input::Refused(why) => Step::End(Ending::Released(Released::Refused(why))),
+                    Input::Gone => Step::End(Ending::Silent),
+                },
+            };
+            match step {
+                Step::End(ending) => return ending,
+                Step::Again => continue,
+                Step::Proclaim(value) => {
+                    if let Err(lost) = Box::pin(self.proclaim_held(held, value, transport)).await {
+                        return Ending::Lost(lost);
+                    }
+                    continue;
                 }
-                // The timer.
-                let now = Instant::now();
-                if now >= lost_at(deadline, node_timeout) {
-                    return Ending::Lost(Lost::NotExtendedInTime);
-                }
-                if now >= max_hold_end {
-                    return Ending::Released(Released::MaxHoldUsedUp);
-                }
+                Step::Timer => {}
+            }
+            let now = Instant::now();
+            if now >= lost_at(deadline, node_timeout) {
+                return Ending::Lost(Lost::NotExtendedInTime);
+            }
+            if now >= max_hold_end {
+                return Ending::Released(Released::MaxHoldUsedUp);
             }
             let extended = Box::pin(self.extend(&held.lease.resource, &held.lease.value, held.plan.ttl, &held.who));
             match extended.await {
                 Ok(Some(validity)) => {
                     deadline = Instant::now() + validity;
                     next_extend = next_extension(deadline, held.plan.ttl, node_timeout);
+                    if held.plan.campaign.is_some() {
+                        Box::pin(self.extend_term_record(held)).await;
+                    }
                     // Never queue behind a slow reader: a stale EXTENDED
                     // would make the client count validity too late.
                     let told = Event::Extended {

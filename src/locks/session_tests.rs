@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep};
 
 use crate::locks::Locks;
+use crate::locks::follow::Followed;
 use crate::locks::queue::Waiters;
 use crate::locks::session::{Command, Delivery, Event, Events, Input, Inputs, Lost, Plan, Refused, Released};
 use crate::locks::who::Who;
@@ -17,10 +18,10 @@ use crate::redlock::fake::{FakeNode, Fault};
 use crate::redlock::{ALONE, Acquired, Engine, EngineConfig, FailureReason, Kind};
 use crate::telemetry::metrics::Metrics;
 
-const TTL: Duration = Duration::from_secs(3);
-const NODE_TIMEOUT: Duration = Duration::from_millis(50);
+pub(super) const TTL: Duration = Duration::from_secs(3);
+pub(super) const NODE_TIMEOUT: Duration = Duration::from_millis(50);
 
-fn locks() -> (Arc<Locks<FakeNode>>, Arc<Engine<FakeNode>>, Vec<FakeNode>) {
+pub(super) fn locks() -> (Arc<Locks<FakeNode>>, Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     let nodes: Vec<FakeNode> = (0..5).map(|i| FakeNode::new(&format!("n{i}"), 0)).collect();
     let config = EngineConfig {
         key_prefix: "t".into(),
@@ -34,11 +35,18 @@ fn locks() -> (Arc<Locks<FakeNode>>, Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     };
     let engine = Arc::new(Engine::new(nodes.clone(), config));
     let waiters = Arc::new(Waiters::new(16, 1024));
-    let locks = Arc::new(Locks::new(engine.clone(), waiters, 100, Arc::new(Metrics::new())));
+    let followed = Arc::new(Followed::new(Duration::from_secs(1), Duration::from_secs(60)));
+    let locks = Arc::new(Locks::new(
+        engine.clone(),
+        waiters,
+        100,
+        Arc::new(Metrics::new()),
+        followed,
+    ));
     (locks, engine, nodes)
 }
 
-fn plan(resource: &str) -> Box<Plan> {
+pub(super) fn plan(resource: &str) -> Box<Plan> {
     Box::new(Plan {
         resource: resource.into(),
         name: format!("lock:{resource}"),
@@ -47,26 +55,30 @@ fn plan(resource: &str) -> Box<Plan> {
         ttl: TTL,
         wait: Duration::ZERO,
         max_hold: Duration::from_secs(3600),
+        lock_delay: Duration::ZERO,
+        campaign: None,
     })
 }
 
 /// What the client heard, owned, with when (since the test began).
 #[derive(Debug, Clone, PartialEq)]
-enum Heard {
+pub(super) enum Heard {
     Acquired { token: u64, validity: Duration },
     NotAcquired(FailureReason),
     Extended { validity: Duration },
     Lost(Lost),
     Released { held_to_end: bool, why: Released },
     Failed(String),
+    Proclaimed(Vec<u8>),
+    Withdrawn(Released),
 }
 
 /// The test's end of a session: what it sends, what it heard, and whether
 /// it is still there.
-struct Client {
-    send: mpsc::UnboundedSender<Input>,
+pub(super) struct Client {
+    pub(super) send: mpsc::UnboundedSender<Input>,
     heard: Arc<Mutex<Vec<(Duration, Heard)>>>,
-    gone: watch::Sender<bool>,
+    pub(super) gone: watch::Sender<bool>,
     session: JoinHandle<()>,
     began: Instant,
 }
@@ -99,7 +111,7 @@ impl Events for TestEvents {
             return Err(Refused::Full);
         }
         let heard = match told {
-            Event::Acquired { lease, validity } => Heard::Acquired {
+            Event::Acquired { lease, validity, .. } => Heard::Acquired {
                 token: lease.fencing_token,
                 validity,
             },
@@ -108,6 +120,8 @@ impl Events for TestEvents {
             Event::Lost(lost) => Heard::Lost(lost),
             Event::Released { held_to_end, why } => Heard::Released { held_to_end, why },
             Event::Failed(error) => Heard::Failed(format!("{error:?}")),
+            Event::Proclaimed { value } => Heard::Proclaimed(value.to_vec()),
+            Event::Withdrawn(why) => Heard::Withdrawn(why),
         };
         self.heard.lock().unwrap().push((self.began.elapsed(), heard));
         Ok(())
@@ -129,7 +143,7 @@ impl Events for TestEvents {
     }
 }
 
-fn start(locks: &Arc<Locks<FakeNode>>, plan: Box<Plan>) -> Client {
+pub(super) fn start(locks: &Arc<Locks<FakeNode>>, plan: Box<Plan>) -> Client {
     start_with_room(locks, plan, None)
 }
 
@@ -159,15 +173,15 @@ fn start_with_room(locks: &Arc<Locks<FakeNode>>, plan: Box<Plan>, room: Option<u
 }
 
 impl Client {
-    fn heard(&self) -> Vec<(Duration, Heard)> {
+    pub(super) fn heard(&self) -> Vec<(Duration, Heard)> {
         self.heard.lock().unwrap().clone()
     }
 
-    fn events(&self) -> Vec<Heard> {
+    pub(super) fn events(&self) -> Vec<Heard> {
         self.heard().into_iter().map(|(_, heard)| heard).collect()
     }
 
-    async fn ended(self) -> Vec<(Duration, Heard)> {
+    pub(super) async fn ended(self) -> Vec<(Duration, Heard)> {
         tokio::time::timeout(Duration::from_secs(3600), self.session)
             .await
             .expect("the session ends")
@@ -180,7 +194,7 @@ impl Client {
     }
 }
 
-fn holders(engine: &Engine<FakeNode>, nodes: &[FakeNode], name: &str) -> usize {
+pub(super) fn holders(engine: &Engine<FakeNode>, nodes: &[FakeNode], name: &str) -> usize {
     let key = engine.lock_key(name);
     nodes.iter().filter(|n| n.holder(&key).is_some()).count()
 }

@@ -16,6 +16,15 @@ use crate::locks::quota::{Kind, Taken};
 use crate::locks::who::{self, Who};
 use crate::redlock::Node;
 
+/// Why a session's lock was taken away from outside the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Revoked {
+    /// `Admin/ForceRelease`.
+    ForceReleased,
+    /// A `Resign` call for this term (docs/design.md#elections).
+    Resigned(u64),
+}
+
 /// A counted open session; dropping it ends the count.
 pub(crate) struct SessionGuard<N: Node> {
     locks: Arc<Locks<N>>,
@@ -70,7 +79,7 @@ impl<N: Node> Locks<N> {
         let held = self.engine.force_release(resource).await?;
         self.held.forget_name(resource);
         self.reentries.lapse_name(resource).await;
-        let _ = self.revoked.send(resource.to_owned());
+        let _ = self.revoked.send((resource.to_owned(), Revoked::ForceReleased));
         if tracing::enabled!(target: who::AUDIT, tracing::Level::INFO) {
             tracing::info!(
                 target: who::AUDIT,
@@ -86,8 +95,8 @@ impl<N: Node> Locks<N> {
         Ok(held)
     }
 
-    /// The lock names `force_release` takes away from now on.
-    pub(crate) fn revocations(&self) -> broadcast::Receiver<String> {
+    /// The lock names taken away from now on, and why.
+    pub(crate) fn revocations(&self) -> broadcast::Receiver<(String, Revoked)> {
         self.revoked.subscribe()
     }
 

@@ -42,12 +42,12 @@ impl Who {
 
 /// The resource of lock name `name` (`lock:<r>` or `tenant:<t>:lock:<r>`).
 pub(crate) fn resource_of(name: &str) -> &str {
-    if let Some(resource) = name.strip_prefix("lock:") {
-        return resource;
-    }
-    name.strip_prefix("tenant:")
+    let unscoped = name
+        .strip_prefix("tenant:")
         .and_then(|rest| rest.split_once(':'))
-        .and_then(|(_, rest)| rest.strip_prefix("lock:"))
+        .map_or(name, |(_, rest)| rest);
+    (unscoped.strip_prefix("lock:"))
+        .or_else(|| unscoped.strip_prefix("election:"))
         .unwrap_or(name)
 }
 
@@ -78,5 +78,8 @@ mod tests {
         assert_eq!(resource_of("lock:a:b"), "a:b");
         assert_eq!(resource_of("tenant:lock:lock:x"), "x");
         assert_eq!(resource_of("tenant:t1:lock:tenant:z"), "tenant:z");
+        assert_eq!(resource_of("election:jobs"), "jobs");
+        assert_eq!(resource_of("tenant:t1:election:lock:j"), "lock:j");
+        assert_eq!(resource_of("tenant:only"), "tenant:only");
     }
 }

@@ -7,6 +7,7 @@ mod batch;
 pub mod cluster;
 mod cluster_probe;
 pub mod connect;
+mod election;
 mod eval;
 mod keys;
 mod listing;

@@ -24,7 +24,7 @@ use super::scripts::{
 };
 use super::shared::SharedScripts;
 use super::{keys, listing};
-use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, Swap};
+use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
 use crate::redlock::{Mode, Permit};
@@ -438,5 +438,20 @@ impl Node for RedisNode {
             )
             .await?,
         )
+    }
+
+    async fn write_record(
+        &self,
+        key: &str,
+        record_key: &str,
+        value: &str,
+        record: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, NodeError> {
+        self.write_election_record(key, record_key, value, record, ttl).await
+    }
+
+    async fn read_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
+        self.read_election_record(key, record_key).await
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Mode;
-use super::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, SHARED_MARK, Standing, Swap};
+use super::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, SHARED_MARK, Standing, Swap};
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,6 +48,8 @@ struct State {
     writer_waits: HashMap<String, Instant>,
     /// Semaphores' numbers of permits, until when each is remembered.
     permits: HashMap<String, (u32, Instant)>,
+    /// Election records by key, each until its deadline.
+    election_records: HashMap<String, (Vec<u8>, Instant)>,
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -339,7 +341,18 @@ impl Node for FakeNode {
                             .keys
                             .insert(lock.key.to_owned(), (lock.value.to_owned(), now + lock.ttl));
                     }
-                    held
+                    // An election record is extended like a lock: it starts
+                    // with the value that wrote it.
+                    let record = state.election_records.get_mut(lock.key).filter(|(r, until)| {
+                        *until > now && r.starts_with(lock.value.as_bytes()) && r.get(lock.value.len()) == Some(&b'\n')
+                    });
+                    match record {
+                        Some((_, until)) => {
+                            *until = now + lock.ttl;
+                            true
+                        }
+                        None => held,
+                    }
                 })
                 .collect()
         })
@@ -427,6 +440,41 @@ impl Node for FakeNode {
             state.waited.remove(key);
             state.readers.remove(key);
             state.keys.remove(key).is_some()
+        })
+        .await
+    }
+
+    async fn write_record(
+        &self,
+        key: &str,
+        record_key: &str,
+        value: &str,
+        record: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, NodeError> {
+        self.call(|state, now| {
+            if !holds(state, key, value) {
+                return false;
+            }
+            (state.election_records).insert(record_key.to_owned(), (record.to_vec(), now + ttl));
+            true
+        })
+        .await
+    }
+
+    async fn read_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
+        self.call(|state, now| {
+            let value = (state.keys.get(key))
+                .filter(|(v, _)| v != SHARED_MARK)
+                .map(|(v, _)| v.clone());
+            let record = (state.election_records.get(record_key))
+                .filter(|(_, until)| *until > now)
+                .map(|(r, _)| r.clone());
+            RecordView {
+                granted_ms: value.as_ref().map(|_| 0),
+                value,
+                record,
+            }
         })
         .await
     }

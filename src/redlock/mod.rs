@@ -8,6 +8,7 @@ mod acquire;
 #[cfg(test)]
 mod acquire_tests;
 pub mod buckets;
+pub mod election;
 pub mod engine;
 #[cfg(test)]
 mod engine_tests;
@@ -53,7 +54,7 @@ pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use holder::Holder;
 pub use listing::{Listed, Page, PageEnd};
 pub use many::{AcquiredSet, MAX_SET};
-pub use node::{Agreement, Announce, Extension, KeyView, Node, NodeError, Swap};
+pub use node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 pub use permits::{permits_name, slot_name};
 pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};
 

@@ -175,6 +175,37 @@ pub trait Node: Send + Sync + 'static {
     /// it is) and announces the release. `true`
     /// when it was held.
     fn force_unlock(&self, key: &str) -> impl Future<Output = Result<bool, NodeError>> + Send;
+
+    /// Writes an election's record (docs/design.md#elections) to
+    /// `record_key`, expiring after `ttl`, only while lock `key` holds
+    /// `value`; the record starts with `value` and a `\n`. Announces it on
+    /// the bucket's release channel, so that observers elsewhere look again.
+    /// Returns whether it was written.
+    fn write_record(
+        &self,
+        key: &str,
+        record_key: &str,
+        value: &str,
+        record: &[u8],
+        ttl: Duration,
+    ) -> impl Future<Output = Result<bool, NodeError>> + Send;
+
+    /// Reads lock `key` and the election record at `record_key` together:
+    /// the lock's value (without who holds it, or `None` when free), its
+    /// grant time (the master's clock, ms), and the record (whole, or
+    /// `None`).
+    fn read_record(&self, key: &str, record_key: &str) -> impl Future<Output = Result<RecordView, NodeError>> + Send;
+}
+
+/// What one master holds of an election: its lock and its record.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordView {
+    /// The lock's value, when held (exclusive locks only).
+    pub value: Option<String>,
+    /// When the lock was granted, on the master's clock (ms).
+    pub granted_ms: Option<u64>,
+    /// The record, starting with the value that wrote it and a `\n`.
+    pub record: Option<Vec<u8>>,
 }
 
 /// What one node says of a semaphore (`Node::agree_permits`).

@@ -102,6 +102,14 @@ pub struct Metrics {
     /// `redlockd_reentered_total`: acquisitions answered with the lock
     /// already held under their reentrancy key.
     pub reentered: IntCounter,
+    /// `redlockd_elections_total{outcome}`: leaderships through this daemon
+    /// (elected, lost, resigned) (docs/design.md#elections).
+    pub elections: IntCounterVec,
+    /// `redlockd_followers`: open Observe and Watch streams.
+    pub followers: IntGauge,
+    /// `redlockd_leader_changes_total`: changes of leader (or of its value)
+    /// passed on to observers.
+    pub leader_changes: IntCounter,
 }
 
 impl Default for Metrics {
@@ -261,6 +269,21 @@ impl Metrics {
                 registry.register(Box::new(c.clone())).expect("register");
                 c
             },
+            elections: counter(
+                "redlockd_elections_total",
+                "Leaderships through this daemon, by outcome (elected, lost, resigned)",
+                "outcome",
+            ),
+            followers: gauge("redlockd_followers", "Open Observe and Watch streams"),
+            leader_changes: {
+                let c = IntCounter::new(
+                    "redlockd_leader_changes_total",
+                    "Changes of leader or of its value passed on to observers",
+                )
+                .expect("metric definition");
+                registry.register(Box::new(c.clone())).expect("register");
+                c
+            },
             node_seconds,
             node_seconds_of: std::array::from_fn(|_| OnceLock::new()),
             registry,
@@ -280,6 +303,9 @@ impl Metrics {
         }
         for outcome in ["handed", "failed", "unavailable"] {
             metrics.handoffs.with_label_values(&[outcome]);
+        }
+        for outcome in ["elected", "lost", "resigned"] {
+            metrics.elections.with_label_values(&[outcome]);
         }
         metrics
     }

@@ -140,6 +140,25 @@ impl redlockd::redlock::Node for Gate {
         self.check()?;
         self.node.force_unlock(key).await
     }
+
+    async fn write_record(
+        &self,
+        key: &str,
+        record_key: &str,
+        value: &str,
+        record: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, redlockd::redlock::NodeError> {
+        self.node.write_record(key, record_key, value, record, ttl).await
+    }
+
+    async fn read_record(
+        &self,
+        key: &str,
+        record_key: &str,
+    ) -> Result<redlockd::redlock::RecordView, redlockd::redlock::NodeError> {
+        self.node.read_record(key, record_key).await
+    }
 }
 
 impl Gate {

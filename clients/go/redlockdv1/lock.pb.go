@@ -1365,6 +1365,13 @@ type HoldStart struct {
 	Mode          LockMode `protobuf:"varint,6,opt,name=mode,proto3,enum=redlockd.v1.LockMode" json:"mode,omitempty"`
 	Permits       uint32   `protobuf:"varint,7,opt,name=permits,proto3" json:"permits,omitempty"`
 	ReentrancyKey string   `protobuf:"bytes,8,opt,name=reentrancy_key,json=reentrancyKey,proto3" json:"reentrancy_key,omitempty"`
+	// lock_delay, when set, keeps the lock for this long after the session
+	// ends without a release (the stream broke, LOST, the client died) instead
+	// of releasing it at once, so that the next holder starts only after it:
+	// for resources that cannot check fencing tokens. A release the client
+	// asks for frees it at once. At most the daemon's lock.max_lock_delay (by
+	// default 60s); unset or 0: released at once.
+	LockDelay     *durationpb.Duration `protobuf:"bytes,9,opt,name=lock_delay,json=lockDelay,proto3" json:"lock_delay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1453,6 +1460,13 @@ func (x *HoldStart) GetReentrancyKey() string {
 		return x.ReentrancyKey
 	}
 	return ""
+}
+
+func (x *HoldStart) GetLockDelay() *durationpb.Duration {
+	if x != nil {
+		return x.LockDelay
+	}
+	return nil
 }
 
 // HoldRelease ends a session's lock.
@@ -2453,7 +2467,7 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\vHoldRequest\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.redlockd.v1.HoldStartH\x00R\x05start\x124\n" +
 	"\arelease\x18\x02 \x01(\v2\x18.redlockd.v1.HoldReleaseH\x00R\areleaseB\t\n" +
-	"\arequest\"\xbb\x02\n" +
+	"\arequest\"\xf5\x02\n" +
 	"\tHoldStart\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12+\n" +
 	"\x03ttl\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12-\n" +
@@ -2462,7 +2476,9 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\bmax_hold\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\amaxHold\x12)\n" +
 	"\x04mode\x18\x06 \x01(\x0e2\x15.redlockd.v1.LockModeR\x04mode\x12\x18\n" +
 	"\apermits\x18\a \x01(\rR\apermits\x12%\n" +
-	"\x0ereentrancy_key\x18\b \x01(\tR\rreentrancyKey\"\r\n" +
+	"\x0ereentrancy_key\x18\b \x01(\tR\rreentrancyKey\x128\n" +
+	"\n" +
+	"lock_delay\x18\t \x01(\v2\x19.google.protobuf.DurationR\tlockDelay\"\r\n" +
 	"\vHoldRelease\"\xce\x01\n" +
 	"\fHoldResponse\x12,\n" +
 	"\x05event\x18\x01 \x01(\x0e2\x16.redlockd.v1.HoldEventR\x05event\x12(\n" +
@@ -2635,51 +2651,52 @@ var file_redlockd_v1_lock_proto_depIdxs = []int32{
 	28, // 21: redlockd.v1.HoldStart.wait:type_name -> google.protobuf.Duration
 	28, // 22: redlockd.v1.HoldStart.max_hold:type_name -> google.protobuf.Duration
 	0,  // 23: redlockd.v1.HoldStart.mode:type_name -> redlockd.v1.LockMode
-	3,  // 24: redlockd.v1.HoldResponse.event:type_name -> redlockd.v1.HoldEvent
-	11, // 25: redlockd.v1.HoldResponse.lease:type_name -> redlockd.v1.Lease
-	1,  // 26: redlockd.v1.HoldResponse.nodes:type_name -> redlockd.v1.NodeOutcome
-	10, // 27: redlockd.v1.PipelineRequest.acquire:type_name -> redlockd.v1.AcquireRequest
-	13, // 28: redlockd.v1.PipelineRequest.extend:type_name -> redlockd.v1.ExtendRequest
-	15, // 29: redlockd.v1.PipelineRequest.release:type_name -> redlockd.v1.ReleaseRequest
-	4,  // 30: redlockd.v1.PipelineRequest.acquire_many:type_name -> redlockd.v1.AcquireManyRequest
-	6,  // 31: redlockd.v1.PipelineRequest.extend_many:type_name -> redlockd.v1.ExtendManyRequest
-	8,  // 32: redlockd.v1.PipelineRequest.release_many:type_name -> redlockd.v1.ReleaseManyRequest
-	12, // 33: redlockd.v1.PipelineResponse.acquire:type_name -> redlockd.v1.AcquireResponse
-	14, // 34: redlockd.v1.PipelineResponse.extend:type_name -> redlockd.v1.ExtendResponse
-	16, // 35: redlockd.v1.PipelineResponse.release:type_name -> redlockd.v1.ReleaseResponse
-	23, // 36: redlockd.v1.PipelineResponse.error:type_name -> redlockd.v1.CallError
-	5,  // 37: redlockd.v1.PipelineResponse.acquire_many:type_name -> redlockd.v1.AcquireManyResponse
-	7,  // 38: redlockd.v1.PipelineResponse.extend_many:type_name -> redlockd.v1.ExtendManyResponse
-	9,  // 39: redlockd.v1.PipelineResponse.release_many:type_name -> redlockd.v1.ReleaseManyResponse
-	1,  // 40: redlockd.v1.CallError.nodes:type_name -> redlockd.v1.NodeOutcome
-	27, // 41: redlockd.v1.InspectResponse.nodes:type_name -> redlockd.v1.NodeView
-	26, // 42: redlockd.v1.InspectResponse.holder:type_name -> redlockd.v1.Holder
-	29, // 43: redlockd.v1.Holder.since:type_name -> google.protobuf.Timestamp
-	28, // 44: redlockd.v1.Holder.ttl:type_name -> google.protobuf.Duration
-	28, // 45: redlockd.v1.NodeView.ttl:type_name -> google.protobuf.Duration
-	10, // 46: redlockd.v1.Lock.Acquire:input_type -> redlockd.v1.AcquireRequest
-	13, // 47: redlockd.v1.Lock.Extend:input_type -> redlockd.v1.ExtendRequest
-	15, // 48: redlockd.v1.Lock.Release:input_type -> redlockd.v1.ReleaseRequest
-	17, // 49: redlockd.v1.Lock.Hold:input_type -> redlockd.v1.HoldRequest
-	21, // 50: redlockd.v1.Lock.Pipeline:input_type -> redlockd.v1.PipelineRequest
-	24, // 51: redlockd.v1.Lock.Inspect:input_type -> redlockd.v1.InspectRequest
-	4,  // 52: redlockd.v1.Lock.AcquireMany:input_type -> redlockd.v1.AcquireManyRequest
-	6,  // 53: redlockd.v1.Lock.ExtendMany:input_type -> redlockd.v1.ExtendManyRequest
-	8,  // 54: redlockd.v1.Lock.ReleaseMany:input_type -> redlockd.v1.ReleaseManyRequest
-	12, // 55: redlockd.v1.Lock.Acquire:output_type -> redlockd.v1.AcquireResponse
-	14, // 56: redlockd.v1.Lock.Extend:output_type -> redlockd.v1.ExtendResponse
-	16, // 57: redlockd.v1.Lock.Release:output_type -> redlockd.v1.ReleaseResponse
-	20, // 58: redlockd.v1.Lock.Hold:output_type -> redlockd.v1.HoldResponse
-	22, // 59: redlockd.v1.Lock.Pipeline:output_type -> redlockd.v1.PipelineResponse
-	25, // 60: redlockd.v1.Lock.Inspect:output_type -> redlockd.v1.InspectResponse
-	5,  // 61: redlockd.v1.Lock.AcquireMany:output_type -> redlockd.v1.AcquireManyResponse
-	7,  // 62: redlockd.v1.Lock.ExtendMany:output_type -> redlockd.v1.ExtendManyResponse
-	9,  // 63: redlockd.v1.Lock.ReleaseMany:output_type -> redlockd.v1.ReleaseManyResponse
-	55, // [55:64] is the sub-list for method output_type
-	46, // [46:55] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	28, // 24: redlockd.v1.HoldStart.lock_delay:type_name -> google.protobuf.Duration
+	3,  // 25: redlockd.v1.HoldResponse.event:type_name -> redlockd.v1.HoldEvent
+	11, // 26: redlockd.v1.HoldResponse.lease:type_name -> redlockd.v1.Lease
+	1,  // 27: redlockd.v1.HoldResponse.nodes:type_name -> redlockd.v1.NodeOutcome
+	10, // 28: redlockd.v1.PipelineRequest.acquire:type_name -> redlockd.v1.AcquireRequest
+	13, // 29: redlockd.v1.PipelineRequest.extend:type_name -> redlockd.v1.ExtendRequest
+	15, // 30: redlockd.v1.PipelineRequest.release:type_name -> redlockd.v1.ReleaseRequest
+	4,  // 31: redlockd.v1.PipelineRequest.acquire_many:type_name -> redlockd.v1.AcquireManyRequest
+	6,  // 32: redlockd.v1.PipelineRequest.extend_many:type_name -> redlockd.v1.ExtendManyRequest
+	8,  // 33: redlockd.v1.PipelineRequest.release_many:type_name -> redlockd.v1.ReleaseManyRequest
+	12, // 34: redlockd.v1.PipelineResponse.acquire:type_name -> redlockd.v1.AcquireResponse
+	14, // 35: redlockd.v1.PipelineResponse.extend:type_name -> redlockd.v1.ExtendResponse
+	16, // 36: redlockd.v1.PipelineResponse.release:type_name -> redlockd.v1.ReleaseResponse
+	23, // 37: redlockd.v1.PipelineResponse.error:type_name -> redlockd.v1.CallError
+	5,  // 38: redlockd.v1.PipelineResponse.acquire_many:type_name -> redlockd.v1.AcquireManyResponse
+	7,  // 39: redlockd.v1.PipelineResponse.extend_many:type_name -> redlockd.v1.ExtendManyResponse
+	9,  // 40: redlockd.v1.PipelineResponse.release_many:type_name -> redlockd.v1.ReleaseManyResponse
+	1,  // 41: redlockd.v1.CallError.nodes:type_name -> redlockd.v1.NodeOutcome
+	27, // 42: redlockd.v1.InspectResponse.nodes:type_name -> redlockd.v1.NodeView
+	26, // 43: redlockd.v1.InspectResponse.holder:type_name -> redlockd.v1.Holder
+	29, // 44: redlockd.v1.Holder.since:type_name -> google.protobuf.Timestamp
+	28, // 45: redlockd.v1.Holder.ttl:type_name -> google.protobuf.Duration
+	28, // 46: redlockd.v1.NodeView.ttl:type_name -> google.protobuf.Duration
+	10, // 47: redlockd.v1.Lock.Acquire:input_type -> redlockd.v1.AcquireRequest
+	13, // 48: redlockd.v1.Lock.Extend:input_type -> redlockd.v1.ExtendRequest
+	15, // 49: redlockd.v1.Lock.Release:input_type -> redlockd.v1.ReleaseRequest
+	17, // 50: redlockd.v1.Lock.Hold:input_type -> redlockd.v1.HoldRequest
+	21, // 51: redlockd.v1.Lock.Pipeline:input_type -> redlockd.v1.PipelineRequest
+	24, // 52: redlockd.v1.Lock.Inspect:input_type -> redlockd.v1.InspectRequest
+	4,  // 53: redlockd.v1.Lock.AcquireMany:input_type -> redlockd.v1.AcquireManyRequest
+	6,  // 54: redlockd.v1.Lock.ExtendMany:input_type -> redlockd.v1.ExtendManyRequest
+	8,  // 55: redlockd.v1.Lock.ReleaseMany:input_type -> redlockd.v1.ReleaseManyRequest
+	12, // 56: redlockd.v1.Lock.Acquire:output_type -> redlockd.v1.AcquireResponse
+	14, // 57: redlockd.v1.Lock.Extend:output_type -> redlockd.v1.ExtendResponse
+	16, // 58: redlockd.v1.Lock.Release:output_type -> redlockd.v1.ReleaseResponse
+	20, // 59: redlockd.v1.Lock.Hold:output_type -> redlockd.v1.HoldResponse
+	22, // 60: redlockd.v1.Lock.Pipeline:output_type -> redlockd.v1.PipelineResponse
+	25, // 61: redlockd.v1.Lock.Inspect:output_type -> redlockd.v1.InspectResponse
+	5,  // 62: redlockd.v1.Lock.AcquireMany:output_type -> redlockd.v1.AcquireManyResponse
+	7,  // 63: redlockd.v1.Lock.ExtendMany:output_type -> redlockd.v1.ExtendManyResponse
+	9,  // 64: redlockd.v1.Lock.ReleaseMany:output_type -> redlockd.v1.ReleaseManyResponse
+	56, // [56:65] is the sub-list for method output_type
+	47, // [47:56] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_redlockd_v1_lock_proto_init() }

@@ -25,12 +25,23 @@ pub struct HoldOptions {
     pub(crate) shared: bool,
     pub(crate) permits: u32,
     pub(crate) reentrancy_key: String,
+    pub(crate) lock_delay: Option<Duration>,
 }
 
 impl HoldOptions {
     /// One attempt, the daemon's default TTL and `max_hold`.
     pub fn new() -> HoldOptions {
         HoldOptions::default()
+    }
+
+    /// How long the daemon keeps the lock after the session ends without a
+    /// release (this process died, the stream broke, LOST) before the next
+    /// holder may have it: for resources that cannot check fencing tokens.
+    /// A release (dropping the lock) frees it at once.
+    #[must_use]
+    pub fn lock_delay(mut self, lock_delay: Duration) -> HoldOptions {
+        self.lock_delay = Some(lock_delay);
+        self
     }
 
     /// What each extension renews (at least 8 × the daemon's node timeout).
@@ -121,6 +132,7 @@ pub(crate) async fn open(
         mode: wire::mode(options.shared).into(),
         permits: options.permits,
         reentrancy_key: options.reentrancy_key.clone(),
+        lock_delay: options.lock_delay.map(wire::duration),
     };
     let first = HoldRequest {
         request: Some(hold_request::Request::Start(start)),

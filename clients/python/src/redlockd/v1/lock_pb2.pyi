@@ -216,7 +216,7 @@ class HoldRequest(_message.Message):
     def __init__(self, start: _Optional[_Union[HoldStart, _Mapping]] = ..., release: _Optional[_Union[HoldRelease, _Mapping]] = ...) -> None: ...
 
 class HoldStart(_message.Message):
-    __slots__ = ("resource", "ttl", "wait", "owner", "max_hold", "mode", "permits", "reentrancy_key")
+    __slots__ = ("resource", "ttl", "wait", "owner", "max_hold", "mode", "permits", "reentrancy_key", "lock_delay")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
@@ -225,6 +225,7 @@ class HoldStart(_message.Message):
     MODE_FIELD_NUMBER: _ClassVar[int]
     PERMITS_FIELD_NUMBER: _ClassVar[int]
     REENTRANCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    LOCK_DELAY_FIELD_NUMBER: _ClassVar[int]
     resource: str
     ttl: _duration_pb2.Duration
     wait: _duration_pb2.Duration
@@ -233,7 +234,8 @@ class HoldStart(_message.Message):
     mode: LockMode
     permits: int
     reentrancy_key: str
-    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., max_hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., reentrancy_key: _Optional[str] = ...) -> None: ...
+    lock_delay: _duration_pb2.Duration
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., max_hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., reentrancy_key: _Optional[str] = ..., lock_delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class HoldRelease(_message.Message):
     __slots__ = ()

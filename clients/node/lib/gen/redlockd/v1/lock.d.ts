@@ -392,6 +392,15 @@ export interface HoldStart {
     mode: LockMode;
     permits: number;
     reentrancyKey: string;
+    /**
+     * lock_delay, when set, keeps the lock for this long after the session
+     * ends without a release (the stream broke, LOST, the client died) instead
+     * of releasing it at once, so that the next holder starts only after it:
+     * for resources that cannot check fencing tokens. A release the client
+     * asks for frees it at once. At most the daemon's lock.max_lock_delay (by
+     * default 60s); unset or 0: released at once.
+     */
+    lockDelay?: Duration | undefined;
 }
 /** HoldRelease ends a session's lock. */
 export interface HoldRelease {

@@ -1152,6 +1152,7 @@ function createBaseHoldStart() {
         mode: 0,
         permits: 0,
         reentrancyKey: "",
+        lockDelay: undefined,
     };
 }
 exports.HoldStart = {
@@ -1179,6 +1180,9 @@ exports.HoldStart = {
         }
         if (message.reentrancyKey !== "") {
             writer.uint32(66).string(message.reentrancyKey);
+        }
+        if (message.lockDelay !== undefined) {
+            duration_1.Duration.encode(message.lockDelay, writer.uint32(74).fork()).join();
         }
         return writer;
     },
@@ -1249,6 +1253,13 @@ exports.HoldStart = {
                             break;
                         }
                         message.reentrancyKey = reader.string();
+                        continue;
+                    }
+                    case 9: {
+                        if (tag !== 74) {
+                            break;
+                        }
+                        message.lockDelay = duration_1.Duration.decode(reader, reader.uint32());
                         continue;
                     }
                 }

@@ -439,6 +439,15 @@ export interface HoldStart {
   mode: LockMode;
   permits: number;
   reentrancyKey: string;
+  /**
+   * lock_delay, when set, keeps the lock for this long after the session
+   * ends without a release (the stream broke, LOST, the client died) instead
+   * of releasing it at once, so that the next holder starts only after it:
+   * for resources that cannot check fencing tokens. A release the client
+   * asks for frees it at once. At most the daemon's lock.max_lock_delay (by
+   * default 60s); unset or 0: released at once.
+   */
+  lockDelay?: Duration | undefined;
 }
 
 /** HoldRelease ends a session's lock. */
@@ -1736,6 +1745,7 @@ function createBaseHoldStart(): HoldStart {
     mode: 0,
     permits: 0,
     reentrancyKey: "",
+    lockDelay: undefined,
   };
 }
 
@@ -1764,6 +1774,9 @@ export const HoldStart: MessageFns<HoldStart> = {
     }
     if (message.reentrancyKey !== "") {
       writer.uint32(66).string(message.reentrancyKey);
+    }
+    if (message.lockDelay !== undefined) {
+      Duration.encode(message.lockDelay, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -1843,6 +1856,14 @@ export const HoldStart: MessageFns<HoldStart> = {
             }
 
             message.reentrancyKey = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.lockDelay = Duration.decode(reader, reader.uint32());
             continue;
           }
         }

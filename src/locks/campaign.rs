@@ -1,0 +1,212 @@
+//! Elections in the daemon (docs/design.md#elections): a campaign waits in
+//! the election lock's queue until it is granted, records its term (the
+//! lease's fencing token, exactly) and value beside the lock on a majority
+//! of masters, and only then is elected; `Proclaim` and `Resign` act on the
+//! leader of a term, from its stream or from any daemon.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::locks::Locks;
+use crate::locks::error::Error;
+use crate::locks::session::{Command, Delivery, Event, Events, Holding, Input, Inputs, Lost, Plan, Released};
+use crate::locks::sessions::Revoked;
+use crate::locks::who::{Who, audit};
+use crate::redlock::election::Leader;
+use crate::redlock::{Acquired, LockValue, Node};
+
+impl<N: Node> Locks<N> {
+    /// Waits in the election's queue until elected (records written), the
+    /// client withdraws or leaves, or the daemon shuts down; `None` when the
+    /// candidacy ended (and the client was told why, if it is still there).
+    pub(super) async fn campaign_until_elected<I: Inputs, E: Events>(
+        self: &Arc<Self>,
+        plan: Box<Plan>,
+        mut who: Who,
+        inputs: &mut I,
+        events: &E,
+    ) -> Option<Holding> {
+        // The queue and the holder record name the candidate.
+        who.owner.clone_from(&plan.campaign.as_deref()?.candidate);
+        let tell = |event: Event<'_>| {
+            let _ = events.tell(&plan.resource, event, Delivery::Last);
+        };
+        loop {
+            // Dropping the acquisition (the client withdrew) leaves nothing
+            // held: a grant that raced it is released by its own task.
+            let asked = tokio::select! {
+                asked = self.acquire_planned(&plan, &who, plan.wait, events) => asked,
+                input = inputs.next() => {
+                    match input {
+                        Input::Gone => {}
+                        Input::Command(Command::Release) | Input::Finished => tell(Event::Withdrawn(Released::ByClient)),
+                        Input::Refused(why) => tell(Event::Withdrawn(Released::Refused(why))),
+                        Input::Command(Command::Proclaim(_)) => tell(Event::Failed(Error::invalid(
+                            "proclaim",
+                            "a candidate may proclaim only once ELECTED; the candidacy ended",
+                        ))),
+                    }
+                    return None;
+                }
+            };
+            let lease = match asked {
+                Ok(Acquired::Granted(lease)) => lease,
+                // The wait ran out with another leader: wait on.
+                Ok(Acquired::NotGranted { .. }) => continue,
+                Err(Error::Cancelled) => {
+                    if !events.is_closed() {
+                        tell(Event::Failed(Error::ShuttingDown));
+                    }
+                    return None;
+                }
+                Err(error) => {
+                    tell(Event::Failed(error));
+                    return None;
+                }
+            };
+            let candidacy = plan.campaign.as_deref()?;
+            let record = (
+                lease.fencing_token,
+                candidacy.candidate.as_str(),
+                candidacy.value.as_slice(),
+            );
+            match self
+                .engine
+                .write_record(&plan.name, &lease.value, record, plan.ttl)
+                .await
+            {
+                Ok(true) => {
+                    audit("elected", &who, None, &lease.resource, Some(lease.fencing_token));
+                    self.metrics.elections.with_label_values(&["elected"]).inc();
+                    self.followed.changed(Some(&plan.name));
+                    return Some(Holding {
+                        plan: *plan,
+                        lease,
+                        who: Box::new(who),
+                    });
+                }
+                // The lock is gone already, or too few masters took the
+                // record: let it go and campaign on.
+                Ok(false) | Err(_) => {
+                    let _ = self.release(&lease.resource, &lease.value, &who).await;
+                    tokio::time::sleep(self.node_timeout() * 2).await;
+                }
+            }
+        }
+    }
+
+    /// Publishes `value` as the leader's (a `proclaim` on its stream).
+    ///
+    /// # Errors
+    /// How the leadership is lost when a majority no longer holds it.
+    pub(super) async fn proclaim_held<E: Events>(
+        &self,
+        held: &mut Holding,
+        value: Vec<u8>,
+        events: &E,
+    ) -> Result<(), Lost> {
+        let Some(candidacy) = held.plan.campaign.as_deref_mut() else {
+            return Ok(());
+        };
+        let record = (held.lease.fencing_token, candidacy.candidate.as_str(), value.as_slice());
+        match self
+            .engine
+            .write_record(&held.plan.name, &held.lease.value, record, held.plan.ttl)
+            .await
+        {
+            Ok(true) => {
+                candidacy.value = value;
+                self.followed.changed(Some(&held.plan.name));
+                let told = Event::Proclaimed {
+                    value: &candidacy.value,
+                };
+                let _ = events.tell(&held.plan.resource, told, Delivery::Always);
+                Ok(())
+            }
+            Ok(false) => Err(Lost::ExpiredOrTakenOver),
+            Err(_) => Err(Lost::NotRecorded),
+        }
+    }
+
+    /// Keeps the leader's record as long as its lock, after an extension.
+    pub(super) async fn extend_term_record(&self, held: &Holding) {
+        let extended = self
+            .engine
+            .extend_record(&held.plan.name, &held.lease.value, held.plan.ttl);
+        if !matches!(extended.await, Ok(true)) {
+            tracing::debug!(election = %held.plan.resource, "the election's record was not extended on a majority");
+        }
+    }
+
+    /// Lets the lock of a session that ended without a release expire after
+    /// `lock_delay` instead of releasing it (docs/design.md#lock-delay).
+    pub(super) async fn delay_release(&self, name: &str, value: &LockValue, lock_delay: Duration, who: &Who) {
+        let _ = self.extend(name, value, lock_delay, who).await;
+        self.held.forget(value);
+    }
+
+    /// An election or lock changed through this daemon: its observers look.
+    pub(super) fn election_changed(&self, name: &str) {
+        self.followed.changed(Some(name));
+    }
+
+    /// Who leads election lock `name`, as a majority of masters agree.
+    ///
+    /// # Errors
+    /// `Unavailable` when fewer than a majority answered.
+    pub(crate) async fn leader(&self, name: &str) -> Result<Option<Leader>, Error> {
+        Ok(self.engine.leader(name).await?.map(|term| term.leader))
+    }
+
+    /// Sets the value of the leader of `term` (from outside its stream).
+    ///
+    /// # Errors
+    /// `FailedPrecondition` naming the current term when `term` does not
+    /// lead; `Unavailable` without a majority.
+    pub(crate) async fn proclaim(&self, name: &str, term: u64, value: &[u8]) -> Result<(), Error> {
+        let current = self.current_term(name, term).await?;
+        let record = (term, current.leader.candidate.as_str(), value);
+        let ttl = self.followed.max_ttl;
+        if !self.engine.write_record(name, &current.value, record, ttl).await? {
+            return Err(not_leading(term, None));
+        }
+        self.followed.changed(Some(name));
+        Ok(())
+    }
+
+    /// Ends the leadership of `term` (from outside its stream): its lock is
+    /// released, and a session holding it here says RESIGNED at once.
+    ///
+    /// # Errors
+    /// `FailedPrecondition` naming the current term when `term` does not
+    /// lead; `Unavailable` without a majority.
+    pub(crate) async fn resign(&self, name: &str, term: u64, who: &Who) -> Result<(), Error> {
+        let current = self.current_term(name, term).await?;
+        let _ = self.revoked.send((name.to_owned(), Revoked::Resigned(term)));
+        self.release(name, &current.value, who).await?;
+        audit("resigned", who, Some(&current.leader.candidate), name, Some(term));
+        self.metrics.elections.with_label_values(&["resigned"]).inc();
+        self.followed.changed(Some(name));
+        Ok(())
+    }
+
+    /// The candidates this daemon queues for election lock `name`, in order.
+    pub(crate) fn participants(&self, name: &str) -> Vec<String> {
+        self.waiters.owners(name)
+    }
+
+    async fn current_term(&self, name: &str, term: u64) -> Result<crate::redlock::election::Term, Error> {
+        match self.engine.leader(name).await? {
+            Some(current) if current.leader.term == term => Ok(current),
+            Some(current) => Err(not_leading(term, Some(current.leader.term))),
+            None => Err(not_leading(term, None)),
+        }
+    }
+}
+
+fn not_leading(term: u64, current: Option<u64>) -> Error {
+    Error::FailedPrecondition(match current {
+        Some(current) => format!("term {term} does not lead the election; the current term is {current}"),
+        None => format!("term {term} does not lead the election; no leader now"),
+    })
+}

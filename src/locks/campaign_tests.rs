@@ -1,0 +1,249 @@
+//! Campaigns, leaders, observers and lock delays on in-memory masters with
+//! Tokio's clock paused (docs/design.md#elections).
+
+use std::time::Duration;
+
+use tokio::time::{sleep, timeout};
+
+use super::session_tests::{Heard, TTL, holders, locks, plan, start};
+use crate::locks::error::Error;
+use crate::locks::session::{Candidacy, Command, Input, Lost, Plan, Released};
+use crate::locks::who::Who;
+use crate::redlock::fake::Fault;
+
+const NAME: &str = "lock:e";
+
+fn campaign(candidate: &str, value: &[u8]) -> Box<Plan> {
+    let mut planned = plan("e");
+    planned.wait = Duration::from_secs(1);
+    planned.campaign = Some(Box::new(Candidacy {
+        candidate: candidate.into(),
+        value: value.to_vec(),
+    }));
+    planned
+}
+
+fn term_of(heard: &[Heard]) -> u64 {
+    match heard.first() {
+        Some(Heard::Acquired { token, .. }) => *token,
+        other => panic!("elected first, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_leader_read_back_has_exactly_the_term_it_was_elected_with() {
+    let (locks, _, _) = locks();
+    assert_eq!(locks.leader(NAME).await.unwrap(), None);
+    let a = start(&locks, campaign("a", b"10.0.0.1"));
+    sleep(Duration::from_millis(100)).await;
+    let term = term_of(&a.events());
+    let leader = locks.leader(NAME).await.unwrap().expect("a leader");
+    assert_eq!(
+        (leader.term, leader.candidate.as_str(), &leader.value[..]),
+        (term, "a", &b"10.0.0.1"[..])
+    );
+    // Still after several extensions, well past the first TTL: the record
+    // lives as long as the lock.
+    sleep(TTL * 3).await;
+    assert_eq!(locks.leader(NAME).await.unwrap().map(|l| l.term), Some(term));
+}
+
+#[tokio::test(start_paused = true)]
+async fn candidates_queue_and_the_next_is_elected_with_a_larger_term_when_the_leader_resigns() {
+    let (locks, _, _) = locks();
+    let a = start(&locks, campaign("a", b"A"));
+    sleep(Duration::from_millis(100)).await;
+    let b = start(&locks, campaign("b", b"B"));
+    // Several waits of a second each: b waits on.
+    sleep(Duration::from_secs(4)).await;
+    assert!(b.events().is_empty(), "{:?}", b.events());
+    assert_eq!(locks.participants(NAME), vec!["b".to_owned()]);
+    let first = term_of(&a.events());
+    a.send.send(Input::Command(Command::Release)).unwrap();
+    let heard = a.ended().await;
+    assert!(matches!(
+        heard.last(),
+        Some((
+            _,
+            Heard::Released {
+                why: Released::ByClient,
+                ..
+            }
+        ))
+    ));
+    sleep(Duration::from_millis(500)).await;
+    let second = term_of(&b.events());
+    assert!(second > first);
+    let leader = locks.leader(NAME).await.unwrap().expect("b leads");
+    assert_eq!((leader.candidate.as_str(), leader.term), ("b", second));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_proclaim_publishes_a_value_that_outlives_the_extensions() {
+    let (locks, _, _) = locks();
+    let a = start(&locks, campaign("a", b"v1"));
+    sleep(Duration::from_millis(100)).await;
+    a.send.send(Input::Command(Command::Proclaim(b"v2".to_vec()))).unwrap();
+    sleep(Duration::from_millis(100)).await;
+    assert_eq!(a.events().last(), Some(&Heard::Proclaimed(b"v2".to_vec())));
+    sleep(TTL * 2).await;
+    assert_eq!(locks.leader(NAME).await.unwrap().map(|l| l.value), Some(b"v2".to_vec()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_candidate_that_withdraws_while_waiting_is_not_elected_and_holds_nothing() {
+    let (locks, engine, nodes) = locks();
+    let a = start(&locks, campaign("a", b""));
+    sleep(Duration::from_millis(100)).await;
+    let b = start(&locks, campaign("b", b""));
+    sleep(Duration::from_millis(1500)).await;
+    b.send.send(Input::Command(Command::Release)).unwrap();
+    let heard = b.ended().await;
+    assert!(
+        matches!(&heard[..], [(_, Heard::Withdrawn(Released::ByClient))]),
+        "{heard:?}"
+    );
+    a.gone.send_replace(true);
+    a.ended().await;
+    sleep(Duration::from_secs(2)).await;
+    assert_eq!(holders(&engine, &nodes, NAME), 0);
+    assert_eq!(locks.leader(NAME).await.unwrap(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_proclaim_before_elected_ends_the_candidacy_with_an_invalid_argument() {
+    let (locks, _, _) = locks();
+    let _a = start(&locks, campaign("a", b""));
+    sleep(Duration::from_millis(100)).await;
+    let b = start(&locks, campaign("b", b""));
+    sleep(Duration::from_millis(100)).await;
+    b.send.send(Input::Command(Command::Proclaim(b"x".to_vec()))).unwrap();
+    let heard = b.ended().await;
+    assert!(
+        matches!(&heard[..], [(_, Heard::Failed(e))] if e.contains("proclaim")),
+        "{heard:?}"
+    );
+    assert_eq!(locks.leader(NAME).await.unwrap().map(|l| l.candidate), Some("a".into()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_term_is_refused_naming_the_current_one_and_changes_nothing() {
+    let (locks, _, _) = locks();
+    let a = start(&locks, campaign("a", b"v1"));
+    sleep(Duration::from_millis(100)).await;
+    let term = term_of(&a.events());
+    let who = Who::default();
+    for refused in [
+        locks.resign(NAME, term - 1, &who).await,
+        locks.proclaim(NAME, term + 1, b"x").await,
+    ] {
+        match refused {
+            Err(Error::FailedPrecondition(message)) => assert!(message.contains(&term.to_string()), "{message}"),
+            other => panic!("refused, got {other:?}"),
+        }
+    }
+    let leader = locks.leader(NAME).await.unwrap().expect("still leads");
+    assert_eq!((leader.term, &leader.value[..]), (term, &b"v1"[..]));
+    locks.proclaim(NAME, term, b"v3").await.unwrap();
+    assert_eq!(locks.leader(NAME).await.unwrap().map(|l| l.value), Some(b"v3".to_vec()));
+    // A resignation by term ends the session here at once.
+    locks.resign(NAME, term, &who).await.unwrap();
+    let heard = a.ended().await;
+    assert!(
+        matches!(
+            heard.last(),
+            Some((
+                _,
+                Heard::Released {
+                    why: Released::Resigned,
+                    ..
+                }
+            ))
+        ),
+        "{heard:?}"
+    );
+    assert_eq!(locks.leader(NAME).await.unwrap(), None);
+    assert!(matches!(
+        locks.resign(NAME, term, &who).await,
+        Err(Error::FailedPrecondition(_))
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_masters_die_is_lost_before_its_validity_ends() {
+    let (locks, _, nodes) = locks();
+    let a = start(&locks, campaign("a", b""));
+    sleep(Duration::from_millis(100)).await;
+    let Some(Heard::Acquired { validity, .. }) = a.events().first().cloned() else {
+        panic!("elected");
+    };
+    for node in &nodes[..3] {
+        node.set_fault(Fault::Down);
+    }
+    let heard = a.ended().await;
+    let (at, last) = heard.last().unwrap().clone();
+    assert_eq!(last, Heard::Lost(Lost::NotExtendedInTime));
+    assert!(at < validity, "lost at {at:?}, valid for {validity:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lock_delay_keeps_the_lock_after_the_client_leaves_but_not_after_a_release() {
+    let (locks, engine, nodes) = locks();
+    let delay = Duration::from_secs(5);
+    let mut delayed = plan("r");
+    delayed.lock_delay = delay;
+    let gone = start(&locks, delayed.clone());
+    sleep(Duration::from_secs(1)).await;
+    gone.gone.send_replace(true);
+    gone.ended().await;
+    sleep(Duration::from_millis(100)).await;
+    assert_eq!(holders(&engine, &nodes, "lock:r"), 5, "kept for its lock delay");
+    sleep(delay - Duration::from_millis(300)).await;
+    assert_eq!(holders(&engine, &nodes, "lock:r"), 5, "kept until the delay is over");
+    sleep(Duration::from_millis(400)).await;
+    assert_eq!(holders(&engine, &nodes, "lock:r"), 0, "free after it");
+    let released = start(&locks, delayed);
+    sleep(Duration::from_millis(100)).await;
+    released.send.send(Input::Command(Command::Release)).unwrap();
+    released.ended().await;
+    assert_eq!(holders(&engine, &nodes, "lock:r"), 0, "a release frees it at once");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_observer_sees_the_state_then_every_change_with_terms_that_only_rise() {
+    let (locks, engine, _) = locks();
+    let mut observer = locks.observe(NAME);
+    let within = |d| Duration::from_millis(100) + d;
+    assert_eq!(observer.next().await.unwrap(), None);
+    let a = start(&locks, campaign("a", b"A"));
+    let seen = timeout(within(Duration::ZERO), observer.next())
+        .await
+        .expect("told at once")
+        .unwrap();
+    let first = seen.expect("a leads");
+    assert_eq!((first.candidate.as_str(), &first.value[..]), ("a", &b"A"[..]));
+    a.send.send(Input::Command(Command::Proclaim(b"A2".to_vec()))).unwrap();
+    let seen = timeout(within(Duration::ZERO), observer.next())
+        .await
+        .expect("told at once")
+        .unwrap();
+    assert_eq!(seen.map(|l| l.value), Some(b"A2".to_vec()));
+    // Taken behind this daemon's back: no announcement, the backstop
+    // period (1 s) finds it.
+    engine.force_release(NAME).await.unwrap();
+    let seen = timeout(within(Duration::from_secs(1)), observer.next())
+        .await
+        .expect("within a period");
+    assert_eq!(seen.unwrap(), None);
+    a.ended().await;
+    let b = start(&locks, campaign("b", b"B"));
+    let seen = timeout(within(Duration::ZERO), observer.next())
+        .await
+        .expect("told at once")
+        .unwrap();
+    let second = seen.expect("b leads");
+    assert!(second.term > first.term);
+    // Nothing changes: nothing is told.
+    assert!(timeout(Duration::from_secs(5), observer.next()).await.is_err());
+    drop(b);
+}

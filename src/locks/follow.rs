@@ -1,0 +1,195 @@
+//! Following an election or a lock from outside it
+//! (docs/design.md#observe-and-watch): an observer reads the state a
+//! majority of masters agree on, first at once, then again whenever a
+//! change is heard of — made through this daemon, or announced on the
+//! bucket's channel by another — and at least once per `lock.watch_period`
+//! as a backstop, so that a missed message never leaves it wrong for longer.
+//! Each observer passes a state on only when it differs from the last one
+//! it passed on, and never one with a lower term than it already passed on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+
+use crate::locks::Locks;
+use crate::locks::error::Error;
+use crate::redlock::Node;
+use crate::redlock::election::Leader;
+
+/// Told when a followed name is followed for the first time (`true`) or
+/// no longer (`false`): the release channel of its bucket is subscribed
+/// while anyone here follows it.
+pub(crate) type OnInterest = Box<dyn Fn(&str, bool) + Send + Sync>;
+
+/// The names followed in this daemon, and the changes heard of.
+pub(crate) struct Followed {
+    /// Names that changed; an empty name: anything may have (a missed
+    /// announcement).
+    changes: broadcast::Sender<Arc<str>>,
+    /// How many follow each name.
+    counts: Mutex<HashMap<String, usize>>,
+    interest: OnceLock<OnInterest>,
+    /// The backstop: a state is read again at least this often.
+    pub(crate) period: Duration,
+    /// The longest TTL: a record proclaimed from outside its session lives
+    /// at most this long unless the session extends it.
+    pub(crate) max_ttl: Duration,
+}
+
+impl Followed {
+    pub(crate) fn new(period: Duration, max_ttl: Duration) -> Followed {
+        Followed {
+            changes: broadcast::channel(1024).0,
+            counts: Mutex::default(),
+            interest: OnceLock::new(),
+            period,
+            max_ttl,
+        }
+    }
+
+    /// Sets who hears of names followed and no longer followed (once).
+    pub(crate) fn on_interest(&self, interest: OnInterest) {
+        let _ = self.interest.set(interest);
+    }
+
+    /// Lock or election `name` may have changed (`None`: anything may have).
+    pub(crate) fn changed(&self, name: Option<&str>) {
+        let _ = self.changes.send(name.unwrap_or("").into());
+    }
+
+    /// How many observers and watchers are open.
+    pub(crate) fn open(&self) -> usize {
+        self.counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .sum()
+    }
+
+    fn follow(self: &Arc<Self>, name: &str) -> Following {
+        let first = {
+            let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let count = counts.entry(name.to_owned()).or_default();
+            *count += 1;
+            *count == 1
+        };
+        if first && let Some(interest) = self.interest.get() {
+            interest(name, true);
+        }
+        Following {
+            followed: self.clone(),
+            name: name.to_owned(),
+            changes: self.changes.subscribe(),
+        }
+    }
+}
+
+/// One follower's hold on a name; dropping it stops following.
+pub(crate) struct Following {
+    followed: Arc<Followed>,
+    name: String,
+    changes: broadcast::Receiver<Arc<str>>,
+}
+
+impl Following {
+    /// Waits until the name may have changed, or one backstop period.
+    async fn changed(&mut self) {
+        let period = tokio::time::sleep(self.followed.period);
+        tokio::pin!(period);
+        loop {
+            tokio::select! {
+                () = &mut period => return,
+                heard = self.changes.recv() => match heard {
+                    Ok(name) if name.is_empty() || *name == *self.name => return,
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => return,
+                    Err(broadcast::error::RecvError::Closed) => return period.await,
+                },
+            }
+        }
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        let last = {
+            let mut counts = self
+                .followed
+                .counts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let count = counts.entry(self.name.clone()).or_default();
+            *count = count.saturating_sub(1);
+            let last = *count == 0;
+            if last {
+                counts.remove(&self.name);
+            }
+            last
+        };
+        if last && let Some(interest) = self.followed.interest.get() {
+            interest(&self.name, false);
+        }
+    }
+}
+
+/// An election's observer.
+pub(crate) struct Observer<N> {
+    locks: Arc<Locks<N>>,
+    name: String,
+    following: Following,
+    /// The last state passed on (`None` before the first).
+    last: Option<Option<Leader>>,
+    /// The highest term passed on.
+    highest: u64,
+}
+
+impl<N: Node> Locks<N> {
+    /// Observes election lock `name`.
+    pub(crate) fn observe(self: &Arc<Self>, name: &str) -> Observer<N> {
+        Observer {
+            following: self.followed.follow(name),
+            locks: self.clone(),
+            name: name.to_owned(),
+            last: None,
+            highest: 0,
+        }
+    }
+}
+
+impl<N: Node> Observer<N> {
+    /// The next state to pass on: the current one first, then each change.
+    /// A read without a majority is retried at the next change or period.
+    ///
+    /// # Errors
+    /// `Unavailable` for the very first read only, when fewer than a
+    /// majority answered (an observer starts from a known state).
+    pub(crate) async fn next(&mut self) -> Result<Option<Leader>, Error> {
+        loop {
+            if self.last.is_some() {
+                self.following.changed().await;
+            }
+            let read = self.locks.engine.leader(&self.name).await.map(|t| t.map(|t| t.leader));
+            let state = match read {
+                Ok(state) => state,
+                Err(error) if self.last.is_none() => return Err(error.into()),
+                Err(_) => continue,
+            };
+            if self.last.as_ref() == Some(&state) {
+                continue;
+            }
+            if let Some(leader) = &state {
+                if leader.term < self.highest {
+                    continue;
+                }
+                self.highest = leader.term;
+            }
+            if self.last.is_some() {
+                self.locks.metrics.leader_changes.inc();
+            }
+            self.last = Some(state.clone());
+            return Ok(state);
+        }
+    }
+}

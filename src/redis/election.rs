@@ -1,0 +1,121 @@
+//! An election's record on one master (docs/design.md#elections): written
+//! only while the election's lock holds the writer's value, read together
+//! with the lock in one step.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use fred::prelude::Value;
+
+use super::node::RedisNode;
+use super::replies;
+use super::scripts::{Script, released_channel};
+use crate::redlock::node::{NodeError, RecordView};
+
+/// KEYS[1] the lock, KEYS[2] the record; ARGV[1] the lock's value, ARGV[2]
+/// the record, ARGV[3] its TTL (ms), ARGV[4] the bucket's release channel,
+/// ARGV[5] the command that publishes on it. Sets the record only while
+/// the lock holds the value, and announces it (observers look again).
+const WRITE_RECORD: &str = r"
+local publish = ARGV[5]
+local held = redis.call('GET', KEYS[1])
+if not held or string.sub(held, 1, #ARGV[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call(publish, ARGV[4], KEYS[1])
+return 1
+";
+
+/// KEYS[1] the lock, KEYS[2] the record: both, as they are.
+const READ_RECORD: &str = r"
+return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2])}
+";
+
+static WRITE: LazyLock<Script> = LazyLock::new(|| Script::new(WRITE_RECORD));
+static READ: LazyLock<Script> = LazyLock::new(|| Script::new(READ_RECORD));
+
+impl RedisNode {
+    pub(super) async fn write_election_record(
+        &self,
+        key: &str,
+        record_key: &str,
+        value: &str,
+        record: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, NodeError> {
+        let args = vec![
+            Value::from(value),
+            Value::Bytes(record.to_vec().into()),
+            super::eval::ttl_arg(ttl),
+            Value::from(released_channel(key)),
+            self.publish_command(),
+        ];
+        replies::flag(self.eval_observed(&WRITE, vec![key, record_key], args).await?)
+    }
+
+    pub(super) async fn read_election_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
+        let reply = self.eval_observed(&READ, vec![key, record_key], Vec::new()).await?;
+        record_view(reply)
+    }
+}
+
+/// The lock's value and grant time, and the record, from READ_RECORD's
+/// reply. A lock key holds `value\ncounter\ngranted_ms\n…`
+/// (docs/design.md#who-holds-it); a shared lock's mark is no value.
+fn record_view(reply: Value) -> Result<RecordView, NodeError> {
+    let Value::Array(mut both) = reply else {
+        return Err(NodeError(format!("READ_RECORD answered {reply:?}")));
+    };
+    if both.len() != 2 {
+        return Err(NodeError(format!("READ_RECORD answered {} values", both.len())));
+    }
+    let record = bytes_of(both.pop().unwrap_or(Value::Null))?;
+    let lock = bytes_of(both.pop().unwrap_or(Value::Null))?;
+    let mut view = RecordView {
+        record,
+        ..RecordView::default()
+    };
+    if let Some(lock) = lock.filter(|l| !l.starts_with(b"\t")) {
+        let text = String::from_utf8_lossy(&lock);
+        let mut fields = text.split('\n');
+        view.value = fields.next().map(str::to_owned);
+        view.granted_ms = fields.nth(1).and_then(|ms| ms.parse().ok());
+    }
+    Ok(view)
+}
+
+fn bytes_of(value: Value) -> Result<Option<Vec<u8>>, NodeError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Bytes(b) => Ok(Some(b.to_vec())),
+        Value::String(s) => Ok(Some(s.as_bytes().to_vec())),
+        other => Err(NodeError(format!("READ_RECORD answered {other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_and_its_record_are_read_apart() {
+        let reply = Value::Array(vec![
+            Value::from("v1\n7\n1700000000123\nd/abc\nt\nowner"),
+            Value::Bytes(b"v1\nrest".to_vec().into()),
+        ]);
+        let view = record_view(reply).unwrap();
+        assert_eq!(view.value.as_deref(), Some("v1"));
+        assert_eq!(view.granted_ms, Some(1_700_000_000_123));
+        assert_eq!(view.record.as_deref(), Some(&b"v1\nrest"[..]));
+    }
+
+    #[test]
+    fn a_free_or_shared_lock_has_no_value() {
+        let free = record_view(Value::Array(vec![Value::Null, Value::Null])).unwrap();
+        assert_eq!(free, RecordView::default());
+        let shared = record_view(Value::Array(vec![Value::from("\tshared"), Value::Null])).unwrap();
+        assert_eq!(shared.value, None);
+        assert!(record_view(Value::Integer(1)).is_err());
+    }
+}
