@@ -66,6 +66,7 @@ pub fn check_request(data: &[u8]) {
                     mode: m,
                     permits: p,
                     reentrancy_key: k,
+                    lock_delay: d,
                 } = start;
                 kind(m, p);
                 reentrancy(&k);
@@ -74,6 +75,7 @@ pub fn check_request(data: &[u8]) {
                 ttl(t);
                 wait(w);
                 max_hold(h);
+                lock_delay(d);
             }
             Some(hold_request::Request::Release(_)) | None => {}
         }
@@ -288,6 +290,24 @@ fn max_hold(requested: Option<prost_types::Duration>) {
     }
 }
 
+fn lock_delay(requested: Option<prost_types::Duration>) {
+    let l = &*LIMITS;
+    let expected = match requested {
+        None => Some(Duration::ZERO),
+        Some(d) => exact(d).filter(|d| *d <= l.max_lock_delay),
+    };
+    match l.lock_delay(requested) {
+        Ok(d) => {
+            assert_eq!(Some(d), expected, "lock_delay {requested:?} was read as {d:?}");
+            assert!(d <= l.max_lock_delay, "lock_delay {d:?} is outside the limits");
+        }
+        Err(e) => {
+            assert_eq!(field_of(&e), "lock_delay");
+            assert_eq!(expected, None, "refused lock_delay {requested:?}: {e}");
+        }
+    }
+}
+
 fn pd(seconds: i64, nanos: i32) -> Option<prost_types::Duration> {
     Some(prost_types::Duration { seconds, nanos })
 }
@@ -382,6 +402,7 @@ pub(crate) fn request_seeds() -> Vec<(String, Vec<u8>)> {
                     mode: 0,
                     permits: 2,
                     reentrancy_key: "trace-1".into(),
+                    lock_delay: pd(2, 0),
                 })),
             }
             .encode_to_vec(),
