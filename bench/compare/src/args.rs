@@ -1,0 +1,134 @@
+//! The benchmark's command line (`scripts/bench --help`): what to run, how
+//! long, and the systems and workloads it names.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// redlockd side by side with rslock, node-redlock, go-redsync, Redisson and etcd (docs/performance.md).
+#[derive(Parser)]
+#[command(name = "compare", bin_name = "scripts/bench")]
+pub struct Args {
+    /// Seconds measured per workload and system.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Measured runs of each workload and system, the systems taking turns
+    /// (redlockd, rslock, …, redlockd, rslock, …): the tables show each
+    /// system's run with the median rate, and a table of every round's
+    /// rates and ratios follows. Repeats even out the machine's drift from
+    /// one run to the next, which can move one system's rate by 15–40%.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: u32,
+    /// Seconds of warm-up before each measured window.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Which systems to run (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "redlockd,rslock,node,go,redisson,redisson-redlock,etcd"
+    )]
+    pub systems: Vec<System>,
+    /// Which workloads to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
+    pub workloads: Vec<Workload>,
+    /// Concurrent clients in (b) and (c).
+    #[arg(long, default_value_t = 64)]
+    pub clients: usize,
+    /// HTTP/2 connections the gRPC clients of (a)-(c) share (redlockd and
+    /// etcd); 1 = one application process with `--clients` tasks.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
+    /// Hold sessions in (d).
+    #[arg(long, default_value_t = 10_000)]
+    pub sessions: usize,
+    /// HTTP/2 connections the sessions of (d) are spread over.
+    #[arg(long, default_value_t = 128)]
+    pub session_connections: usize,
+    /// TTL of the sessions of (d); the daemon renews each at about a third of it.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    pub hold_ttl: Duration,
+    /// How the redlockd clients of (a)-(c) call: `pipeline` (one `Pipeline`
+    /// stream per connection, shared by its clients) or `unary`.
+    #[arg(long, default_value = "pipeline")]
+    pub api: Api,
+    /// redlockd's positions: 0 = the five standalone masters every system
+    /// uses; N = five Redis Clusters of N primaries each (rslock and
+    /// node-redlock keep the standalone masters; redlockd's Redis CPU is
+    /// then every primary's).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=8))]
+    pub cluster_primaries: u16,
+    /// The redlockd binary [default: target/release/redlockd].
+    #[arg(long)]
+    pub daemon: Option<PathBuf>,
+    /// Before each run, wait up to this many seconds for the machine's other
+    /// processes to go (nearly) idle; 0 = do not wait.
+    #[arg(long, default_value_t = 0.0)]
+    pub quiet: f64,
+    /// Also write the report here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub enum Api {
+    Pipeline,
+    Unary,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
+pub enum System {
+    Redlockd,
+    Rslock,
+    Node,
+    Go,
+    Redisson,
+    RedissonRedlock,
+    Etcd,
+}
+
+impl System {
+    pub fn label(self) -> &'static str {
+        match self {
+            System::Redlockd => "redlockd (gRPC)",
+            System::Rslock => "rslock (in-process)",
+            System::Node => "node-redlock",
+            System::Go => "go-redsync",
+            System::Redisson => "Redisson RLock (1 master)",
+            System::RedissonRedlock => "Redisson RedLock",
+            System::Etcd => "etcd lock API",
+        }
+    }
+
+    pub fn key(self) -> &'static str {
+        match self {
+            System::Redlockd => "redlockd",
+            System::Rslock => "rslock",
+            System::Node => "node",
+            System::Go => "go",
+            System::Redisson => "redisson",
+            System::RedissonRedlock => "redisson-redlock",
+            System::Etcd => "etcd",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
+pub enum Workload {
+    A,
+    B,
+    C,
+    D,
+}
+
+impl Workload {
+    pub fn key(self) -> &'static str {
+        match self {
+            Workload::A => "a",
+            Workload::B => "b",
+            Workload::C => "c",
+            Workload::D => "d",
+        }
+    }
+}
