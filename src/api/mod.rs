@@ -20,4 +20,5 @@ pub mod request;
 pub(crate) mod serve;
 pub(crate) mod service;
 pub(crate) mod status;
+pub(crate) mod watch;
 pub(crate) mod wire;

@@ -18,11 +18,11 @@ use crate::api::proto::pipeline_response::Result as Answer;
 use crate::api::proto::{
     AcquireManyRequest, AcquireManyResponse, AcquireRequest, AcquireResponse, ExtendManyRequest, ExtendManyResponse,
     ExtendRequest, ExtendResponse, HoldRequest, InspectRequest, InspectResponse, NodeView, PipelineRequest,
-    PipelineResponse, ReleaseManyRequest, ReleaseManyResponse, ReleaseRequest, ReleaseResponse,
+    PipelineResponse, ReleaseManyRequest, ReleaseManyResponse, ReleaseRequest, ReleaseResponse, WatchRequest,
 };
 use crate::api::request::{self, Limits};
 use crate::api::wire::{wire_duration, wire_holder, wire_lease, wire_outcomes, wire_reason};
-use crate::api::{hold as session, pipeline};
+use crate::api::{hold as session, pipeline, watch};
 use crate::locks::Locks;
 use crate::locks::error::Error;
 use crate::redlock::{Acquired, FailureReason, Node};
@@ -246,6 +246,16 @@ impl<N: Node> Lock for LockService<N> {
         let session = session::run(self.locks.clone(), opening, request.into_inner(), out, guard);
         tokio::spawn(session);
         Ok(Response::new(replies))
+    }
+
+    type WatchStream = watch::Watched;
+
+    async fn watch(&self, request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
+        let caller = caller_of(&request)?;
+        let resource = &request.get_ref().resource;
+        request::resource(resource)?;
+        let name = caller.lock_name(resource)?;
+        Ok(Response::new(watch::watch(&self.locks, &name)))
     }
 
     type PipelineStream = pipeline::PipelineReplies;

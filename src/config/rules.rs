@@ -139,7 +139,10 @@ impl Config {
             ));
         }
         if lock.max_lock_delay > Duration::from_secs(3600) {
-            return fail(format!("lock.max_lock_delay ({}) must be at most 1h", show(lock.max_lock_delay)));
+            return fail(format!(
+                "lock.max_lock_delay ({}) must be at most 1h",
+                show(lock.max_lock_delay)
+            ));
         }
         for (name, n) in [
             ("lock.max_waiters_per_resource", lock.max_waiters_per_resource),

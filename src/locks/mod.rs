@@ -16,6 +16,9 @@ mod session_io;
 #[cfg(test)]
 mod session_tests;
 mod sessions;
+pub(crate) mod watcher;
+#[cfg(test)]
+mod watcher_tests;
 pub(crate) use sessions::SessionGuard;
 pub(crate) mod queue;
 pub(crate) mod quota;
@@ -222,6 +225,7 @@ impl<N: Node> Locks<N> {
             None => self.engine.release(&name, value).await.map_err(Error::from),
         };
         let held_for = forgotten.as_ref().map(|gone| gone.held_for);
+        self.followed.touched(resource);
         if outcome.is_ok() {
             let owner = forgotten.as_ref().map(|g| g.owner.as_str());
             audit("release", who, owner, resource, forgotten.as_ref().map(|g| g.token));
@@ -292,6 +296,7 @@ impl<N: Node> Locks<N> {
                     let unit = who.quota.as_ref().map(|q| q.count_one(Quota::LocksHeld));
                     self.held.granted(lease, &who.owner, 0, unit);
                     audit("grant", who, None, &lease.resource, Some(lease.fencing_token));
+                    self.followed.touched(&lease.resource);
                 }
                 outcome
             }

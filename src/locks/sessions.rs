@@ -80,6 +80,7 @@ impl<N: Node> Locks<N> {
         self.held.forget_name(resource);
         self.reentries.lapse_name(resource).await;
         let _ = self.revoked.send((resource.to_owned(), Revoked::ForceReleased));
+        self.followed.touched(resource);
         if tracing::enabled!(target: who::AUDIT, tracing::Level::INFO) {
             tracing::info!(
                 target: who::AUDIT,

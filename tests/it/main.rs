@@ -48,3 +48,4 @@ mod soak;
 mod tenants;
 mod tls;
 mod waiters;
+mod watch;

@@ -312,6 +312,77 @@ func (HoldEvent) EnumDescriptor() ([]byte, []int) {
 	return file_redlockd_v1_lock_proto_rawDescGZIP(), []int{3}
 }
 
+// WatchEvent is what a Watch saw change.
+type WatchEvent int32
+
+const (
+	// WATCH_EVENT_UNSPECIFIED is never sent.
+	WatchEvent_WATCH_EVENT_UNSPECIFIED WatchEvent = 0
+	// WATCH_EVENT_CURRENT: the state when the stream began (the first message).
+	WatchEvent_WATCH_EVENT_CURRENT WatchEvent = 1
+	// WATCH_EVENT_ACQUIRED: a holder took it; `holder` is set.
+	WatchEvent_WATCH_EVENT_ACQUIRED WatchEvent = 2
+	// WATCH_EVENT_RELEASED: the holder in `holder` let it go (or it was taken
+	// over before its TTL ran out).
+	WatchEvent_WATCH_EVENT_RELEASED WatchEvent = 3
+	// WATCH_EVENT_EXPIRED: the holder in `holder` let its TTL run out.
+	WatchEvent_WATCH_EVENT_EXPIRED WatchEvent = 4
+	// WATCH_EVENT_FORCE_RELEASED: an operator took it away through this daemon
+	// (Admin/ForceRelease); `holder` was the holder.
+	WatchEvent_WATCH_EVENT_FORCE_RELEASED WatchEvent = 5
+	// WATCH_EVENT_CHANGED: readers or permits came or went.
+	WatchEvent_WATCH_EVENT_CHANGED WatchEvent = 6
+)
+
+// Enum value maps for WatchEvent.
+var (
+	WatchEvent_name = map[int32]string{
+		0: "WATCH_EVENT_UNSPECIFIED",
+		1: "WATCH_EVENT_CURRENT",
+		2: "WATCH_EVENT_ACQUIRED",
+		3: "WATCH_EVENT_RELEASED",
+		4: "WATCH_EVENT_EXPIRED",
+		5: "WATCH_EVENT_FORCE_RELEASED",
+		6: "WATCH_EVENT_CHANGED",
+	}
+	WatchEvent_value = map[string]int32{
+		"WATCH_EVENT_UNSPECIFIED":    0,
+		"WATCH_EVENT_CURRENT":        1,
+		"WATCH_EVENT_ACQUIRED":       2,
+		"WATCH_EVENT_RELEASED":       3,
+		"WATCH_EVENT_EXPIRED":        4,
+		"WATCH_EVENT_FORCE_RELEASED": 5,
+		"WATCH_EVENT_CHANGED":        6,
+	}
+)
+
+func (x WatchEvent) Enum() *WatchEvent {
+	p := new(WatchEvent)
+	*p = x
+	return p
+}
+
+func (x WatchEvent) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (WatchEvent) Descriptor() protoreflect.EnumDescriptor {
+	return file_redlockd_v1_lock_proto_enumTypes[4].Descriptor()
+}
+
+func (WatchEvent) Type() protoreflect.EnumType {
+	return &file_redlockd_v1_lock_proto_enumTypes[4]
+}
+
+func (x WatchEvent) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use WatchEvent.Descriptor instead.
+func (WatchEvent) EnumDescriptor() ([]byte, []int) {
+	return file_redlockd_v1_lock_proto_rawDescGZIP(), []int{4}
+}
+
 // AcquireManyRequest asks for several resources at once.
 type AcquireManyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2399,6 +2470,142 @@ func (x *NodeView) GetFenceCounter() uint64 {
 	return 0
 }
 
+// WatchRequest names a resource to follow.
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// resource is as in AcquireRequest.
+	Resource      string `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_redlockd_v1_lock_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_redlockd_v1_lock_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_redlockd_v1_lock_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *WatchRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+// WatchResponse is one change (or the first state) of a watched resource.
+type WatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event is what changed.
+	Event WatchEvent `protobuf:"varint,1,opt,name=event,proto3,enum=redlockd.v1.WatchEvent" json:"event,omitempty"`
+	// held says whether a majority holds it now.
+	Held bool `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"`
+	// holder is who holds it now (CURRENT, ACQUIRED), or who held it (RELEASED,
+	// EXPIRED, FORCE_RELEASED), as Inspect reports it.
+	Holder *Holder `protobuf:"bytes,3,opt,name=holder,proto3" json:"holder,omitempty"`
+	// readers, permits and permits_out are as in InspectResponse, now.
+	Readers       uint32 `protobuf:"varint,4,opt,name=readers,proto3" json:"readers,omitempty"`
+	Permits       uint32 `protobuf:"varint,5,opt,name=permits,proto3" json:"permits,omitempty"`
+	PermitsOut    uint32 `protobuf:"varint,6,opt,name=permits_out,json=permitsOut,proto3" json:"permits_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_redlockd_v1_lock_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_redlockd_v1_lock_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_redlockd_v1_lock_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *WatchResponse) GetEvent() WatchEvent {
+	if x != nil {
+		return x.Event
+	}
+	return WatchEvent_WATCH_EVENT_UNSPECIFIED
+}
+
+func (x *WatchResponse) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
+func (x *WatchResponse) GetHolder() *Holder {
+	if x != nil {
+		return x.Holder
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetReaders() uint32 {
+	if x != nil {
+		return x.Readers
+	}
+	return 0
+}
+
+func (x *WatchResponse) GetPermits() uint32 {
+	if x != nil {
+		return x.Permits
+	}
+	return 0
+}
+
+func (x *WatchResponse) GetPermitsOut() uint32 {
+	if x != nil {
+		return x.PermitsOut
+	}
+	return 0
+}
+
 var File_redlockd_v1_lock_proto protoreflect.FileDescriptor
 
 const file_redlockd_v1_lock_proto_rawDesc = "" +
@@ -2544,7 +2751,17 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\x04held\x18\x05 \x01(\bR\x04held\x12#\n" +
 	"\rwith_majority\x18\x06 \x01(\bR\fwithMajority\x12+\n" +
 	"\x03ttl\x18\a \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12#\n" +
-	"\rfence_counter\x18\b \x01(\x04R\ffenceCounter*9\n" +
+	"\rfence_counter\x18\b \x01(\x04R\ffenceCounter\"*\n" +
+	"\fWatchRequest\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\"\xd4\x01\n" +
+	"\rWatchResponse\x12-\n" +
+	"\x05event\x18\x01 \x01(\x0e2\x17.redlockd.v1.WatchEventR\x05event\x12\x12\n" +
+	"\x04held\x18\x02 \x01(\bR\x04held\x12+\n" +
+	"\x06holder\x18\x03 \x01(\v2\x13.redlockd.v1.HolderR\x06holder\x12\x18\n" +
+	"\areaders\x18\x04 \x01(\rR\areaders\x12\x18\n" +
+	"\apermits\x18\x05 \x01(\rR\apermits\x12\x1f\n" +
+	"\vpermits_out\x18\x06 \x01(\rR\n" +
+	"permitsOut*9\n" +
 	"\bLockMode\x12\x17\n" +
 	"\x13LOCK_MODE_EXCLUSIVE\x10\x00\x12\x14\n" +
 	"\x10LOCK_MODE_SHARED\x10\x01*\xea\x01\n" +
@@ -2567,14 +2784,24 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\x13HOLD_EVENT_EXTENDED\x10\x02\x12\x13\n" +
 	"\x0fHOLD_EVENT_LOST\x10\x03\x12\x17\n" +
 	"\x13HOLD_EVENT_RELEASED\x10\x04\x12\x1b\n" +
-	"\x17HOLD_EVENT_NOT_ACQUIRED\x10\x052\x9c\x05\n" +
+	"\x17HOLD_EVENT_NOT_ACQUIRED\x10\x05*\xc8\x01\n" +
+	"\n" +
+	"WatchEvent\x12\x1b\n" +
+	"\x17WATCH_EVENT_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13WATCH_EVENT_CURRENT\x10\x01\x12\x18\n" +
+	"\x14WATCH_EVENT_ACQUIRED\x10\x02\x12\x18\n" +
+	"\x14WATCH_EVENT_RELEASED\x10\x03\x12\x17\n" +
+	"\x13WATCH_EVENT_EXPIRED\x10\x04\x12\x1e\n" +
+	"\x1aWATCH_EVENT_FORCE_RELEASED\x10\x05\x12\x17\n" +
+	"\x13WATCH_EVENT_CHANGED\x10\x062\xde\x05\n" +
 	"\x04Lock\x12D\n" +
 	"\aAcquire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\x12A\n" +
 	"\x06Extend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\x12D\n" +
 	"\aRelease\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\x12?\n" +
 	"\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse(\x010\x01\x12K\n" +
 	"\bPipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x010\x01\x12D\n" +
-	"\aInspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponse\x12P\n" +
+	"\aInspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponse\x12@\n" +
+	"\x05Watch\x12\x19.redlockd.v1.WatchRequest\x1a\x1a.redlockd.v1.WatchResponse0\x01\x12P\n" +
 	"\vAcquireMany\x12\x1f.redlockd.v1.AcquireManyRequest\x1a .redlockd.v1.AcquireManyResponse\x12M\n" +
 	"\n" +
 	"ExtendMany\x12\x1e.redlockd.v1.ExtendManyRequest\x1a\x1f.redlockd.v1.ExtendManyResponse\x12P\n" +
@@ -2592,111 +2819,118 @@ func file_redlockd_v1_lock_proto_rawDescGZIP() []byte {
 	return file_redlockd_v1_lock_proto_rawDescData
 }
 
-var file_redlockd_v1_lock_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_redlockd_v1_lock_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_redlockd_v1_lock_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_redlockd_v1_lock_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_redlockd_v1_lock_proto_goTypes = []any{
 	(LockMode)(0),                 // 0: redlockd.v1.LockMode
 	(NodeOutcome)(0),              // 1: redlockd.v1.NodeOutcome
 	(FailureReason)(0),            // 2: redlockd.v1.FailureReason
 	(HoldEvent)(0),                // 3: redlockd.v1.HoldEvent
-	(*AcquireManyRequest)(nil),    // 4: redlockd.v1.AcquireManyRequest
-	(*AcquireManyResponse)(nil),   // 5: redlockd.v1.AcquireManyResponse
-	(*ExtendManyRequest)(nil),     // 6: redlockd.v1.ExtendManyRequest
-	(*ExtendManyResponse)(nil),    // 7: redlockd.v1.ExtendManyResponse
-	(*ReleaseManyRequest)(nil),    // 8: redlockd.v1.ReleaseManyRequest
-	(*ReleaseManyResponse)(nil),   // 9: redlockd.v1.ReleaseManyResponse
-	(*AcquireRequest)(nil),        // 10: redlockd.v1.AcquireRequest
-	(*Lease)(nil),                 // 11: redlockd.v1.Lease
-	(*AcquireResponse)(nil),       // 12: redlockd.v1.AcquireResponse
-	(*ExtendRequest)(nil),         // 13: redlockd.v1.ExtendRequest
-	(*ExtendResponse)(nil),        // 14: redlockd.v1.ExtendResponse
-	(*ReleaseRequest)(nil),        // 15: redlockd.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 16: redlockd.v1.ReleaseResponse
-	(*HoldRequest)(nil),           // 17: redlockd.v1.HoldRequest
-	(*HoldStart)(nil),             // 18: redlockd.v1.HoldStart
-	(*HoldRelease)(nil),           // 19: redlockd.v1.HoldRelease
-	(*HoldResponse)(nil),          // 20: redlockd.v1.HoldResponse
-	(*PipelineRequest)(nil),       // 21: redlockd.v1.PipelineRequest
-	(*PipelineResponse)(nil),      // 22: redlockd.v1.PipelineResponse
-	(*CallError)(nil),             // 23: redlockd.v1.CallError
-	(*InspectRequest)(nil),        // 24: redlockd.v1.InspectRequest
-	(*InspectResponse)(nil),       // 25: redlockd.v1.InspectResponse
-	(*Holder)(nil),                // 26: redlockd.v1.Holder
-	(*NodeView)(nil),              // 27: redlockd.v1.NodeView
-	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(WatchEvent)(0),               // 4: redlockd.v1.WatchEvent
+	(*AcquireManyRequest)(nil),    // 5: redlockd.v1.AcquireManyRequest
+	(*AcquireManyResponse)(nil),   // 6: redlockd.v1.AcquireManyResponse
+	(*ExtendManyRequest)(nil),     // 7: redlockd.v1.ExtendManyRequest
+	(*ExtendManyResponse)(nil),    // 8: redlockd.v1.ExtendManyResponse
+	(*ReleaseManyRequest)(nil),    // 9: redlockd.v1.ReleaseManyRequest
+	(*ReleaseManyResponse)(nil),   // 10: redlockd.v1.ReleaseManyResponse
+	(*AcquireRequest)(nil),        // 11: redlockd.v1.AcquireRequest
+	(*Lease)(nil),                 // 12: redlockd.v1.Lease
+	(*AcquireResponse)(nil),       // 13: redlockd.v1.AcquireResponse
+	(*ExtendRequest)(nil),         // 14: redlockd.v1.ExtendRequest
+	(*ExtendResponse)(nil),        // 15: redlockd.v1.ExtendResponse
+	(*ReleaseRequest)(nil),        // 16: redlockd.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 17: redlockd.v1.ReleaseResponse
+	(*HoldRequest)(nil),           // 18: redlockd.v1.HoldRequest
+	(*HoldStart)(nil),             // 19: redlockd.v1.HoldStart
+	(*HoldRelease)(nil),           // 20: redlockd.v1.HoldRelease
+	(*HoldResponse)(nil),          // 21: redlockd.v1.HoldResponse
+	(*PipelineRequest)(nil),       // 22: redlockd.v1.PipelineRequest
+	(*PipelineResponse)(nil),      // 23: redlockd.v1.PipelineResponse
+	(*CallError)(nil),             // 24: redlockd.v1.CallError
+	(*InspectRequest)(nil),        // 25: redlockd.v1.InspectRequest
+	(*InspectResponse)(nil),       // 26: redlockd.v1.InspectResponse
+	(*Holder)(nil),                // 27: redlockd.v1.Holder
+	(*NodeView)(nil),              // 28: redlockd.v1.NodeView
+	(*WatchRequest)(nil),          // 29: redlockd.v1.WatchRequest
+	(*WatchResponse)(nil),         // 30: redlockd.v1.WatchResponse
+	(*durationpb.Duration)(nil),   // 31: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
 }
 var file_redlockd_v1_lock_proto_depIdxs = []int32{
-	28, // 0: redlockd.v1.AcquireManyRequest.ttl:type_name -> google.protobuf.Duration
-	28, // 1: redlockd.v1.AcquireManyRequest.wait:type_name -> google.protobuf.Duration
-	11, // 2: redlockd.v1.AcquireManyResponse.leases:type_name -> redlockd.v1.Lease
+	31, // 0: redlockd.v1.AcquireManyRequest.ttl:type_name -> google.protobuf.Duration
+	31, // 1: redlockd.v1.AcquireManyRequest.wait:type_name -> google.protobuf.Duration
+	12, // 2: redlockd.v1.AcquireManyResponse.leases:type_name -> redlockd.v1.Lease
 	2,  // 3: redlockd.v1.AcquireManyResponse.reason:type_name -> redlockd.v1.FailureReason
 	1,  // 4: redlockd.v1.AcquireManyResponse.nodes:type_name -> redlockd.v1.NodeOutcome
-	28, // 5: redlockd.v1.ExtendManyRequest.ttl:type_name -> google.protobuf.Duration
-	28, // 6: redlockd.v1.ExtendManyResponse.validity:type_name -> google.protobuf.Duration
-	28, // 7: redlockd.v1.AcquireRequest.ttl:type_name -> google.protobuf.Duration
-	28, // 8: redlockd.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	31, // 5: redlockd.v1.ExtendManyRequest.ttl:type_name -> google.protobuf.Duration
+	31, // 6: redlockd.v1.ExtendManyResponse.validity:type_name -> google.protobuf.Duration
+	31, // 7: redlockd.v1.AcquireRequest.ttl:type_name -> google.protobuf.Duration
+	31, // 8: redlockd.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
 	0,  // 9: redlockd.v1.AcquireRequest.mode:type_name -> redlockd.v1.LockMode
-	28, // 10: redlockd.v1.Lease.validity:type_name -> google.protobuf.Duration
+	31, // 10: redlockd.v1.Lease.validity:type_name -> google.protobuf.Duration
 	0,  // 11: redlockd.v1.Lease.mode:type_name -> redlockd.v1.LockMode
-	11, // 12: redlockd.v1.AcquireResponse.lease:type_name -> redlockd.v1.Lease
+	12, // 12: redlockd.v1.AcquireResponse.lease:type_name -> redlockd.v1.Lease
 	2,  // 13: redlockd.v1.AcquireResponse.reason:type_name -> redlockd.v1.FailureReason
 	1,  // 14: redlockd.v1.AcquireResponse.nodes:type_name -> redlockd.v1.NodeOutcome
-	28, // 15: redlockd.v1.AcquireResponse.validity_left:type_name -> google.protobuf.Duration
-	28, // 16: redlockd.v1.ExtendRequest.ttl:type_name -> google.protobuf.Duration
-	28, // 17: redlockd.v1.ExtendResponse.validity:type_name -> google.protobuf.Duration
-	18, // 18: redlockd.v1.HoldRequest.start:type_name -> redlockd.v1.HoldStart
-	19, // 19: redlockd.v1.HoldRequest.release:type_name -> redlockd.v1.HoldRelease
-	28, // 20: redlockd.v1.HoldStart.ttl:type_name -> google.protobuf.Duration
-	28, // 21: redlockd.v1.HoldStart.wait:type_name -> google.protobuf.Duration
-	28, // 22: redlockd.v1.HoldStart.max_hold:type_name -> google.protobuf.Duration
+	31, // 15: redlockd.v1.AcquireResponse.validity_left:type_name -> google.protobuf.Duration
+	31, // 16: redlockd.v1.ExtendRequest.ttl:type_name -> google.protobuf.Duration
+	31, // 17: redlockd.v1.ExtendResponse.validity:type_name -> google.protobuf.Duration
+	19, // 18: redlockd.v1.HoldRequest.start:type_name -> redlockd.v1.HoldStart
+	20, // 19: redlockd.v1.HoldRequest.release:type_name -> redlockd.v1.HoldRelease
+	31, // 20: redlockd.v1.HoldStart.ttl:type_name -> google.protobuf.Duration
+	31, // 21: redlockd.v1.HoldStart.wait:type_name -> google.protobuf.Duration
+	31, // 22: redlockd.v1.HoldStart.max_hold:type_name -> google.protobuf.Duration
 	0,  // 23: redlockd.v1.HoldStart.mode:type_name -> redlockd.v1.LockMode
-	28, // 24: redlockd.v1.HoldStart.lock_delay:type_name -> google.protobuf.Duration
+	31, // 24: redlockd.v1.HoldStart.lock_delay:type_name -> google.protobuf.Duration
 	3,  // 25: redlockd.v1.HoldResponse.event:type_name -> redlockd.v1.HoldEvent
-	11, // 26: redlockd.v1.HoldResponse.lease:type_name -> redlockd.v1.Lease
+	12, // 26: redlockd.v1.HoldResponse.lease:type_name -> redlockd.v1.Lease
 	1,  // 27: redlockd.v1.HoldResponse.nodes:type_name -> redlockd.v1.NodeOutcome
-	10, // 28: redlockd.v1.PipelineRequest.acquire:type_name -> redlockd.v1.AcquireRequest
-	13, // 29: redlockd.v1.PipelineRequest.extend:type_name -> redlockd.v1.ExtendRequest
-	15, // 30: redlockd.v1.PipelineRequest.release:type_name -> redlockd.v1.ReleaseRequest
-	4,  // 31: redlockd.v1.PipelineRequest.acquire_many:type_name -> redlockd.v1.AcquireManyRequest
-	6,  // 32: redlockd.v1.PipelineRequest.extend_many:type_name -> redlockd.v1.ExtendManyRequest
-	8,  // 33: redlockd.v1.PipelineRequest.release_many:type_name -> redlockd.v1.ReleaseManyRequest
-	12, // 34: redlockd.v1.PipelineResponse.acquire:type_name -> redlockd.v1.AcquireResponse
-	14, // 35: redlockd.v1.PipelineResponse.extend:type_name -> redlockd.v1.ExtendResponse
-	16, // 36: redlockd.v1.PipelineResponse.release:type_name -> redlockd.v1.ReleaseResponse
-	23, // 37: redlockd.v1.PipelineResponse.error:type_name -> redlockd.v1.CallError
-	5,  // 38: redlockd.v1.PipelineResponse.acquire_many:type_name -> redlockd.v1.AcquireManyResponse
-	7,  // 39: redlockd.v1.PipelineResponse.extend_many:type_name -> redlockd.v1.ExtendManyResponse
-	9,  // 40: redlockd.v1.PipelineResponse.release_many:type_name -> redlockd.v1.ReleaseManyResponse
+	11, // 28: redlockd.v1.PipelineRequest.acquire:type_name -> redlockd.v1.AcquireRequest
+	14, // 29: redlockd.v1.PipelineRequest.extend:type_name -> redlockd.v1.ExtendRequest
+	16, // 30: redlockd.v1.PipelineRequest.release:type_name -> redlockd.v1.ReleaseRequest
+	5,  // 31: redlockd.v1.PipelineRequest.acquire_many:type_name -> redlockd.v1.AcquireManyRequest
+	7,  // 32: redlockd.v1.PipelineRequest.extend_many:type_name -> redlockd.v1.ExtendManyRequest
+	9,  // 33: redlockd.v1.PipelineRequest.release_many:type_name -> redlockd.v1.ReleaseManyRequest
+	13, // 34: redlockd.v1.PipelineResponse.acquire:type_name -> redlockd.v1.AcquireResponse
+	15, // 35: redlockd.v1.PipelineResponse.extend:type_name -> redlockd.v1.ExtendResponse
+	17, // 36: redlockd.v1.PipelineResponse.release:type_name -> redlockd.v1.ReleaseResponse
+	24, // 37: redlockd.v1.PipelineResponse.error:type_name -> redlockd.v1.CallError
+	6,  // 38: redlockd.v1.PipelineResponse.acquire_many:type_name -> redlockd.v1.AcquireManyResponse
+	8,  // 39: redlockd.v1.PipelineResponse.extend_many:type_name -> redlockd.v1.ExtendManyResponse
+	10, // 40: redlockd.v1.PipelineResponse.release_many:type_name -> redlockd.v1.ReleaseManyResponse
 	1,  // 41: redlockd.v1.CallError.nodes:type_name -> redlockd.v1.NodeOutcome
-	27, // 42: redlockd.v1.InspectResponse.nodes:type_name -> redlockd.v1.NodeView
-	26, // 43: redlockd.v1.InspectResponse.holder:type_name -> redlockd.v1.Holder
-	29, // 44: redlockd.v1.Holder.since:type_name -> google.protobuf.Timestamp
-	28, // 45: redlockd.v1.Holder.ttl:type_name -> google.protobuf.Duration
-	28, // 46: redlockd.v1.NodeView.ttl:type_name -> google.protobuf.Duration
-	10, // 47: redlockd.v1.Lock.Acquire:input_type -> redlockd.v1.AcquireRequest
-	13, // 48: redlockd.v1.Lock.Extend:input_type -> redlockd.v1.ExtendRequest
-	15, // 49: redlockd.v1.Lock.Release:input_type -> redlockd.v1.ReleaseRequest
-	17, // 50: redlockd.v1.Lock.Hold:input_type -> redlockd.v1.HoldRequest
-	21, // 51: redlockd.v1.Lock.Pipeline:input_type -> redlockd.v1.PipelineRequest
-	24, // 52: redlockd.v1.Lock.Inspect:input_type -> redlockd.v1.InspectRequest
-	4,  // 53: redlockd.v1.Lock.AcquireMany:input_type -> redlockd.v1.AcquireManyRequest
-	6,  // 54: redlockd.v1.Lock.ExtendMany:input_type -> redlockd.v1.ExtendManyRequest
-	8,  // 55: redlockd.v1.Lock.ReleaseMany:input_type -> redlockd.v1.ReleaseManyRequest
-	12, // 56: redlockd.v1.Lock.Acquire:output_type -> redlockd.v1.AcquireResponse
-	14, // 57: redlockd.v1.Lock.Extend:output_type -> redlockd.v1.ExtendResponse
-	16, // 58: redlockd.v1.Lock.Release:output_type -> redlockd.v1.ReleaseResponse
-	20, // 59: redlockd.v1.Lock.Hold:output_type -> redlockd.v1.HoldResponse
-	22, // 60: redlockd.v1.Lock.Pipeline:output_type -> redlockd.v1.PipelineResponse
-	25, // 61: redlockd.v1.Lock.Inspect:output_type -> redlockd.v1.InspectResponse
-	5,  // 62: redlockd.v1.Lock.AcquireMany:output_type -> redlockd.v1.AcquireManyResponse
-	7,  // 63: redlockd.v1.Lock.ExtendMany:output_type -> redlockd.v1.ExtendManyResponse
-	9,  // 64: redlockd.v1.Lock.ReleaseMany:output_type -> redlockd.v1.ReleaseManyResponse
-	56, // [56:65] is the sub-list for method output_type
-	47, // [47:56] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	28, // 42: redlockd.v1.InspectResponse.nodes:type_name -> redlockd.v1.NodeView
+	27, // 43: redlockd.v1.InspectResponse.holder:type_name -> redlockd.v1.Holder
+	32, // 44: redlockd.v1.Holder.since:type_name -> google.protobuf.Timestamp
+	31, // 45: redlockd.v1.Holder.ttl:type_name -> google.protobuf.Duration
+	31, // 46: redlockd.v1.NodeView.ttl:type_name -> google.protobuf.Duration
+	4,  // 47: redlockd.v1.WatchResponse.event:type_name -> redlockd.v1.WatchEvent
+	27, // 48: redlockd.v1.WatchResponse.holder:type_name -> redlockd.v1.Holder
+	11, // 49: redlockd.v1.Lock.Acquire:input_type -> redlockd.v1.AcquireRequest
+	14, // 50: redlockd.v1.Lock.Extend:input_type -> redlockd.v1.ExtendRequest
+	16, // 51: redlockd.v1.Lock.Release:input_type -> redlockd.v1.ReleaseRequest
+	18, // 52: redlockd.v1.Lock.Hold:input_type -> redlockd.v1.HoldRequest
+	22, // 53: redlockd.v1.Lock.Pipeline:input_type -> redlockd.v1.PipelineRequest
+	25, // 54: redlockd.v1.Lock.Inspect:input_type -> redlockd.v1.InspectRequest
+	29, // 55: redlockd.v1.Lock.Watch:input_type -> redlockd.v1.WatchRequest
+	5,  // 56: redlockd.v1.Lock.AcquireMany:input_type -> redlockd.v1.AcquireManyRequest
+	7,  // 57: redlockd.v1.Lock.ExtendMany:input_type -> redlockd.v1.ExtendManyRequest
+	9,  // 58: redlockd.v1.Lock.ReleaseMany:input_type -> redlockd.v1.ReleaseManyRequest
+	13, // 59: redlockd.v1.Lock.Acquire:output_type -> redlockd.v1.AcquireResponse
+	15, // 60: redlockd.v1.Lock.Extend:output_type -> redlockd.v1.ExtendResponse
+	17, // 61: redlockd.v1.Lock.Release:output_type -> redlockd.v1.ReleaseResponse
+	21, // 62: redlockd.v1.Lock.Hold:output_type -> redlockd.v1.HoldResponse
+	23, // 63: redlockd.v1.Lock.Pipeline:output_type -> redlockd.v1.PipelineResponse
+	26, // 64: redlockd.v1.Lock.Inspect:output_type -> redlockd.v1.InspectResponse
+	30, // 65: redlockd.v1.Lock.Watch:output_type -> redlockd.v1.WatchResponse
+	6,  // 66: redlockd.v1.Lock.AcquireMany:output_type -> redlockd.v1.AcquireManyResponse
+	8,  // 67: redlockd.v1.Lock.ExtendMany:output_type -> redlockd.v1.ExtendManyResponse
+	10, // 68: redlockd.v1.Lock.ReleaseMany:output_type -> redlockd.v1.ReleaseManyResponse
+	59, // [59:69] is the sub-list for method output_type
+	49, // [49:59] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_redlockd_v1_lock_proto_init() }
@@ -2730,8 +2964,8 @@ func file_redlockd_v1_lock_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_redlockd_v1_lock_proto_rawDesc), len(file_redlockd_v1_lock_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   24,
+			NumEnums:      5,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

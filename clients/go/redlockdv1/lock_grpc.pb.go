@@ -57,6 +57,7 @@ const (
 	Lock_Hold_FullMethodName        = "/redlockd.v1.Lock/Hold"
 	Lock_Pipeline_FullMethodName    = "/redlockd.v1.Lock/Pipeline"
 	Lock_Inspect_FullMethodName     = "/redlockd.v1.Lock/Inspect"
+	Lock_Watch_FullMethodName       = "/redlockd.v1.Lock/Watch"
 	Lock_AcquireMany_FullMethodName = "/redlockd.v1.Lock/AcquireMany"
 	Lock_ExtendMany_FullMethodName  = "/redlockd.v1.Lock/ExtendMany"
 	Lock_ReleaseMany_FullMethodName = "/redlockd.v1.Lock/ReleaseMany"
@@ -106,6 +107,13 @@ type LockClient interface {
 	// Inspect shows what the masters hold for a resource, who holds it and
 	// who waits for it in this daemon. It never returns lock values.
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error)
+	// Watch streams who holds a resource: the state now first (CURRENT), then
+	// each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+	// and CHANGED for readers or permits coming and going. A state is read
+	// again whenever a change is heard of and at least every
+	// lock.watch_period (1 s by default); changes in between are seen only
+	// through their outcome. It is a view, not a lock.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 	// AcquireMany takes up to 16 resources at once, all or none: each master
 	// takes the whole set or nothing in one step, the grant needs a quorum
 	// for the whole set, and waiting never holds part of it (so two callers
@@ -194,6 +202,25 @@ func (c *lockClient) Inspect(ctx context.Context, in *InspectRequest, opts ...gr
 	return out, nil
 }
 
+func (c *lockClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Lock_ServiceDesc.Streams[2], Lock_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Lock_WatchClient = grpc.ServerStreamingClient[WatchResponse]
+
 func (c *lockClient) AcquireMany(ctx context.Context, in *AcquireManyRequest, opts ...grpc.CallOption) (*AcquireManyResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AcquireManyResponse)
@@ -268,6 +295,13 @@ type LockServer interface {
 	// Inspect shows what the masters hold for a resource, who holds it and
 	// who waits for it in this daemon. It never returns lock values.
 	Inspect(context.Context, *InspectRequest) (*InspectResponse, error)
+	// Watch streams who holds a resource: the state now first (CURRENT), then
+	// each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+	// and CHANGED for readers or permits coming and going. A state is read
+	// again whenever a change is heard of and at least every
+	// lock.watch_period (1 s by default); changes in between are seen only
+	// through their outcome. It is a view, not a lock.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	// AcquireMany takes up to 16 resources at once, all or none: each master
 	// takes the whole set or nothing in one step, the grant needs a quorum
 	// for the whole set, and waiting never holds part of it (so two callers
@@ -307,6 +341,9 @@ func (UnimplementedLockServer) Pipeline(grpc.BidiStreamingServer[PipelineRequest
 }
 func (UnimplementedLockServer) Inspect(context.Context, *InspectRequest) (*InspectResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Inspect not implemented")
+}
+func (UnimplementedLockServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedLockServer) AcquireMany(context.Context, *AcquireManyRequest) (*AcquireManyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AcquireMany not implemented")
@@ -424,6 +461,17 @@ func _Lock_Inspect_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Lock_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LockServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Lock_WatchServer = grpc.ServerStreamingServer[WatchResponse]
+
 func _Lock_AcquireMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AcquireManyRequest)
 	if err := dec(in); err != nil {
@@ -526,6 +574,11 @@ var Lock_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Lock_Pipeline_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "Watch",
+			Handler:       _Lock_Watch_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "redlockd/v1/lock.proto",

@@ -41,6 +41,16 @@ class HoldEvent(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOLD_EVENT_LOST: _ClassVar[HoldEvent]
     HOLD_EVENT_RELEASED: _ClassVar[HoldEvent]
     HOLD_EVENT_NOT_ACQUIRED: _ClassVar[HoldEvent]
+
+class WatchEvent(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WATCH_EVENT_UNSPECIFIED: _ClassVar[WatchEvent]
+    WATCH_EVENT_CURRENT: _ClassVar[WatchEvent]
+    WATCH_EVENT_ACQUIRED: _ClassVar[WatchEvent]
+    WATCH_EVENT_RELEASED: _ClassVar[WatchEvent]
+    WATCH_EVENT_EXPIRED: _ClassVar[WatchEvent]
+    WATCH_EVENT_FORCE_RELEASED: _ClassVar[WatchEvent]
+    WATCH_EVENT_CHANGED: _ClassVar[WatchEvent]
 LOCK_MODE_EXCLUSIVE: LockMode
 LOCK_MODE_SHARED: LockMode
 NODE_OUTCOME_UNSPECIFIED: NodeOutcome
@@ -60,6 +70,13 @@ HOLD_EVENT_EXTENDED: HoldEvent
 HOLD_EVENT_LOST: HoldEvent
 HOLD_EVENT_RELEASED: HoldEvent
 HOLD_EVENT_NOT_ACQUIRED: HoldEvent
+WATCH_EVENT_UNSPECIFIED: WatchEvent
+WATCH_EVENT_CURRENT: WatchEvent
+WATCH_EVENT_ACQUIRED: WatchEvent
+WATCH_EVENT_RELEASED: WatchEvent
+WATCH_EVENT_EXPIRED: WatchEvent
+WATCH_EVENT_FORCE_RELEASED: WatchEvent
+WATCH_EVENT_CHANGED: WatchEvent
 
 class AcquireManyRequest(_message.Message):
     __slots__ = ("resources", "ttl", "wait", "owner")
@@ -372,3 +389,25 @@ class NodeView(_message.Message):
     ttl: _duration_pb2.Duration
     fence_counter: int
     def __init__(self, index: _Optional[int] = ..., address: _Optional[str] = ..., reachable: _Optional[bool] = ..., state: _Optional[str] = ..., held: _Optional[bool] = ..., with_majority: _Optional[bool] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., fence_counter: _Optional[int] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("resource",)
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    def __init__(self, resource: _Optional[str] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ("event", "held", "holder", "readers", "permits", "permits_out")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    READERS_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_FIELD_NUMBER: _ClassVar[int]
+    PERMITS_OUT_FIELD_NUMBER: _ClassVar[int]
+    event: WatchEvent
+    held: bool
+    holder: Holder
+    readers: int
+    permits: int
+    permits_out: int
+    def __init__(self, event: _Optional[_Union[WatchEvent, str]] = ..., held: _Optional[bool] = ..., holder: _Optional[_Union[Holder, _Mapping]] = ..., readers: _Optional[int] = ..., permits: _Optional[int] = ..., permits_out: _Optional[int] = ...) -> None: ...

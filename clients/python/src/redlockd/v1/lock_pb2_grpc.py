@@ -66,6 +66,11 @@ class LockStub:
                 request_serializer=redlockd_dot_v1_dot_lock__pb2.InspectRequest.SerializeToString,
                 response_deserializer=redlockd_dot_v1_dot_lock__pb2.InspectResponse.FromString,
                 _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/redlockd.v1.Lock/Watch',
+                request_serializer=redlockd_dot_v1_dot_lock__pb2.WatchRequest.SerializeToString,
+                response_deserializer=redlockd_dot_v1_dot_lock__pb2.WatchResponse.FromString,
+                _registered_method=True)
         self.AcquireMany = channel.unary_unary(
                 '/redlockd.v1.Lock/AcquireMany',
                 request_serializer=redlockd_dot_v1_dot_lock__pb2.AcquireManyRequest.SerializeToString,
@@ -155,6 +160,18 @@ class LockServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Watch(self, request, context):
+        """Watch streams who holds a resource: the state now first (CURRENT), then
+        each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+        and CHANGED for readers or permits coming and going. A state is read
+        again whenever a change is heard of and at least every
+        lock.watch_period (1 s by default); changes in between are seen only
+        through their outcome. It is a view, not a lock.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def AcquireMany(self, request, context):
         """AcquireMany takes up to 16 resources at once, all or none: each master
         takes the whole set or nothing in one step, the grant needs a quorum
@@ -214,6 +231,11 @@ def add_LockServicer_to_server(servicer, server):
                     servicer.Inspect,
                     request_deserializer=redlockd_dot_v1_dot_lock__pb2.InspectRequest.FromString,
                     response_serializer=redlockd_dot_v1_dot_lock__pb2.InspectResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=redlockd_dot_v1_dot_lock__pb2.WatchRequest.FromString,
+                    response_serializer=redlockd_dot_v1_dot_lock__pb2.WatchResponse.SerializeToString,
             ),
             'AcquireMany': grpc.unary_unary_rpc_method_handler(
                     servicer.AcquireMany,
@@ -395,6 +417,33 @@ class Lock:
             '/redlockd.v1.Lock/Inspect',
             redlockd_dot_v1_dot_lock__pb2.InspectRequest.SerializeToString,
             redlockd_dot_v1_dot_lock__pb2.InspectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/redlockd.v1.Lock/Watch',
+            redlockd_dot_v1_dot_lock__pb2.WatchRequest.SerializeToString,
+            redlockd_dot_v1_dot_lock__pb2.WatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,5 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { type CallOptions, type ChannelCredentials, Client, type ClientDuplexStream, type ClientOptions, type ClientUnaryCall, type handleBidiStreamingCall, type handleUnaryCall, type Metadata, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { type CallOptions, type ChannelCredentials, Client, type ClientDuplexStream, type ClientOptions, type ClientReadableStream, type ClientUnaryCall, type handleBidiStreamingCall, type handleServerStreamingCall, type handleUnaryCall, type Metadata, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { Duration } from "../../google/protobuf/duration";
 import { Timestamp } from "../../google/protobuf/timestamp";
 /**
@@ -126,6 +126,30 @@ export declare enum HoldEvent {
      * lock. The stream ends after this.
      */
     HOLD_EVENT_NOT_ACQUIRED = 5,
+    UNRECOGNIZED = -1
+}
+/** WatchEvent is what a Watch saw change. */
+export declare enum WatchEvent {
+    /** WATCH_EVENT_UNSPECIFIED - WATCH_EVENT_UNSPECIFIED is never sent. */
+    WATCH_EVENT_UNSPECIFIED = 0,
+    /** WATCH_EVENT_CURRENT - WATCH_EVENT_CURRENT: the state when the stream began (the first message). */
+    WATCH_EVENT_CURRENT = 1,
+    /** WATCH_EVENT_ACQUIRED - WATCH_EVENT_ACQUIRED: a holder took it; `holder` is set. */
+    WATCH_EVENT_ACQUIRED = 2,
+    /**
+     * WATCH_EVENT_RELEASED - WATCH_EVENT_RELEASED: the holder in `holder` let it go (or it was taken
+     * over before its TTL ran out).
+     */
+    WATCH_EVENT_RELEASED = 3,
+    /** WATCH_EVENT_EXPIRED - WATCH_EVENT_EXPIRED: the holder in `holder` let its TTL run out. */
+    WATCH_EVENT_EXPIRED = 4,
+    /**
+     * WATCH_EVENT_FORCE_RELEASED - WATCH_EVENT_FORCE_RELEASED: an operator took it away through this daemon
+     * (Admin/ForceRelease); `holder` was the holder.
+     */
+    WATCH_EVENT_FORCE_RELEASED = 5,
+    /** WATCH_EVENT_CHANGED - WATCH_EVENT_CHANGED: readers or permits came or went. */
+    WATCH_EVENT_CHANGED = 6,
     UNRECOGNIZED = -1
 }
 /** AcquireManyRequest asks for several resources at once. */
@@ -604,6 +628,27 @@ export interface NodeView {
     /** fence_counter is the master's fence counter (0 when it has none). */
     fenceCounter: bigint;
 }
+/** WatchRequest names a resource to follow. */
+export interface WatchRequest {
+    /** resource is as in AcquireRequest. */
+    resource: string;
+}
+/** WatchResponse is one change (or the first state) of a watched resource. */
+export interface WatchResponse {
+    /** event is what changed. */
+    event: WatchEvent;
+    /** held says whether a majority holds it now. */
+    held: boolean;
+    /**
+     * holder is who holds it now (CURRENT, ACQUIRED), or who held it (RELEASED,
+     * EXPIRED, FORCE_RELEASED), as Inspect reports it.
+     */
+    holder?: Holder | undefined;
+    /** readers, permits and permits_out are as in InspectResponse, now. */
+    readers: number;
+    permits: number;
+    permitsOut: number;
+}
 export declare const AcquireManyRequest: MessageFns<AcquireManyRequest>;
 export declare const AcquireManyResponse: MessageFns<AcquireManyResponse>;
 export declare const ExtendManyRequest: MessageFns<ExtendManyRequest>;
@@ -628,6 +673,8 @@ export declare const InspectRequest: MessageFns<InspectRequest>;
 export declare const InspectResponse: MessageFns<InspectResponse>;
 export declare const Holder: MessageFns<Holder>;
 export declare const NodeView: MessageFns<NodeView>;
+export declare const WatchRequest: MessageFns<WatchRequest>;
+export declare const WatchResponse: MessageFns<WatchResponse>;
 /**
  * Lock is the lock service. Every method is safe to call from any number of
  * clients and daemons that share the same Redis masters.
@@ -726,6 +773,23 @@ export declare const LockService: {
         readonly responseDeserialize: (value: Buffer) => InspectResponse;
     };
     /**
+     * Watch streams who holds a resource: the state now first (CURRENT), then
+     * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+     * and CHANGED for readers or permits coming and going. A state is read
+     * again whenever a change is heard of and at least every
+     * lock.watch_period (1 s by default); changes in between are seen only
+     * through their outcome. It is a view, not a lock.
+     */
+    readonly watch: {
+        readonly path: "/redlockd.v1.Lock/Watch";
+        readonly requestStream: false;
+        readonly responseStream: true;
+        readonly requestSerialize: (value: WatchRequest) => Buffer;
+        readonly requestDeserialize: (value: Buffer) => WatchRequest;
+        readonly responseSerialize: (value: WatchResponse) => Buffer;
+        readonly responseDeserialize: (value: Buffer) => WatchResponse;
+    };
+    /**
      * AcquireMany takes up to 16 resources at once, all or none: each master
      * takes the whole set or nothing in one step, the grant needs a quorum
      * for the whole set, and waiting never holds part of it (so two callers
@@ -809,6 +873,15 @@ export interface LockServer extends UntypedServiceImplementation {
      */
     inspect: handleUnaryCall<InspectRequest, InspectResponse>;
     /**
+     * Watch streams who holds a resource: the state now first (CURRENT), then
+     * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+     * and CHANGED for readers or permits coming and going. A state is read
+     * again whenever a change is heard of and at least every
+     * lock.watch_period (1 s by default); changes in between are seen only
+     * through their outcome. It is a view, not a lock.
+     */
+    watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
+    /**
      * AcquireMany takes up to 16 resources at once, all or none: each master
      * takes the whole set or nothing in one step, the grant needs a quorum
      * for the whole set, and waiting never holds part of it (so two callers
@@ -879,6 +952,16 @@ export interface LockClient extends Client {
     inspect(request: InspectRequest, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
     inspect(request: InspectRequest, metadata: Metadata, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
     inspect(request: InspectRequest, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, response: InspectResponse) => void): ClientUnaryCall;
+    /**
+     * Watch streams who holds a resource: the state now first (CURRENT), then
+     * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+     * and CHANGED for readers or permits coming and going. A state is read
+     * again whenever a change is heard of and at least every
+     * lock.watch_period (1 s by default); changes in between are seen only
+     * through their outcome. It is a view, not a lock.
+     */
+    watch(request: WatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
+    watch(request: WatchRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
     /**
      * AcquireMany takes up to 16 resources at once, all or none: each master
      * takes the whole set or nothing in one step, the grant needs a quorum

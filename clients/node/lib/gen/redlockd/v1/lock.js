@@ -5,7 +5,7 @@
 //   protoc               v7.35.1
 // source: redlockd/v1/lock.proto
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.LockClient = exports.LockService = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.ReleaseManyResponse = exports.ReleaseManyRequest = exports.ExtendManyResponse = exports.ExtendManyRequest = exports.AcquireManyResponse = exports.AcquireManyRequest = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = exports.LockMode = void 0;
+exports.LockClient = exports.LockService = exports.WatchResponse = exports.WatchRequest = exports.NodeView = exports.Holder = exports.InspectResponse = exports.InspectRequest = exports.CallError = exports.PipelineResponse = exports.PipelineRequest = exports.HoldResponse = exports.HoldRelease = exports.HoldStart = exports.HoldRequest = exports.ReleaseResponse = exports.ReleaseRequest = exports.ExtendResponse = exports.ExtendRequest = exports.AcquireResponse = exports.Lease = exports.AcquireRequest = exports.ReleaseManyResponse = exports.ReleaseManyRequest = exports.ExtendManyResponse = exports.ExtendManyRequest = exports.AcquireManyResponse = exports.AcquireManyRequest = exports.WatchEvent = exports.HoldEvent = exports.FailureReason = exports.NodeOutcome = exports.LockMode = void 0;
 /* eslint-disable */
 const wire_1 = require("@bufbuild/protobuf/wire");
 const grpc_js_1 = require("@grpc/grpc-js");
@@ -141,6 +141,31 @@ var HoldEvent;
     HoldEvent[HoldEvent["HOLD_EVENT_NOT_ACQUIRED"] = 5] = "HOLD_EVENT_NOT_ACQUIRED";
     HoldEvent[HoldEvent["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
 })(HoldEvent || (exports.HoldEvent = HoldEvent = {}));
+/** WatchEvent is what a Watch saw change. */
+var WatchEvent;
+(function (WatchEvent) {
+    /** WATCH_EVENT_UNSPECIFIED - WATCH_EVENT_UNSPECIFIED is never sent. */
+    WatchEvent[WatchEvent["WATCH_EVENT_UNSPECIFIED"] = 0] = "WATCH_EVENT_UNSPECIFIED";
+    /** WATCH_EVENT_CURRENT - WATCH_EVENT_CURRENT: the state when the stream began (the first message). */
+    WatchEvent[WatchEvent["WATCH_EVENT_CURRENT"] = 1] = "WATCH_EVENT_CURRENT";
+    /** WATCH_EVENT_ACQUIRED - WATCH_EVENT_ACQUIRED: a holder took it; `holder` is set. */
+    WatchEvent[WatchEvent["WATCH_EVENT_ACQUIRED"] = 2] = "WATCH_EVENT_ACQUIRED";
+    /**
+     * WATCH_EVENT_RELEASED - WATCH_EVENT_RELEASED: the holder in `holder` let it go (or it was taken
+     * over before its TTL ran out).
+     */
+    WatchEvent[WatchEvent["WATCH_EVENT_RELEASED"] = 3] = "WATCH_EVENT_RELEASED";
+    /** WATCH_EVENT_EXPIRED - WATCH_EVENT_EXPIRED: the holder in `holder` let its TTL run out. */
+    WatchEvent[WatchEvent["WATCH_EVENT_EXPIRED"] = 4] = "WATCH_EVENT_EXPIRED";
+    /**
+     * WATCH_EVENT_FORCE_RELEASED - WATCH_EVENT_FORCE_RELEASED: an operator took it away through this daemon
+     * (Admin/ForceRelease); `holder` was the holder.
+     */
+    WatchEvent[WatchEvent["WATCH_EVENT_FORCE_RELEASED"] = 5] = "WATCH_EVENT_FORCE_RELEASED";
+    /** WATCH_EVENT_CHANGED - WATCH_EVENT_CHANGED: readers or permits came or went. */
+    WatchEvent[WatchEvent["WATCH_EVENT_CHANGED"] = 6] = "WATCH_EVENT_CHANGED";
+    WatchEvent[WatchEvent["UNRECOGNIZED"] = -1] = "UNRECOGNIZED";
+})(WatchEvent || (exports.WatchEvent = WatchEvent = {}));
 function createBaseAcquireManyRequest() {
     return { resources: [], ttl: undefined, wait: undefined, owner: "" };
 }
@@ -2131,6 +2156,142 @@ exports.NodeView = {
         }
     },
 };
+function createBaseWatchRequest() {
+    return { resource: "" };
+}
+exports.WatchRequest = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        if (message.resource !== "") {
+            writer.uint32(10).string(message.resource);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseWatchRequest();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 10) {
+                            break;
+                        }
+                        message.resource = reader.string();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
+function createBaseWatchResponse() {
+    return { event: 0, held: false, holder: undefined, readers: 0, permits: 0, permitsOut: 0 };
+}
+exports.WatchResponse = {
+    encode(message, writer = new wire_1.BinaryWriter()) {
+        if (message.event !== 0) {
+            writer.uint32(8).int32(message.event);
+        }
+        if (message.held !== false) {
+            writer.uint32(16).bool(message.held);
+        }
+        if (message.holder !== undefined) {
+            exports.Holder.encode(message.holder, writer.uint32(26).fork()).join();
+        }
+        if (message.readers !== 0) {
+            writer.uint32(32).uint32(message.readers);
+        }
+        if (message.permits !== 0) {
+            writer.uint32(40).uint32(message.permits);
+        }
+        if (message.permitsOut !== 0) {
+            writer.uint32(48).uint32(message.permitsOut);
+        }
+        return writer;
+    },
+    decode(input, length) {
+        const reader = input instanceof wire_1.BinaryReader ? input : new wire_1.BinaryReader(input);
+        const previousRecursionDepth = reader.__tsProtoDecodeDepth ?? 0;
+        if (previousRecursionDepth >= 100) {
+            throw new globalThis.Error("protobuf decode recursion limit exceeded");
+        }
+        reader.__tsProtoDecodeDepth = previousRecursionDepth + 1;
+        try {
+            const end = length === undefined ? reader.len : reader.pos + length;
+            const message = createBaseWatchResponse();
+            while (reader.pos < end) {
+                const tag = reader.uint32();
+                switch (tag >>> 3) {
+                    case 1: {
+                        if (tag !== 8) {
+                            break;
+                        }
+                        message.event = reader.int32();
+                        continue;
+                    }
+                    case 2: {
+                        if (tag !== 16) {
+                            break;
+                        }
+                        message.held = reader.bool();
+                        continue;
+                    }
+                    case 3: {
+                        if (tag !== 26) {
+                            break;
+                        }
+                        message.holder = exports.Holder.decode(reader, reader.uint32());
+                        continue;
+                    }
+                    case 4: {
+                        if (tag !== 32) {
+                            break;
+                        }
+                        message.readers = reader.uint32();
+                        continue;
+                    }
+                    case 5: {
+                        if (tag !== 40) {
+                            break;
+                        }
+                        message.permits = reader.uint32();
+                        continue;
+                    }
+                    case 6: {
+                        if (tag !== 48) {
+                            break;
+                        }
+                        message.permitsOut = reader.uint32();
+                        continue;
+                    }
+                }
+                if ((tag & 7) === 4 || tag === 0) {
+                    break;
+                }
+                reader.skip(tag & 7);
+            }
+            return message;
+        }
+        finally {
+            reader.__tsProtoDecodeDepth = previousRecursionDepth;
+        }
+    },
+};
 exports.LockService = {
     /** Acquire takes the lock on a resource, waiting up to `wait` for it. */
     acquire: {
@@ -2222,6 +2383,23 @@ exports.LockService = {
         requestDeserialize: (value) => exports.InspectRequest.decode(value),
         responseSerialize: (value) => Buffer.from(exports.InspectResponse.encode(value).finish()),
         responseDeserialize: (value) => exports.InspectResponse.decode(value),
+    },
+    /**
+     * Watch streams who holds a resource: the state now first (CURRENT), then
+     * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+     * and CHANGED for readers or permits coming and going. A state is read
+     * again whenever a change is heard of and at least every
+     * lock.watch_period (1 s by default); changes in between are seen only
+     * through their outcome. It is a view, not a lock.
+     */
+    watch: {
+        path: "/redlockd.v1.Lock/Watch",
+        requestStream: false,
+        responseStream: true,
+        requestSerialize: (value) => Buffer.from(exports.WatchRequest.encode(value).finish()),
+        requestDeserialize: (value) => exports.WatchRequest.decode(value),
+        responseSerialize: (value) => Buffer.from(exports.WatchResponse.encode(value).finish()),
+        responseDeserialize: (value) => exports.WatchResponse.decode(value),
     },
     /**
      * AcquireMany takes up to 16 resources at once, all or none: each master

@@ -12,8 +12,10 @@ import {
   Client,
   type ClientDuplexStream,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
   type handleBidiStreamingCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -151,6 +153,31 @@ export enum HoldEvent {
    * lock. The stream ends after this.
    */
   HOLD_EVENT_NOT_ACQUIRED = 5,
+  UNRECOGNIZED = -1,
+}
+
+/** WatchEvent is what a Watch saw change. */
+export enum WatchEvent {
+  /** WATCH_EVENT_UNSPECIFIED - WATCH_EVENT_UNSPECIFIED is never sent. */
+  WATCH_EVENT_UNSPECIFIED = 0,
+  /** WATCH_EVENT_CURRENT - WATCH_EVENT_CURRENT: the state when the stream began (the first message). */
+  WATCH_EVENT_CURRENT = 1,
+  /** WATCH_EVENT_ACQUIRED - WATCH_EVENT_ACQUIRED: a holder took it; `holder` is set. */
+  WATCH_EVENT_ACQUIRED = 2,
+  /**
+   * WATCH_EVENT_RELEASED - WATCH_EVENT_RELEASED: the holder in `holder` let it go (or it was taken
+   * over before its TTL ran out).
+   */
+  WATCH_EVENT_RELEASED = 3,
+  /** WATCH_EVENT_EXPIRED - WATCH_EVENT_EXPIRED: the holder in `holder` let its TTL run out. */
+  WATCH_EVENT_EXPIRED = 4,
+  /**
+   * WATCH_EVENT_FORCE_RELEASED - WATCH_EVENT_FORCE_RELEASED: an operator took it away through this daemon
+   * (Admin/ForceRelease); `holder` was the holder.
+   */
+  WATCH_EVENT_FORCE_RELEASED = 5,
+  /** WATCH_EVENT_CHANGED - WATCH_EVENT_CHANGED: readers or permits came or went. */
+  WATCH_EVENT_CHANGED = 6,
   UNRECOGNIZED = -1,
 }
 
@@ -643,6 +670,31 @@ export interface NodeView {
     | undefined;
   /** fence_counter is the master's fence counter (0 when it has none). */
   fenceCounter: bigint;
+}
+
+/** WatchRequest names a resource to follow. */
+export interface WatchRequest {
+  /** resource is as in AcquireRequest. */
+  resource: string;
+}
+
+/** WatchResponse is one change (or the first state) of a watched resource. */
+export interface WatchResponse {
+  /** event is what changed. */
+  event: WatchEvent;
+  /** held says whether a majority holds it now. */
+  held: boolean;
+  /**
+   * holder is who holds it now (CURRENT, ACQUIRED), or who held it (RELEASED,
+   * EXPIRED, FORCE_RELEASED), as Inspect reports it.
+   */
+  holder?:
+    | Holder
+    | undefined;
+  /** readers, permits and permits_out are as in InspectResponse, now. */
+  readers: number;
+  permits: number;
+  permitsOut: number;
 }
 
 function createBaseAcquireManyRequest(): AcquireManyRequest {
@@ -2809,6 +2861,153 @@ export const NodeView: MessageFns<NodeView> = {
   },
 };
 
+function createBaseWatchRequest(): WatchRequest {
+  return { resource: "" };
+}
+
+export const WatchRequest: MessageFns<WatchRequest> = {
+  encode(message: WatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.resource !== "") {
+      writer.uint32(10).string(message.resource);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.resource = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseWatchResponse(): WatchResponse {
+  return { event: 0, held: false, holder: undefined, readers: 0, permits: 0, permitsOut: 0 };
+}
+
+export const WatchResponse: MessageFns<WatchResponse> = {
+  encode(message: WatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.event !== 0) {
+      writer.uint32(8).int32(message.event);
+    }
+    if (message.held !== false) {
+      writer.uint32(16).bool(message.held);
+    }
+    if (message.holder !== undefined) {
+      Holder.encode(message.holder, writer.uint32(26).fork()).join();
+    }
+    if (message.readers !== 0) {
+      writer.uint32(32).uint32(message.readers);
+    }
+    if (message.permits !== 0) {
+      writer.uint32(40).uint32(message.permits);
+    }
+    if (message.permitsOut !== 0) {
+      writer.uint32(48).uint32(message.permitsOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.event = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.held = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.holder = Holder.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.readers = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.permits = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.permitsOut = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
 /**
  * Lock is the lock service. Every method is safe to call from any number of
  * clients and daemons that share the same Redis masters.
@@ -2907,6 +3106,23 @@ export const LockService = {
     responseDeserialize: (value: Buffer): InspectResponse => InspectResponse.decode(value),
   },
   /**
+   * Watch streams who holds a resource: the state now first (CURRENT), then
+   * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+   * and CHANGED for readers or permits coming and going. A state is read
+   * again whenever a change is heard of and at least every
+   * lock.watch_period (1 s by default); changes in between are seen only
+   * through their outcome. It is a view, not a lock.
+   */
+  watch: {
+    path: "/redlockd.v1.Lock/Watch" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchRequest): Buffer => Buffer.from(WatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchRequest => WatchRequest.decode(value),
+    responseSerialize: (value: WatchResponse): Buffer => Buffer.from(WatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WatchResponse => WatchResponse.decode(value),
+  },
+  /**
    * AcquireMany takes up to 16 resources at once, all or none: each master
    * takes the whole set or nothing in one step, the grant needs a quorum
    * for the whole set, and waiting never holds part of it (so two callers
@@ -2990,6 +3206,15 @@ export interface LockServer extends UntypedServiceImplementation {
    * who waits for it in this daemon. It never returns lock values.
    */
   inspect: handleUnaryCall<InspectRequest, InspectResponse>;
+  /**
+   * Watch streams who holds a resource: the state now first (CURRENT), then
+   * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+   * and CHANGED for readers or permits coming and going. A state is read
+   * again whenever a change is heard of and at least every
+   * lock.watch_period (1 s by default); changes in between are seen only
+   * through their outcome. It is a view, not a lock.
+   */
+  watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
   /**
    * AcquireMany takes up to 16 resources at once, all or none: each master
    * takes the whole set or nothing in one step, the grant needs a quorum
@@ -3110,6 +3335,20 @@ export interface LockClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: InspectResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Watch streams who holds a resource: the state now first (CURRENT), then
+   * each change as it is seen: ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+   * and CHANGED for readers or permits coming and going. A state is read
+   * again whenever a change is heard of and at least every
+   * lock.watch_period (1 s by default); changes in between are seen only
+   * through their outcome. It is a view, not a lock.
+   */
+  watch(request: WatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
+  watch(
+    request: WatchRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<WatchResponse>;
   /**
    * AcquireMany takes up to 16 resources at once, all or none: each master
    * takes the whole set or nothing in one step, the grant needs a quorum
