@@ -11,11 +11,25 @@ use std::time::{Duration, Instant};
 /// How long a fresh `redis-server` may take to answer `PING`.
 const START_LIMIT: Duration = Duration::from_secs(10);
 
-/// Finds `redis-server` on `PATH` or in Debian's usual places.
+/// Names the `redis-server` binary to use instead of the one on `PATH`
+/// (the tests' older-server pass, `scripts/test-old-redis`).
+pub const REDIS_SERVER_ENV: &str = "REDLOCKD_TEST_REDIS_SERVER";
+
+/// Finds `redis-server`: the binary `REDLOCKD_TEST_REDIS_SERVER` names, or
+/// else the one on `PATH` or in Debian's usual places.
 ///
 /// # Errors
-/// A message saying how to install it, when it is nowhere.
+/// A message saying how to install it, when it is nowhere, or that the
+/// binary the variable names is not a file.
 pub fn find_redis_server() -> Result<PathBuf, String> {
+    if let Some(named) = std::env::var_os(REDIS_SERVER_ENV).filter(|v| !v.is_empty()) {
+        let named = PathBuf::from(named);
+        return if named.is_file() {
+            Ok(named)
+        } else {
+            Err(format!("{REDIS_SERVER_ENV}={}: no such file", named.display()))
+        };
+    }
     let on_path = std::env::var_os("PATH")
         .map(|p| {
             std::env::split_paths(&p)
@@ -31,6 +45,18 @@ pub fn find_redis_server() -> Result<PathBuf, String> {
         ])
         .find(|p| p.is_file())
         .ok_or_else(|| "redis-server not found: install it (`apt-get install redis-server`) or run scripts/dev".into())
+}
+
+/// The major version of the `redis-server` at `binary` (`--version`:
+/// `Redis server v=7.0.15 …`), or 0 when it cannot be read.
+pub fn major_version(binary: &Path) -> u32 {
+    let Ok(out) = Command::new(binary).arg("--version").output() else {
+        return 0;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    (text.split_once("v=").and_then(|(_, v)| v.split('.').next()))
+        .and_then(|major| major.parse().ok())
+        .unwrap_or(0)
 }
 
 /// A port on 127.0.0.1 that was free a moment ago (never 6379).
@@ -64,13 +90,26 @@ impl RedisProcess {
     pub fn start(binary: &Path, extra: &[&str]) -> io::Result<RedisProcess> {
         let mut process = RedisProcess {
             binary: binary.to_owned(),
-            port: free_port()?,
+            port: 0,
             dir: tempfile::Builder::new().prefix("redlockd-redis-").tempdir()?,
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
             child: None,
         };
+        process.port = process.free_port()?;
         process.spawn_on_a_free_port()?;
         Ok(process)
+    }
+
+    /// A free port for this server: before Redis 7 a cluster node's bus is
+    /// its port + 10000, which must be free too (and a port at most 55535).
+    fn free_port(&self) -> io::Result<u16> {
+        let fixed_bus = self.extra.iter().any(|a| a == "--cluster-enabled") && major_version(&self.binary) < 7;
+        loop {
+            let port = free_port()?;
+            if !fixed_bus || (port <= 55535 && TcpListener::bind((Ipv4Addr::LOCALHOST, port + 10000)).is_ok()) {
+                return Ok(port);
+            }
+        }
     }
 
     /// Spawns on `self.port`, or on another free port if another process
@@ -83,7 +122,7 @@ impl RedisProcess {
             match self.spawn() {
                 Err(e) if tries < 10 && e.to_string().contains(&taken) => {
                     tries += 1;
-                    self.port = free_port()?;
+                    self.port = self.free_port()?;
                 }
                 outcome => return outcome,
             }
@@ -185,9 +224,11 @@ impl RedisProcess {
             "no",
             "--daemonize",
             "no",
-            "--enable-debug-command",
-            "local",
         ];
+        // `DEBUG` is on by default before Redis 7, which has no such flag.
+        if major_version(&self.binary) >= 7 {
+            args.extend(["--enable-debug-command", "local"]);
+        }
         args.extend(self.extra.iter().map(String::as_str));
         let child = Command::new(&self.binary)
             .args(&args)
@@ -267,14 +308,11 @@ pub fn start_cluster_node(binary: &Path, extra: &[&str]) -> io::Result<RedisProc
     let mut tries = 0;
     loop {
         let bus = free_port()?.to_string();
-        let mut args = vec![
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            "nodes.conf",
-            "--cluster-port",
-            &bus,
-        ];
+        let mut args = vec!["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"];
+        // Before Redis 7 the bus is always the node's port + 10000.
+        if major_version(binary) >= 7 {
+            args.extend(["--cluster-port", &bus]);
+        }
         args.extend_from_slice(extra);
         match RedisProcess::start(binary, &args) {
             Err(e) if tries < 5 && e.to_string().contains("Address already in use") => tries += 1,

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -43,9 +44,14 @@ pub(super) struct Batches {
     pub(super) proof: Arc<Proof>,
     /// Told when the cached script was missing (a probe should look).
     pub(super) probe_wanted: Arc<Notify>,
-    /// This daemon's tag, the release channel and how long (ms) a lock
-    /// refused by shared holders keeps new ones out.
+    /// This daemon's tag, how releases are announced (`PUBLISH`, replaced
+    /// by the probe: `publish`) and how long (ms) a lock refused by shared
+    /// holders keeps new ones out.
     pub(super) head_args: [Value; 3],
+    /// Whether releases are announced by `SPUBLISH` (a cluster whose every
+    /// primary is Redis 7 or later: sharded pub/sub) rather than `PUBLISH`;
+    /// the cluster probe sets it, shared by every lane of the position.
+    pub(super) sharded_publish: Arc<AtomicBool>,
     pub(super) node_timeout: Duration,
     /// Where each request's latency and errors go, with this master's
     /// index (`RedisNode::observed`; releases are recorded here, by
@@ -186,11 +192,22 @@ impl Batches {
             proof: Arc::clone(&self.proof),
             probe_wanted: Arc::clone(&self.probe_wanted),
             head_args: self.head_args.clone(),
+            sharded_publish: Arc::clone(&self.sharded_publish),
             node_timeout: self.node_timeout,
             observer: self.observer.clone(),
             idle: Notify::new(),
             pending: Mutex::default(),
         }
+    }
+
+    /// How releases are announced: `PUBLISH`, or `SPUBLISH` on a cluster
+    /// that has it (sharded: only the shard of the lock's bucket carries it).
+    pub(super) fn publish(&self) -> Value {
+        Value::from_static_str(if self.sharded_publish.load(Ordering::Relaxed) {
+            "SPUBLISH"
+        } else {
+            "PUBLISH"
+        })
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
@@ -255,7 +272,7 @@ impl Batches {
         let call = || {
             let mut keys = Vec::with_capacity(4 * requests.len());
             let mut args = Vec::with_capacity(3 + 4 * requests.len());
-            args.extend(self.head_args.iter().cloned());
+            args.extend([self.head_args[0].clone(), self.publish(), self.head_args[2].clone()]);
             for (four_keys, four) in requests {
                 keys.extend(four_keys.iter().map(String::as_str));
                 args.extend(four.iter().cloned());

@@ -22,10 +22,11 @@ use crate::redlock::standing::{Observation, ShardSeen};
 const CHUNK: usize = 1024;
 
 /// Reads keys ARGV[i] of slots this primary serves (their names are not
-/// declared: a script may touch undeclared keys of other slots of its node
-/// only with this flag, Redis 7 and later). Replies one value per key.
-const BULK_GET: &str = "#!lua flags=allow-cross-slot-keys,no-writes
-local values = {}
+/// declared). Replies one value per key. A script may touch undeclared keys
+/// of other slots of its node: on Redis 7 and later only with the flag
+/// `allow-cross-slot-keys` (`bulk_script`), before 7 always (and a flags
+/// line does not compile there).
+const BULK_GET: &str = "local values = {}
 for i, key in ipairs(ARGV) do
   values[i] = redis.call('GET', key)
 end
@@ -35,8 +36,7 @@ return values
 /// REPAIR for buckets of slots this primary serves: ARGV[1] the identity,
 /// then per bucket its fence counter, its marker and its floor (empty: no
 /// raise).
-const BULK_REPAIR: &str = "#!lua flags=allow-cross-slot-keys
-for i = 2, #ARGV, 3 do
+const BULK_REPAIR: &str = "for i = 2, #ARGV, 3 do
   local fence, floor = ARGV[i], ARGV[i + 2]
   if floor ~= '' then
     local current = tonumber(redis.call('GET', fence) or '0')
@@ -48,6 +48,18 @@ for i = 2, #ARGV, 3 do
 end
 return 1
 ";
+
+/// `lua` as a primary of major version `major` runs it over the slots it
+/// serves: with the flags line (`flags`) on Redis 7 and later, as it is
+/// before (Redis 6.2 cannot compile a flags line, and lets a script touch
+/// any slot of its node).
+fn bulk_script(lua: &str, flags: &str, major: u32) -> String {
+    if major >= 7 {
+        format!("#!lua flags={flags}\n{lua}")
+    } else {
+        lua.to_owned()
+    }
+}
 
 /// The identity a repair names: every primary's `run_id`, then every
 /// primary's `master_replid`, in the order of the probe (as `Observation`).
@@ -69,6 +81,8 @@ pub(crate) struct Shard {
     ranges: Vec<(u16, u16)>,
     /// `run_id:master_replid`.
     identity: String,
+    /// Its major version (`redis_version`): which scripts it can run.
+    major_version: u32,
 }
 
 /// What `look_at_primary` saw.
@@ -183,6 +197,10 @@ impl RedisNode {
                 }
             }
         }
+        // Sharded pub/sub is Redis 7's: before it, releases go by PUBLISH,
+        // which a cluster carries to every node.
+        let sharded = infos.iter().all(|i| i.major_version >= 7);
+        (self.batches.first.sharded_publish).store(sharded, std::sync::atomic::Ordering::Relaxed);
         let marked = named.iter().all(|n| *n);
         self.prove_by_cache_cluster(&shards, &infos, marked).await;
         let seen = (shards.iter().zip(&infos).zip(&named))
@@ -233,6 +251,7 @@ impl RedisNode {
                 server,
                 ranges,
                 identity: format!("{}:{}", info.run_id, info.master_replid),
+                major_version: info.major_version,
             },
             info,
             maxmemory_policy,
@@ -305,9 +324,10 @@ impl RedisNode {
     pub(super) async fn read_buckets_cluster(&self, what: &str) -> Result<Vec<Option<Value>>, NodeError> {
         let which = usize::from(what == "verified");
         let mut values: Vec<Option<Value>> = vec![None; usize::from(BUCKETS)];
-        for (server, buckets) in self.work_per_primary()? {
+        for (server, buckets, major) in self.work_per_primary()? {
+            let lua = bulk_script(BULK_GET, "allow-cross-slot-keys,no-writes", major);
             for chunk in buckets.chunks(CHUNK) {
-                let mut args = vec![Value::from(BULK_GET), Value::from(0)];
+                let mut args = vec![Value::from(lua.as_str()), Value::from(0)];
                 args.extend(
                     chunk
                         .iter()
@@ -343,9 +363,10 @@ impl RedisNode {
         for shard in &shards {
             let serves = |b: u16| shard.ranges.iter().any(|(a, z)| (*a..=*z).contains(&b));
             let mine: Vec<&(u16, Option<u64>)> = floors.iter().filter(|(b, _)| serves(*b)).collect();
+            let lua = bulk_script(BULK_REPAIR, "allow-cross-slot-keys", shard.major_version);
             for chunk in mine.chunks(CHUNK) {
                 let mut args = vec![
-                    Value::from(BULK_REPAIR),
+                    Value::from(lua.as_str()),
                     Value::from(0),
                     Value::from(shard.identity.as_str()),
                 ];
@@ -366,13 +387,16 @@ impl RedisNode {
     }
 
     /// Each primary the last probe saw, with the buckets it serves.
-    fn work_per_primary(&self) -> Result<Vec<(Server, Vec<u16>)>, NodeError> {
+    fn work_per_primary(&self) -> Result<Vec<(Server, Vec<u16>, u32)>, NodeError> {
         let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner());
         if shards.is_empty() {
             return Err(NodeError("the cluster was not probed yet".into()));
         }
         Ok((shards.iter())
-            .map(|s| (s.server.clone(), s.ranges.iter().flat_map(|(a, b)| *a..=*b).collect()))
+            .map(|s| {
+                let buckets = s.ranges.iter().flat_map(|(a, b)| *a..=*b).collect();
+                (s.server.clone(), buckets, s.major_version)
+            })
             .collect())
     }
 

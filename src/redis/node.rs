@@ -129,9 +129,10 @@ impl RedisNode {
             probe_wanted: probe_wanted.clone(),
             head_args: [
                 waiter_tag.clone(),
-                Value::from_static_str(if clustered { "SPUBLISH" } else { "PUBLISH" }),
+                Value::from_static_str("PUBLISH"),
                 ttl_arg(config.writer_wait),
             ],
+            sharded_publish: Arc::new(std::sync::atomic::AtomicBool::new(clustered)),
             node_timeout: config.node_timeout,
             observer: OnceLock::new(),
             idle: Notify::new(),
@@ -258,7 +259,7 @@ impl RedisNode {
     /// How releases are announced: `PUBLISH`, or `SPUBLISH` on a cluster
     /// (sharded: only the shard of the lock's bucket carries it).
     pub(super) fn publish_command(&self) -> Value {
-        self.batches.first.head_args[1].clone()
+        self.batches.first.publish()
     }
 
     /// Starts timing one request to this master: its latency is recorded

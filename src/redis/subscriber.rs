@@ -59,6 +59,18 @@ enum Change {
     Unsubscribe(String),
 }
 
+impl Change {
+    /// Sends the change, sharded or not.
+    async fn apply(&self, subscriber: &SubscriberClient, sharded: bool) -> Result<(), fred::error::Error> {
+        match (self, sharded) {
+            (Change::Subscribe(c), false) => subscriber.subscribe(c.as_str()).await,
+            (Change::Subscribe(c), true) => subscriber.ssubscribe(c.as_str()).await,
+            (Change::Unsubscribe(c), false) => subscriber.unsubscribe(c.as_str()).await,
+            (Change::Unsubscribe(c), true) => subscriber.sunsubscribe(c.as_str()).await,
+        }
+    }
+}
+
 /// One position's subscriber: a connection of its own that hears the
 /// release channels of the buckets this daemon has waiters in.
 pub(crate) struct Subscriber {
@@ -89,19 +101,21 @@ pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Resu
     // Detached: it resubscribes after every reconnect for the client's life.
     drop(client.manage_subscriptions());
     client.connect();
-    let (changes, mut asked) = mpsc::unbounded_channel();
+    let (changes, mut asked) = mpsc::unbounded_channel::<Change>();
     let subscriber = client.clone();
     // One change at a time, in the order asked: a bucket's subscribe and
     // unsubscribe never pass each other.
     tokio::spawn(async move {
-        let sharded = subscriber.is_clustered();
+        // Sharded pub/sub on a cluster of Redis 7 or later; a cluster of
+        // older servers (no `SSUBSCRIBE`) is announced to by `PUBLISH`,
+        // which reaches every node (`Batches::publish`).
+        let mut sharded = subscriber.is_clustered();
         while let Some(change) = asked.recv().await {
-            let done = match (&change, sharded) {
-                (Change::Subscribe(c), false) => subscriber.subscribe(c.as_str()).await,
-                (Change::Subscribe(c), true) => subscriber.ssubscribe(c.as_str()).await,
-                (Change::Unsubscribe(c), false) => subscriber.unsubscribe(c.as_str()).await,
-                (Change::Unsubscribe(c), true) => subscriber.sunsubscribe(c.as_str()).await,
-            };
+            let mut done = change.apply(&subscriber, sharded).await;
+            if sharded && done.as_ref().is_err_and(|e| e.details().contains("unknown command")) {
+                sharded = false;
+                done = change.apply(&subscriber, sharded).await;
+            }
             // A waiter that missed its wake-up tries again at its retry
             // delay (docs/design.md#waiting).
             if let Err(error) = done {
