@@ -410,13 +410,31 @@ pub struct Script {
 impl Script {
     /// A script and its SHA-1.
     pub fn new(lua: impl Into<String>) -> Script {
-        let lua = lua.into();
+        let lua = planted_call(lua.into());
         Script {
             sha: fred::util::sha1_hash(&lua),
             uses_waiting_mark: lua.contains("KEYS[4]"),
             lua,
         }
     }
+}
+
+/// `lua` itself; but in a debug build with `REDLOCKD_TEST_PLANTED_CALL`
+/// set, a script with keys (the grant script among them) first calls
+/// `EXISTS` on its first key: a harmless extra call that
+/// scripts/check-budget --self-test plants to show the budget failing
+/// (docs/performance.md#the-budget). Release builds ignore the variable.
+fn planted_call(lua: String) -> String {
+    if cfg!(debug_assertions) && std::env::var_os("REDLOCKD_TEST_PLANTED_CALL").is_some() && lua.contains("KEYS[") {
+        // After a `#!lua flags=...` line, which must come first.
+        let at = if lua.starts_with("#!") {
+            lua.find('\n').map_or(lua.len(), |i| i + 1)
+        } else {
+            0
+        };
+        return format!("{}redis.call('EXISTS', KEYS[1])\n{}", &lua[..at], &lua[at..]);
+    }
+    lua
 }
 
 #[cfg(test)]
