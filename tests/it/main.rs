@@ -17,6 +17,7 @@ mod cluster_network;
 mod cluster_positions;
 mod cluster_shards;
 mod controls;
+mod election_faults;
 mod elections;
 mod faults;
 mod faults_kinds;
