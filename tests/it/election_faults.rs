@@ -44,7 +44,11 @@ async fn candidate(
             ttl: secs(1.0),
             ..Default::default()
         };
-        let _ = tx.send(CampaignRequest { request: Some(Ask::Start(start)) }).await;
+        let _ = tx
+            .send(CampaignRequest {
+                request: Some(Ask::Start(start)),
+            })
+            .await;
         let Ok(reply) = client.campaign(ReceiverStream::new(requests)).await else {
             sleep(Duration::from_millis(100)).await;
             continue;
@@ -82,7 +86,10 @@ async fn candidate(
                 }
                 break;
             };
-            let valid_for = message.valid_for.and_then(|d| Duration::try_from(d).ok()).unwrap_or_default();
+            let valid_for = message
+                .valid_for
+                .and_then(|d| Duration::try_from(d).ok())
+                .unwrap_or_default();
             match message.event() {
                 CampaignEvent::Elected => {
                     elected += 1;
@@ -129,8 +136,12 @@ async fn candidate(
 fn observer(mut client: ElectionClient<Channel>, until: Instant) -> JoinHandle<Vec<LeaderResponse>> {
     tokio::spawn(async move {
         let mut seen = Vec::new();
-        let request = ObserveRequest { election: ELECTION.into() };
-        let Ok(reply) = client.observe(request).await else { return seen };
+        let request = ObserveRequest {
+            election: ELECTION.into(),
+        };
+        let Ok(reply) = client.observe(request).await else {
+            return seen;
+        };
         let mut stream = reply.into_inner();
         while let Ok(Ok(Some(state))) = tokio::time::timeout_at(until, stream.message()).await {
             seen.push(state);
@@ -147,7 +158,11 @@ fn assert_observed(seen: &[LeaderResponse], last: &LeaderResponse) {
     assert!(terms.windows(2).all(|w| w[0] <= w[1]), "terms went back: {terms:?}");
     assert!(seen.windows(2).all(|w| w[0] != w[1]), "a state twice in a row");
     let end = seen.last().unwrap();
-    assert_eq!((end.elected, end.term), (last.elected, last.term), "the observer ended elsewhere");
+    assert_eq!(
+        (end.elected, end.term),
+        (last.elected, last.term),
+        "the observer ended elsewhere"
+    );
 }
 
 /// Runs six candidates (three per daemon) and an observer per daemon for `run_for`, with `faults` from
@@ -161,13 +176,21 @@ async fn campaign_through(
     let until = Instant::now() + run_for;
     let mut observers = Vec::new();
     for daemon in daemons {
-        observers.push(observer(ElectionClient::new(daemon.channel().await), until + Duration::from_secs(3)));
+        observers.push(observer(
+            ElectionClient::new(daemon.channel().await),
+            until + Duration::from_secs(3),
+        ));
     }
     let mut candidates = Vec::new();
     for i in 0..6 {
         let client = ElectionClient::new(daemons[i % daemons.len()].channel().await);
         let name = format!("c{i}");
-        candidates.push(tokio::spawn(candidate(name, client, (history.clone(), fenced.clone()), until)));
+        candidates.push(tokio::spawn(candidate(
+            name,
+            client,
+            (history.clone(), fenced.clone()),
+            until,
+        )));
     }
     sleep(Duration::from_secs(1)).await;
     faults().await;
@@ -215,10 +238,20 @@ async fn one_leader_at_a_time_through_kill_9_empty_restarts_and_a_frozen_master(
     );
     println!("{}: {} elections won; {}", ELECTION, elected, report.stats);
     report.assert_safe();
-    assert!(report.stats.grants >= 5, "too few leaderships to mean anything: {}", report.stats);
+    assert!(
+        report.stats.grants >= 5,
+        "too few leaderships to mean anything: {}",
+        report.stats
+    );
     // Everyone resigned: no leader, as every observer was last told.
     let mut client = ElectionClient::new(daemons[0].channel().await);
-    let last = client.leader(LeaderRequest { election: ELECTION.into() }).await.unwrap().into_inner();
+    let last = client
+        .leader(LeaderRequest {
+            election: ELECTION.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!last.elected, "{last:?}");
     for observed in &seen {
         assert_observed(observed, &last);
