@@ -45,20 +45,20 @@ pub fn check_reply(reply: &Value) {
                     Ok(replies::Locked::CounterFull) => assert_eq!(*answer, -3),
                     Err(e) => {
                         assert!(*answer < -3, "locked refused {answer}");
-                        assert!(e.0.starts_with("unexpected lock answer"), "{e}");
+                        assert!(e.to_string().starts_with("unexpected lock answer"), "{e}");
                     }
                 }
                 match replies::released(*answer) {
                     Ok(released) => assert_eq!(i64::from(released), *answer),
                     Err(e) => {
                         assert!(!(0..=1).contains(answer), "released refused {answer}");
-                        assert!(e.0.starts_with("unexpected release answer"), "{e}");
+                        assert!(e.to_string().starts_with("unexpected release answer"), "{e}");
                     }
                 }
             }
         }
         Err(e) => {
-            assert!(e.0.starts_with("unexpected round reply"), "{e}");
+            assert!(e.to_string().starts_with("unexpected round reply"), "{e}");
             if let Value::Array(parts) = reply {
                 assert!(
                     parts.iter().any(|p| !matches!(p, Value::Integer(_))),
@@ -86,7 +86,7 @@ pub fn check_reply(reply: &Value) {
             );
             assert_ne!(swap.counter, Some(0), "hand_off gave counter 0");
         }
-        Err(e) => assert!(e.0.starts_with("unexpected hand-off reply"), "{e}"),
+        Err(e) => assert!(e.to_string().starts_with("unexpected hand-off reply"), "{e}"),
     }
     // EXTEND: an array of exactly `count` zeros and ones, in order.
     let count = match reply {
@@ -108,7 +108,7 @@ pub fn check_reply(reply: &Value) {
             assert_eq!(read, expected, "flags read {reply:?} as {flags:?}");
         }
         Err(e) => {
-            assert!(e.0.starts_with("unexpected batch reply"), "{e}");
+            assert!(e.to_string().starts_with("unexpected batch reply"), "{e}");
             assert!(
                 !matches!(reply, Value::Array(parts) if parts.iter().all(|p| bit(p).is_some())),
                 "flags refused {reply:?}"
@@ -127,7 +127,7 @@ pub fn check_reply(reply: &Value) {
             "flag read {reply:?} as {f}"
         ),
         Err(e) => {
-            assert!(e.0.contains("expected 0 or 1"), "{e}");
+            assert!(e.to_string().contains("expected 0 or 1"), "{e}");
             assert!(!matches!(reply, Value::Integer(0 | 1)), "flag refused {reply:?}");
         }
     }
@@ -178,7 +178,7 @@ pub fn check_reply(reply: &Value) {
                 && let Some(Value::String(secret)) = parts.first()
                 && is_lock_value(secret)
             {
-                assert!(!e.0.contains(&**secret), "the lock value is in the error {e}");
+                assert!(!e.to_string().contains(&**secret), "the lock value is in the error {e}");
             }
         }
     }
@@ -186,14 +186,14 @@ pub fn check_reply(reply: &Value) {
     match replies::fence(reply.clone()) {
         Ok(c) => assert_eq!(c, counter(reply), "fence misread {reply:?}"),
         Err(e) => {
-            assert!(e.0.contains("fence counter"), "{e}");
+            assert!(e.to_string().contains("fence counter"), "{e}");
             assert!(counter(reply).is_none(), "fence refused {reply:?}: {e}");
         }
     }
     match replies::marker(reply.clone()) {
         Ok(m) => assert_eq!(m, text(reply), "marker misread {reply:?}"),
         Err(e) => {
-            assert!(e.0.contains("marker"), "{e}");
+            assert!(e.to_string().contains("marker"), "{e}");
             assert!(text(reply).is_none(), "marker refused {reply:?}: {e}");
         }
     }
@@ -214,7 +214,7 @@ pub fn check_reply(reply: &Value) {
                 "time misread {reply:?}"
             );
         }
-        Err(e) => assert!(e.0.starts_with("unexpected TIME"), "{e}"),
+        Err(e) => assert!(e.to_string().starts_with("unexpected TIME"), "{e}"),
     }
     // CONFIG GET, INFO.
     match replies::config_get(reply.clone(), "maxmemory-policy") {
@@ -222,14 +222,14 @@ pub fn check_reply(reply: &Value) {
             matches!(reply, Value::Array(_) | Value::Map(_) | Value::Null),
             "config_get accepted {reply:?} as {v:?}"
         ),
-        Err(e) => assert!(e.0.contains("CONFIG GET"), "{e}"),
+        Err(e) => assert!(e.to_string().contains("CONFIG GET"), "{e}"),
     }
     match replies::info(reply.clone()) {
         Ok(info) => {
             let t = text(reply).expect("INFO accepted a reply that is not text");
             assert_eq!(info, replies::info_text(&t));
         }
-        Err(e) => assert!(e.0.contains("INFO reply"), "{e}"),
+        Err(e) => assert!(e.to_string().contains("INFO reply"), "{e}"),
     }
 }
 

@@ -89,8 +89,8 @@ const FRED_SENDS: &[(&str, &str, &str)] = &[
 
 /// The sources of src/redis/ but this test and the declaration: name, text.
 fn sources() -> Vec<(String, String)> {
-    let mut files: Vec<(String, String)> = std::fs::read_dir(Path::new(ROOT).join("src/redis"))
-        .unwrap()
+    let folder = |path: &str| std::fs::read_dir(Path::new(ROOT).join(path)).unwrap();
+    let mut files: Vec<(String, String)> = (folder("src/redis").chain(folder("src/redis/lua")))
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|e| e == "rs" || e == "lua"))
         .map(|path| {
@@ -101,7 +101,7 @@ fn sources() -> Vec<(String, String)> {
         .collect();
     files.sort();
     assert!(
-        files.iter().any(|(name, _)| name == "scripts.rs"),
+        files.iter().any(|(name, _)| name == "scripts.rs") && files.iter().any(|(name, _)| name == "round.lua"),
         "the scripts were not found"
     );
     files

@@ -1,24 +1,20 @@
 //! Round-1 lock requests and releases to one master, batched into one
-//! `ROUND` script call (docs/design.md#batching), and the timing of every
-//! script call for the observer.
+//! `ROUND` script call (docs/design.md#batching).
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use fred::prelude::{Client, Value};
+use fred::prelude::Value;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use super::eval::{eval_if_loaded, eval_script};
-use super::proof::Proof;
-use super::scripts::Script;
-use super::{keys, replies};
+use super::conn::Conn;
+use super::replies;
+use super::scripts::{Role, SCRIPTS};
 use crate::redlock::node::NodeError;
-use crate::redlock::observer::Observer;
 
 /// At most this many requests go in one `ROUND` call.
 pub(super) const BATCH_MAX: usize = 64;
@@ -35,31 +31,11 @@ pub(super) const BATCH_MAX: usize = 64;
 /// were made on the wire, through a `NOSCRIPT` reload and re-send too: a
 /// release never overtakes the lock it releases.
 pub(super) struct Batches {
-    pub(super) client: Client,
-    /// ROUND with its `INFO` check: always safe, reloaded on `NOSCRIPT`.
-    pub(super) script: Arc<Script>,
-    /// ROUND proved by the script cache (docs/design.md#process-identity),
-    /// used while the proof says it was loaded into the process now
-    /// verified; never reloaded here.
-    pub(super) proof: Arc<Proof>,
-    /// Told when the cached script was missing (a probe should look).
-    pub(super) probe_wanted: Arc<Notify>,
-    /// This daemon's tag, how releases are announced (`PUBLISH`, replaced
-    /// by the probe: `publish`) and how long (ms) a lock refused by shared
-    /// holders keeps new ones out.
-    pub(super) head_args: [Value; 3],
-    /// Whether releases are announced by `SPUBLISH` (a cluster whose every
-    /// primary is Redis 7 or later: sharded pub/sub) rather than `PUBLISH`;
-    /// the cluster probe sets it, shared by every lane of the position.
-    pub(super) sharded_publish: Arc<AtomicBool>,
-    pub(super) node_timeout: Duration,
-    /// Where each request's latency and errors go, with this master's
-    /// index (`RedisNode::observed`; releases are recorded here, by
-    /// `release_answered`, the rest by their caller's `Timing`).
-    pub(super) observer: OnceLock<(Arc<dyn Observer>, usize)>,
+    /// The master's connection: client, proof, observer, announcements.
+    pub(super) conn: Arc<Conn>,
     /// Told when the batch slot is free with nothing queued (`settled`).
-    pub(super) idle: Notify,
-    pub(super) pending: Mutex<Pending>,
+    idle: Notify,
+    pending: Mutex<Pending>,
 }
 
 #[derive(Default)]
@@ -69,7 +45,7 @@ pub(super) struct Pending {
     sending: bool,
 }
 
-/// One request: its four keys (`RequestKeys`), and its four arguments
+/// One request: its four keys (ROUND's layout), and its four arguments
 /// (`L` or `U`, the value, the TTL or the announcement, the holder tag or
 /// nothing).
 struct Queued {
@@ -92,14 +68,9 @@ impl Queued {
 /// fence counter and verified marker (docs/design.md#keys).
 pub(super) type RequestKeys = [String; 4];
 
-/// The keys of a request on lock `key`.
+/// The keys of a request on lock `key`, as ROUND declares them.
 pub(super) fn request_keys(key: &str) -> RequestKeys {
-    [
-        key.to_owned(),
-        keys::beside(key, "waiting:"),
-        keys::of_bucket(key, "fence"),
-        keys::of_bucket(key, "verified"),
-    ]
+    [Role::Lock, Role::Waiting, Role::Fence, Role::Marker].map(|role| role.of(key))
 }
 
 /// Whether a request's arguments are a release's (`U`), not a lock's (`L`).
@@ -180,34 +151,13 @@ impl Drop for Sending<'_> {
 }
 
 impl Batches {
-    /// Another batches to the same master, sharing this one's client,
-    /// scripts, proof flag and observer (on a cluster: one per slot,
-    /// `cluster::Lanes`).
-    pub(super) fn copy(&self) -> Batches {
+    /// The batches of a master (on a cluster: one per slot, `cluster::Lanes`).
+    pub(super) fn new(conn: Arc<Conn>) -> Batches {
         Batches {
-            client: self.client.clone(),
-            // Shared, not copied: a cluster position may have a batches per
-            // slot, 16,384 of them.
-            script: Arc::clone(&self.script),
-            proof: Arc::clone(&self.proof),
-            probe_wanted: Arc::clone(&self.probe_wanted),
-            head_args: self.head_args.clone(),
-            sharded_publish: Arc::clone(&self.sharded_publish),
-            node_timeout: self.node_timeout,
-            observer: self.observer.clone(),
+            conn,
             idle: Notify::new(),
             pending: Mutex::default(),
         }
-    }
-
-    /// How releases are announced: `PUBLISH`, or `SPUBLISH` on a cluster
-    /// that has it (sharded: only the shard of the lock's bucket carries it).
-    pub(super) fn publish(&self) -> Value {
-        Value::from_static_str(if self.sharded_publish.load(Ordering::Relaxed) {
-            "SPUBLISH"
-        } else {
-            "PUBLISH"
-        })
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
@@ -262,36 +212,28 @@ impl Batches {
             }
             Err(reply) => reply
                 .await
-                .unwrap_or_else(|_| Err(NodeError("the batch was dropped".into()))),
+                .unwrap_or_else(|_| Err(NodeError::Failed("the batch was dropped".into()))),
         }
     }
 
-    /// Sends one batch, reloading the script on `NOSCRIPT`; an error
-    /// answers every request in it.
+    /// Sends one batch: ROUND proved by the script cache while it may be
+    /// used, else with its `INFO` check (which tells a process this daemon
+    /// did not verify from one whose scripts were flushed), reloaded on
+    /// `NOSCRIPT`; an error answers every request in it.
     async fn call(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
+        let conn = &self.conn;
+        let head = [conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()];
         let call = || {
             let mut keys = Vec::with_capacity(4 * requests.len());
             let mut args = Vec::with_capacity(3 + 4 * requests.len());
-            args.extend([self.head_args[0].clone(), self.publish(), self.head_args[2].clone()]);
+            args.extend(head.iter().cloned());
             for (four_keys, four) in requests {
                 keys.extend(four_keys.iter().map(String::as_str));
                 args.extend(four.iter().cloned());
             }
             (keys, args)
         };
-        if let Some(variants) = self.proof.in_use() {
-            match eval_if_loaded(&self.client, &variants.round, call).await? {
-                Some(reply) => return replies::round(reply, requests.len()),
-                // Not in this process: it is not the one this daemon
-                // verified, or its scripts were flushed. The batch goes
-                // again with the INFO check, which tells the two apart.
-                None => {
-                    self.proof.withdraw();
-                    self.probe_wanted.notify_one();
-                }
-            }
-        }
-        let reply = eval_script(&self.client, &self.script, call).await?;
+        let reply = conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?;
         replies::round(reply, requests.len())
     }
 
@@ -316,12 +258,12 @@ impl Batches {
     /// A failed batch, an answer that is not a release's, or one after the
     /// node timeout (as it would in a round) counts as a failure.
     fn release_answered(&self, started: Instant, answers: &Result<Vec<i64>, NodeError>, i: usize) {
-        if let Some((observer, index)) = self.observer.get() {
+        if let Some((observer, index)) = self.conn.observer.get() {
             let took = started.elapsed();
             let ok = answers
                 .as_ref()
                 .is_ok_and(|a| a.get(i).is_some_and(|a| replies::released(*a).is_ok()));
-            observer.node_request(*index, took, ok && took < self.node_timeout);
+            observer.node_request(*index, took, ok && took < self.conn.node_timeout);
         }
     }
 
@@ -336,7 +278,9 @@ impl Batches {
         loop {
             let batch: Vec<Queued> = {
                 let mut pending = self.pending();
-                pending.requests.retain(|request| !request.stale(self.node_timeout));
+                pending
+                    .requests
+                    .retain(|request| !request.stale(self.conn.node_timeout));
                 if pending.requests.is_empty() {
                     pending.sending = false;
                     sending.done = true;
@@ -364,40 +308,6 @@ impl Batches {
                     }
                 }
             }
-        }
-    }
-}
-
-/// Times one script call. A call dropped before its answer counts as a
-/// failed request when the round timeout had passed, and as not awaited
-/// when its round was decided without it.
-pub(super) struct Timing<'a> {
-    pub(super) observer: Option<&'a (Arc<dyn Observer>, usize)>,
-    pub(super) started: Instant,
-    pub(super) timeout: Duration,
-    pub(super) answered: bool,
-}
-
-impl Timing<'_> {
-    /// Records the answer's latency, as a failure unless `ok`.
-    pub(super) fn answered(mut self, ok: bool) {
-        self.answered = true;
-        if let Some((observer, index)) = self.observer {
-            observer.node_request(*index, self.started.elapsed(), ok);
-        }
-    }
-}
-
-impl Drop for Timing<'_> {
-    fn drop(&mut self) {
-        let Some((observer, index)) = self.observer.filter(|_| !self.answered) else {
-            return;
-        };
-        let took = self.started.elapsed();
-        if took >= self.timeout {
-            observer.node_request(*index, took, false);
-        } else {
-            observer.node_not_awaited(*index);
         }
     }
 }

@@ -68,7 +68,7 @@ impl Lanes {
         let mut lanes = per_slot.lock().unwrap_or_else(PoisonError::into_inner);
         let lane = lanes
             .entry(buckets::slot(key))
-            .or_insert_with(|| Arc::new(self.first.copy()));
+            .or_insert_with(|| Arc::new(Batches::new(Arc::clone(&self.first.conn))));
         Arc::clone(lane)
     }
 
@@ -89,17 +89,13 @@ impl Lanes {
 }
 
 /// Runs `call` on the items of `items` grouped by the slot of `key_of`
-/// each (in the order of their first item), and puts the answers back in
-/// the items' order. The groups go one after the other, stopping at the
-/// first error (`Order::InTurn`, for sets: a refused slot ends the
-/// attempt), or all at once (`Order::AtOnce`, for reads and extensions:
-/// a round waits for one master at most `node_timeout`, and a call per
-/// slot in turn would take a round trip each). On a standalone master
-/// (`clustered` false) one call takes them all.
+/// each, every slot's call at once (a round waits for one master at most
+/// `node_timeout`, and a call per slot in turn would take a round trip
+/// each), and puts the answers back in the items' order. On a standalone
+/// master (`clustered` false) one call takes them all.
 pub(super) async fn by_slot<T: Copy, A, F, Fut>(
     items: &[T],
     clustered: bool,
-    order: Order,
     key_of: impl Fn(&T) -> &str,
     call: F,
 ) -> Result<Vec<A>, NodeError>
@@ -110,30 +106,14 @@ where
     if !clustered {
         return call(items.to_vec()).await;
     }
-    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let slot = buckets::slot(key_of(item));
-        match groups.iter_mut().find(|(s, _)| *s == slot) {
-            Some((_, at)) => at.push(i),
-            None => groups.push((slot, vec![i])),
-        }
-    }
+    let groups = slot_groups(items, key_of);
     let group_of = |at: &[usize]| at.iter().map(|i| items[*i]).collect::<Vec<T>>();
-    let got: Vec<Result<Vec<A>, NodeError>> = match order {
-        Order::AtOnce => futures::future::join_all(groups.iter().map(|(_, at)| call(group_of(at)))).await,
-        Order::InTurn => {
-            let mut got = Vec::with_capacity(groups.len());
-            for (_, at) in &groups {
-                got.push(Ok(call(group_of(at)).await?));
-            }
-            got
-        }
-    };
+    let got = futures::future::join_all(groups.iter().map(|(_, at)| call(group_of(at)))).await;
     let mut answers: Vec<Option<A>> = (0..items.len()).map(|_| None).collect();
     for ((_, at), got) in groups.into_iter().zip(got) {
         let got = got?;
         if got.len() != at.len() {
-            return Err(NodeError(format!(
+            return Err(NodeError::Reply(format!(
                 "{} answers for {} keys of one slot",
                 got.len(),
                 at.len()
@@ -149,11 +129,18 @@ where
         .collect())
 }
 
-/// How `by_slot` sends its calls.
-#[derive(Clone, Copy)]
-pub(super) enum Order {
-    InTurn,
-    AtOnce,
+/// The indices of `items` grouped by the slot of `key_of` each, in the
+/// order of each group's first item.
+pub(super) fn slot_groups<T>(items: &[T], key_of: impl Fn(&T) -> &str) -> Vec<(u16, Vec<usize>)> {
+    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let slot = buckets::slot(key_of(item));
+        match groups.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, at)) => at.push(i),
+            None => groups.push((slot, vec![i])),
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
@@ -177,8 +164,8 @@ mod tests {
     }
 
     /// Reads and extensions go to every slot at once: three calls that
-    /// each wait for the other two all finish; in turn, the first waits
-    /// for ever (a round would wait out `node_timeout`, and listing a
+    /// each wait for the other two all finish (in turn, the first would
+    /// wait for ever: a round would wait out `node_timeout`, and listing a
     /// page of 300 locks over 300 slots missed locks so).
     #[tokio::test]
     async fn calls_by_slot_at_once_are_all_on_their_way_together() {
@@ -197,12 +184,9 @@ mod tests {
                 Ok::<_, NodeError>(group)
             }
         };
-        let at_once = by_slot(&items, true, Order::AtOnce, |k| k, meet);
+        let at_once = by_slot(&items, true, |k| k, meet);
         let answers = tokio::time::timeout(std::time::Duration::from_secs(5), at_once).await;
         assert_eq!(answers.expect("the calls did not go at once").unwrap(), keys);
-        let in_turn = by_slot(&items, true, Order::InTurn, |k| k, meet);
-        let waited = tokio::time::timeout(std::time::Duration::from_millis(100), in_turn).await;
-        assert!(waited.is_err(), "calls in turn went at once");
     }
 
     #[tokio::test]
@@ -221,7 +205,7 @@ mod tests {
                 .push(group.iter().map(|k| buckets::slot(k)).collect::<Vec<u16>>());
             async move { Ok(group.into_iter().map(str::to_owned).collect()) }
         };
-        let answers = by_slot(&items, true, Order::InTurn, |k| k, echo).await.unwrap();
+        let answers = by_slot(&items, true, |k| k, echo).await.unwrap();
         assert_eq!(answers, keys);
         let seen = std::mem::take(&mut *groups.lock().unwrap());
         assert_eq!(seen.len(), 3, "{seen:?}");
@@ -230,7 +214,7 @@ mod tests {
             "a call crossed slots: {seen:?}"
         );
         // Standalone: one call for all.
-        assert_eq!(by_slot(&items, false, Order::AtOnce, |k| k, echo).await.unwrap(), keys);
+        assert_eq!(by_slot(&items, false, |k| k, echo).await.unwrap(), keys);
         assert_eq!(groups.lock().unwrap().len(), 1);
     }
 }

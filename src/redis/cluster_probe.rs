@@ -11,8 +11,9 @@ use fred::types::config::Server;
 use fred::types::{ClusterHash, CustomCommand};
 use tokio::time::Instant;
 
-use super::eval::node_error;
+use super::conn::failed as node_error;
 use super::node::RedisNode;
+use super::scripts::SCRIPTS;
 use super::{keys, replies};
 use crate::redlock::buckets::BUCKETS;
 use crate::redlock::node::NodeError;
@@ -20,46 +21,6 @@ use crate::redlock::standing::{Observation, ShardSeen};
 
 /// Buckets read or repaired by one script on one primary.
 const CHUNK: usize = 1024;
-
-/// Reads keys ARGV[i] of slots this primary serves (their names are not
-/// declared). Replies one value per key. A script may touch undeclared keys
-/// of other slots of its node: on Redis 7 and later only with the flag
-/// `allow-cross-slot-keys` (`bulk_script`), before 7 always (and a flags
-/// line does not compile there).
-const BULK_GET: &str = "local values = {}
-for i, key in ipairs(ARGV) do
-  values[i] = redis.call('GET', key)
-end
-return values
-";
-
-/// REPAIR for buckets of slots this primary serves: ARGV[1] the identity,
-/// then per bucket its fence counter, its marker and its floor (empty: no
-/// raise).
-const BULK_REPAIR: &str = "for i = 2, #ARGV, 3 do
-  local fence, floor = ARGV[i], ARGV[i + 2]
-  if floor ~= '' then
-    local current = tonumber(redis.call('GET', fence) or '0')
-    if current < tonumber(floor) then
-      redis.call('SET', fence, floor)
-    end
-  end
-  redis.call('SET', ARGV[i + 1], ARGV[1])
-end
-return 1
-";
-
-/// `lua` as a primary of major version `major` runs it over the slots it
-/// serves: with the flags line (`flags`) on Redis 7 and later, as it is
-/// before (Redis 6.2 cannot compile a flags line, and lets a script touch
-/// any slot of its node).
-fn bulk_script(lua: &str, flags: &str, major: u32) -> String {
-    if major >= 7 {
-        format!("#!lua flags={flags}\n{lua}")
-    } else {
-        lua.to_owned()
-    }
-}
 
 /// The identity a repair names: every primary's `run_id`, then every
 /// primary's `master_replid`, in the order of the probe (as `Observation`).
@@ -96,11 +57,6 @@ struct Looked {
 }
 
 impl RedisNode {
-    /// Whether this position is a Redis Cluster.
-    pub(super) fn clustered(&self) -> bool {
-        self.client.is_clustered()
-    }
-
     /// The observation of a cluster: every primary probed, each one a
     /// `ShardSeen`; the identity joins theirs (ordered by first slot), the
     /// marker is the identity only when every primary's buckets name it.
@@ -108,9 +64,9 @@ impl RedisNode {
         self.probe_client.sync_cluster().await.map_err(node_error)?;
         // Lock traffic follows the slot map the probe sees (fred also
         // re-reads it on MOVED, but not while a dead primary is retried).
-        self.client.sync_cluster().await.map_err(node_error)?;
-        let state =
-            (self.probe_client.cached_cluster_state()).ok_or_else(|| NodeError("no cluster slot map".into()))?;
+        self.conn.client.sync_cluster().await.map_err(node_error)?;
+        let state = (self.probe_client.cached_cluster_state())
+            .ok_or_else(|| NodeError::Failed("no cluster slot map".into()))?;
         let mut primaries: Vec<(Server, Vec<(u16, u16)>)> = Vec::new();
         let mut covered = 0usize;
         for range in state.slots() {
@@ -121,7 +77,9 @@ impl RedisNode {
             }
         }
         if covered != usize::from(BUCKETS) {
-            return Err(NodeError(format!("the cluster serves {covered} of {BUCKETS} slots")));
+            return Err(NodeError::Failed(format!(
+                "the cluster serves {covered} of {BUCKETS} slots"
+            )));
         }
         for (_, ranges) in &mut primaries {
             ranges.sort_unstable();
@@ -151,7 +109,8 @@ impl RedisNode {
             shards.push(shard);
             infos.push(info);
         }
-        let (node_time_us, sampled_at, time_uncertainty) = clock.ok_or_else(|| NodeError("no primary".into()))?;
+        let (node_time_us, sampled_at, time_uncertainty) =
+            clock.ok_or_else(|| NodeError::Failed("no primary".into()))?;
         let joined = |field: fn(&replies::Info) -> &str| infos.iter().map(field).collect::<Vec<_>>().join(",");
         let (run_id, master_replid) = (joined(|i| i.run_id.as_str()), joined(|i| i.master_replid.as_str()));
         let role = (infos.iter().map(|i| i.role.clone()))
@@ -200,7 +159,7 @@ impl RedisNode {
         // Sharded pub/sub is Redis 7's: before it, releases go by PUBLISH,
         // which a cluster carries to every node.
         let sharded = infos.iter().all(|i| i.major_version >= 7);
-        (self.batches.first.sharded_publish).store(sharded, std::sync::atomic::Ordering::Relaxed);
+        (self.conn.sharded_publish).store(sharded, std::sync::atomic::Ordering::Relaxed);
         let marked = named.iter().all(|n| *n);
         self.prove_by_cache_cluster(&shards, &infos, marked).await;
         let seen = (shards.iter().zip(&infos).zip(&named))
@@ -270,7 +229,7 @@ impl RedisNode {
     /// demoted and promoted again since the variants were made answer
     /// `NOSCRIPT` (`proof.rs`).
     async fn prove_by_cache_cluster(&self, shards: &[Shard], infos: &[replies::Info], marked: bool) {
-        let proof = &self.batches.first.proof;
+        let proof = &self.conn.proof;
         if !marked || (infos.iter()).any(|i| i.major_version < 7 || i.run_id.is_empty()) {
             proof.withdraw();
             return;
@@ -305,9 +264,9 @@ impl RedisNode {
     }
 
     /// Every script, loaded into every primary (a promoted replica starts
-    /// with none; `NOSCRIPT` also reloads, `eval::eval_script`).
+    /// with none; `NOSCRIPT` also reloads, `conn::eval_script`).
     async fn load_scripts_cluster(&self) -> Result<(), String> {
-        for script in self.scripts() {
+        for script in SCRIPTS.by_sha() {
             (self
                 .probe_client
                 .script_load_cluster::<(), _>(script.lua.as_str())
@@ -325,7 +284,7 @@ impl RedisNode {
         let which = usize::from(what == "verified");
         let mut values: Vec<Option<Value>> = vec![None; usize::from(BUCKETS)];
         for (server, buckets, major) in self.work_per_primary()? {
-            let lua = bulk_script(BULK_GET, "allow-cross-slot-keys,no-writes", major);
+            let lua = SCRIPTS.bulk_get.text_for(major);
             for chunk in buckets.chunks(CHUNK) {
                 let mut args = vec![Value::from(lua.as_str()), Value::from(0)];
                 args.extend(
@@ -337,10 +296,14 @@ impl RedisNode {
                 let eval = CustomCommand::new_static("EVAL", ClusterHash::FirstKey, false);
                 let reply = node.custom(eval, args).await.map_err(node_error)?;
                 let Value::Array(read) = reply else {
-                    return Err(NodeError(format!("unexpected bulk read reply: {reply:?}")));
+                    return Err(NodeError::Reply(format!("unexpected bulk read reply: {reply:?}")));
                 };
                 if read.len() != chunk.len() {
-                    return Err(NodeError(format!("{} values for {} buckets", read.len(), chunk.len())));
+                    return Err(NodeError::Reply(format!(
+                        "{} values for {} buckets",
+                        read.len(),
+                        chunk.len()
+                    )));
                 }
                 for (bucket, value) in chunk.iter().zip(read) {
                     values[usize::from(*bucket)] = (!value.is_null()).then_some(value);
@@ -358,12 +321,12 @@ impl RedisNode {
     pub(super) async fn repair_cluster(&self, floors: &[(u16, Option<u64>)], identity: &str) -> Result<(), NodeError> {
         let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if joined_identity(&shards) != identity {
-            return Err(NodeError("the cluster changed since it was probed".into()));
+            return Err(NodeError::Failed("the cluster changed since it was probed".into()));
         }
         for shard in &shards {
             let serves = |b: u16| shard.ranges.iter().any(|(a, z)| (*a..=*z).contains(&b));
             let mine: Vec<&(u16, Option<u64>)> = floors.iter().filter(|(b, _)| serves(*b)).collect();
-            let lua = bulk_script(BULK_REPAIR, "allow-cross-slot-keys", shard.major_version);
+            let lua = SCRIPTS.bulk_repair.text_for(shard.major_version);
             for chunk in mine.chunks(CHUNK) {
                 let mut args = vec![
                     Value::from(lua.as_str()),
@@ -390,7 +353,7 @@ impl RedisNode {
     fn work_per_primary(&self) -> Result<Vec<(Server, Vec<u16>, u32)>, NodeError> {
         let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner());
         if shards.is_empty() {
-            return Err(NodeError("the cluster was not probed yet".into()));
+            return Err(NodeError::Failed("the cluster was not probed yet".into()));
         }
         Ok((shards.iter())
             .map(|s| {
@@ -414,7 +377,7 @@ impl RedisNode {
             .collect();
         let (index, own) = ((cursor >> 48) as usize, cursor & ((1 << 48) - 1));
         let Some(server) = servers.get(index) else {
-            return Err(NodeError("no probed primary to scan".into()));
+            return Err(NodeError::Failed("no probed primary to scan".into()));
         };
         let scan = CustomCommand::new_static("SCAN", ClusterHash::FirstKey, false);
         let args = vec![
@@ -424,12 +387,12 @@ impl RedisNode {
             "COUNT".into(),
             count.to_string(),
         ];
-        let node = self.client.with_cluster_node(server.clone());
+        let node = self.conn.client.with_cluster_node(server.clone());
         let (next, keys) = super::listing::scan(node.custom(scan, args).await.map_err(node_error)?)?;
         let next = match (next, index + 1 < servers.len()) {
             (0, true) => ((index + 1) as u64) << 48,
             (0, false) => 0,
-            (own, _) if own >= 1 << 48 => return Err(NodeError("a cursor beyond 2^48".into())),
+            (own, _) if own >= 1 << 48 => return Err(NodeError::Failed("a cursor beyond 2^48".into())),
             (own, _) => ((index as u64) << 48) | own,
         };
         Ok((next, keys))

@@ -7,7 +7,7 @@ use fred::prelude::{Config as FredConfig, ReconnectPolicy};
 use fred::types::Builder;
 use fred::types::config::TlsConnector;
 
-use super::eval::millis;
+use super::conn::millis;
 
 /// How to reach one master.
 #[derive(Clone)]

@@ -47,15 +47,15 @@ impl RedisNode {
         let args = vec![
             Value::from(value),
             Value::Bytes(record.to_vec().into()),
-            super::eval::ttl_arg(ttl),
+            super::conn::ttl_arg(ttl),
             Value::from(released_channel(key)),
-            self.publish_command(),
+            self.conn.publish(),
         ];
-        replies::flag(self.eval_observed(&WRITE, vec![key, record_key], args).await?)
+        replies::flag(self.conn.eval(&WRITE, vec![key, record_key], args).await?)
     }
 
     pub(super) async fn read_election_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
-        let reply = self.eval_observed(&READ, vec![key, record_key], Vec::new()).await?;
+        let reply = self.conn.eval(&READ, vec![key, record_key], Vec::new()).await?;
         record_view(reply)
     }
 }
@@ -65,10 +65,10 @@ impl RedisNode {
 /// (docs/design.md#who-holds-it); a shared lock's mark is no value.
 fn record_view(reply: Value) -> Result<RecordView, NodeError> {
     let Value::Array(mut both) = reply else {
-        return Err(NodeError(format!("READ_RECORD answered {reply:?}")));
+        return Err(NodeError::Reply(format!("READ_RECORD answered {reply:?}")));
     };
     if both.len() != 2 {
-        return Err(NodeError(format!("READ_RECORD answered {} values", both.len())));
+        return Err(NodeError::Reply(format!("READ_RECORD answered {} values", both.len())));
     }
     let record = bytes_of(both.pop().unwrap_or(Value::Null))?;
     let lock = bytes_of(both.pop().unwrap_or(Value::Null))?;
@@ -90,7 +90,7 @@ fn bytes_of(value: Value) -> Result<Option<Vec<u8>>, NodeError> {
         Value::Null => Ok(None),
         Value::Bytes(b) => Ok(Some(b.to_vec())),
         Value::String(s) => Ok(Some(s.as_bytes().to_vec())),
-        other => Err(NodeError(format!("READ_RECORD answered {other:?}"))),
+        other => Err(NodeError::Reply(format!("READ_RECORD answered {other:?}"))),
     }
 }
 

@@ -1,11 +1,28 @@
-//! What the listing asks of a master answers: `VIEWS` (the lock key, with
-//! its holder record, and its time left per lock) and `SCAN` (cursor and keys). Pure, like
-//! `replies.rs`.
+//! What Listing and Inspect ask of a master: `VIEWS` (the lock key, with
+//! its holder record, and its time left per lock), `INSPECT` and `SCAN`;
+//! their replies are read by pure functions, like `replies.rs`.
 
 use fred::prelude::Value;
 
-use super::replies::{describe, view};
+use super::conn::Conn;
+use super::replies::{self, describe, view};
+use super::scripts::SCRIPTS;
 use crate::redlock::node::{KeyView, NodeError};
+
+/// `Node::inspect`: INSPECT on lock `key`.
+pub(super) async fn inspect(conn: &Conn, key: &str) -> Result<KeyView, NodeError> {
+    let keys = SCRIPTS.inspect.keys_of(key);
+    let reply = conn
+        .eval(&SCRIPTS.inspect, keys.iter().map(String::as_str).collect(), Vec::new())
+        .await?;
+    replies::inspect(reply)
+}
+
+/// `Node::views` for keys of one slot: VIEWS, one call.
+pub(super) async fn read(conn: &Conn, keys: &[&String]) -> Result<Vec<KeyView>, NodeError> {
+    let all = keys.iter().map(|k| k.as_str()).collect();
+    views(conn.eval(&SCRIPTS.views, all, Vec::new()).await?, keys.len())
+}
 
 /// `VIEWS` for `count` locks: the lock key and its PTTL, for each.
 ///
@@ -15,7 +32,7 @@ pub(super) fn views(reply: Value, count: usize) -> Result<Vec<KeyView>, NodeErro
     let parts = match reply {
         Value::Array(parts) if parts.len() == 2 * count => parts,
         other => {
-            return Err(NodeError(format!(
+            return Err(NodeError::Reply(format!(
                 "unexpected views reply: {} (expected {} elements)",
                 describe(&other),
                 2 * count
@@ -35,7 +52,7 @@ pub(super) fn views(reply: Value, count: usize) -> Result<Vec<KeyView>, NodeErro
 /// # Errors
 /// Any other shape.
 pub(super) fn scan(reply: Value) -> Result<(u64, Vec<String>), NodeError> {
-    let bad = |what: &str| NodeError(format!("unexpected scan reply: {what}"));
+    let bad = |what: &str| NodeError::Reply(format!("unexpected scan reply: {what}"));
     let Value::Array(parts) = reply else {
         return Err(bad("not an array"));
     };
@@ -69,7 +86,7 @@ mod tests {
     }
 
     fn err<T: std::fmt::Debug>(result: Result<T, NodeError>) -> String {
-        result.unwrap_err().0
+        result.unwrap_err().to_string()
     }
 
     #[test]

@@ -1,151 +1,63 @@
 //! Several resources at once on one master
 //! (docs/design.md#several-resources-at-once): the whole set or none of it,
-//! in one script.
+//! in one script (`lua/many.lua`) per slot.
+
+use std::time::Duration;
 
 use fred::prelude::Value;
 
-use super::eval::ttl_arg;
-use super::node::RedisNode;
-use super::replies;
-use super::scripts::run_id_from_info;
-use crate::redlock::node::{Announce, Node, NodeError};
+use super::batch::request_keys;
+use super::conn::{Conn, ttl_arg};
+use super::replies::{self, Locked};
+use super::scripts::SCRIPTS;
+use crate::redlock::node::NodeError;
 
-/// Per member four keys: its lock key, its waiting mark, and its bucket's
-/// fence counter and verified marker (docs/design.md#keys). ARGV: the
-/// value, the TTL (ms), the holder tag, this daemon's tag (for waiting
-/// marks), how long (ms) a lock refused by readers keeps new ones out.
-///
-/// Every member must be free or hold the value already (a re-send), else
-/// nothing is written but the waiting marks of the members held by others
-/// (as ROUND's refusals write them) and the reply is `{0}`. On a node this
-/// process verified in every member's bucket (as ROUND checks: `{-1}`,
-/// `{-2}`), each member takes the next counter value of its bucket (seeded
-/// from the clock; `{-3}` at 2^53) and its holder record, and the reply is
-/// `{1, counter per member}`.
-pub const MANY: &str = concat!(
-    r"
-local value, ttl, tag = ARGV[1], ARGV[2], ARGV[4]
-local refused = false
-for i = 1, #KEYS, 4 do
-  local held = redis.call('GET', KEYS[i])
-  if held and string.sub(held, 1, #value) ~= value then
-    refused = true
-    local mark = redis.call('GET', KEYS[i + 1])
-    local who = tag
-    if mark ~= false and mark ~= tag then
-      who = '*'
-    end
-    if string.sub(held, 1, 7) == '\tshared' then
-      local t = redis.call('TIME')
-      who = string.format('W%d:', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[5])) .. who
-    end
-    redis.call('SET', KEYS[i + 1], who, 'PX', tonumber(ttl) + 10000)
-  end
-end
-if refused then
-  return {0}
-end
-",
-    run_id_from_info!(),
-    r"local t = redis.call('TIME')
-local counters = {}
-for i = 1, #KEYS, 4 do
-  local fence = KEYS[i + 2]
-  if counters[fence] == nil then
-    local head = redis.call('MGET', KEYS[i + 3], fence)
-    if head[1] == false then
-      return {-1}
-    end
-    if not run_id or string.sub(head[1], 1, #run_id + 1) ~= run_id .. ':' then
-      return {-2}
-    end
-    if head[2] == false then
-      counters[fence] = tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1
-    else
-      counters[fence] = tonumber(head[2])
-    end
-  end
-  if counters[fence] + #KEYS / 4 >= 9007199254740992 then
-    return {-3}
-  end
-end
-local now_ms = string.format('\n%d\n', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-local replies = {1}
-for i = 1, #KEYS, 4 do
-  local fence = KEYS[i + 2]
-  counters[fence] = counters[fence] + 1
-  redis.call('SET', KEYS[i], value .. string.format('\n%d', counters[fence]) .. now_ms .. ARGV[3], 'PX', ttl)
-  replies[#replies + 1] = counters[fence]
-end
-for fence, counter in pairs(counters) do
-  redis.call('SET', fence, string.format('%d', counter))
-end
-return replies
-"
-);
-
-impl RedisNode {
-    /// `Node::try_lock_many`. On a cluster the members of each slot go in
-    /// one call, slot after slot (docs/design.md#cluster-positions): a slot
-    /// refused gives back the slots taken before it, so the position holds
-    /// the whole set or none of it once the call returns.
-    pub(super) async fn lock_many(
-        &self,
-        keys: &[String],
-        value: &str,
-        ttl: std::time::Duration,
-        holder: &str,
-    ) -> Result<Option<Vec<u64>>, NodeError> {
-        if !self.clustered() {
-            return self.lock_many_in_one_call(keys, value, ttl, holder).await;
-        }
-        let keys: Vec<&String> = keys.iter().collect();
-        let one_slot = |group: Vec<_>| async move {
-            let group: Vec<&String> = group;
-            let group: Vec<String> = group.into_iter().cloned().collect();
-            match self.lock_many_in_one_call(&group, value, ttl, holder).await? {
-                Some(counters) => Ok(counters),
-                None => Err(NodeError(REFUSED.into())),
-            }
-        };
-        let outcome =
-            super::cluster::by_slot(&keys, true, super::cluster::Order::InTurn, |k| k.as_str(), one_slot).await;
-        match outcome {
-            Ok(counters) => Ok(Some(counters)),
-            Err(error) => {
-                // Give back whatever this attempt holds on this position.
-                for key in &keys {
-                    let _ = Node::unlock(self, key, value, Announce::No).await;
+/// Takes the set `keys` for `value`: a counter per member, or why not (a
+/// refusal, or the node's state: `replies::many`). On a cluster each slot's
+/// members go in one call, slot after slot, stopping at the first that is
+/// not granted; the caller gives back what the slots before it took.
+pub(super) async fn lock(
+    conn: &Conn,
+    keys: &[String],
+    value: &str,
+    ttl: Duration,
+    holder: &str,
+) -> Result<Result<Vec<u64>, Locked>, NodeError> {
+    if !conn.clustered() {
+        let members: Vec<&String> = keys.iter().collect();
+        return in_one_call(conn, &members, value, ttl, holder).await;
+    }
+    let mut counters = vec![0; keys.len()];
+    for (_, at) in super::cluster::slot_groups(keys, |k| k.as_str()) {
+        let members: Vec<&String> = at.iter().map(|i| &keys[*i]).collect();
+        match in_one_call(conn, &members, value, ttl, holder).await? {
+            Ok(got) => {
+                for (i, counter) in at.into_iter().zip(got) {
+                    counters[i] = counter;
                 }
-                if error.0 == REFUSED { Ok(None) } else { Err(error) }
             }
+            Err(refused) => return Ok(Err(refused)),
         }
     }
-
-    /// MANY in one call: the members must share one slot on a cluster.
-    async fn lock_many_in_one_call(
-        &self,
-        keys: &[String],
-        value: &str,
-        ttl: std::time::Duration,
-        holder: &str,
-    ) -> Result<Option<Vec<u64>>, NodeError> {
-        let members: Vec<_> = keys.iter().map(|key| super::batch::request_keys(key)).collect();
-        let all = members.iter().flatten().map(String::as_str).collect();
-        let args = vec![
-            Value::from(value),
-            ttl_arg(ttl),
-            Value::from(holder),
-            self.waiter_tag.clone(),
-            self.batches.first.head_args[2].clone(),
-        ];
-        match replies::many(self.eval_observed(&self.many, all, args).await?, keys.len())? {
-            Ok(counters) => Ok(Some(counters)),
-            // Never a grant: 0 is a refusal, the rest are errors.
-            Err(refused) => self.counted_grant(refused).map(|_| None),
-        }
-    }
+    Ok(Ok(counters))
 }
 
-/// A slot of the set was refused (not an error of the node).
-const REFUSED: &str = "a member is held by another owner";
+/// MANY in one call: the members must share one slot on a cluster.
+async fn in_one_call(
+    conn: &Conn,
+    members: &[&String],
+    value: &str,
+    ttl: Duration,
+    holder: &str,
+) -> Result<Result<Vec<u64>, Locked>, NodeError> {
+    let keys: Vec<_> = members.iter().map(|key| request_keys(key)).collect();
+    let all = keys.iter().flatten().map(String::as_str).collect();
+    let args = vec![
+        Value::from(value),
+        ttl_arg(ttl),
+        Value::from(holder),
+        conn.waiter_tag.clone(),
+        conn.writer_wait.clone(),
+    ];
+    replies::many(conn.eval(&SCRIPTS.many, all, args).await?, members.len())
+}

@@ -1,45 +1,38 @@
-//! The `Node` implementation over one fred client per Redis master: the
-//! scripts of `scripts.rs` by `EVALSHA`, reloaded on `NOSCRIPT` (a restarted
-//! node has an empty script cache), plus the monitor's probe and repair.
-//! What the node answers is read by `replies.rs` (pure, unit-tested, fuzzed).
+//! The `Node` implementation over one master's connection (`conn.rs`): each
+//! operation goes to its lock kind (`exclusive.rs`, `shared.rs`,
+//! `permits.rs`, `many.rs`, `listing.rs`), round-1 requests through the
+//! batches (`batch.rs`), and the monitor's probe and repair run on a
+//! connection of their own (`probe.rs`, `cluster_probe.rs`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tokio::time::Instant;
 
 use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, Value};
 
-use super::batch::{Batches, Timing};
-use super::cluster::{Lanes, Order};
-use super::connect::{RedisNodeConfig, builder};
-use super::eval::{eval_if_loaded, eval_script, glob_escaped, node_error, ttl_arg};
-use super::permits::PermitScripts;
+use super::batch::Batches;
+use super::cluster::Lanes;
+use super::conn::{Conn, failed, glob_escaped, ttl_arg};
 use super::proof::Proof;
 use super::replies::{self, Locked};
-use super::scripts::{
-    EXTEND, FORCE_RELEASE, HAND_OFF, INSPECT, PUBLISH_FENCE, REPAIR, ROUND, Script, VIEWS, released_channel,
-};
-use super::shared::SharedScripts;
-use super::{keys, listing};
+use super::{exclusive, keys, listing, many, permits, shared};
 use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
 use crate::redlock::{Mode, Permit};
 
-/// One Redis master behind a fred client (auto-pipelined: concurrent
-/// requests share the connection).
+/// One Redis master (or one cluster position) behind a fred client
+/// (auto-pipelined: concurrent requests share the connection).
 pub struct RedisNode {
     pub(super) name: String,
-    pub(super) client: Client,
+    /// Lock traffic.
+    pub(super) conn: Arc<Conn>,
     /// The monitor's own connection (docs/design.md#quarantine): a probe
     /// never queues behind lock traffic, which under overload would make
     /// a healthy master look unreachable.
     pub(super) probe_client: Client,
-    /// A round's wait for this master (for `Timing`).
-    pub(super) node_timeout: Duration,
     /// `redis.key_prefix`.
     pub(super) prefix: String,
     /// The fence counter and verified marker of bucket 0, which the probe
@@ -47,33 +40,14 @@ pub struct RedisNode {
     pub(super) sentinel: [String; 2],
     /// A lock request found its bucket unverified: the next probe reads
     /// every bucket's marker.
-    pub(super) bucket_unverified: Arc<std::sync::atomic::AtomicBool>,
-    /// Round-1 lock requests and releases on their way to this master, in
-    /// batches.
+    pub(super) bucket_unverified: AtomicBool,
+    /// Round-1 lock requests and releases on their way, in batches.
     pub(super) batches: Lanes,
-    /// The shards the last probe saw, when the position is a cluster
-    /// (`cluster_probe.rs`).
+    /// The shards the last probe saw, when the position is a cluster.
     pub(super) shards: Mutex<Vec<super::cluster_probe::Shard>>,
-    pub(super) hand_off: Script,
-    pub(super) publish_fence: Script,
-    pub(super) extend: Script,
-    pub(super) repair: Script,
-    pub(super) inspect: Script,
-    pub(super) views: Script,
-    pub(super) force_release: Script,
-    /// The scripts of shared locks (`shared.rs`).
-    pub(super) shared: SharedScripts,
-    /// The scripts of semaphores (`permits.rs`).
-    pub(super) permits: PermitScripts,
-    /// MANY: a set of locks (`many.rs`).
-    pub(super) many: Script,
     pub(super) health: Arc<NodeHealth>,
-    pub(super) probe_wanted: Arc<Notify>,
     /// The connection generation the scripts were last loaded on.
     pub(super) scripts_generation: AtomicU64,
-    /// Names this client in the waiting marks its refused attempts leave,
-    /// so its own hand-offs can tell its waiters from other daemons'.
-    pub(super) waiter_tag: Value,
 }
 
 impl RedisNode {
@@ -82,11 +56,10 @@ impl RedisNode {
     ///
     /// # Errors
     /// When the URL cannot be parsed.
-    pub fn connect(config: &RedisNodeConfig) -> Result<RedisNode, String> {
-        let (builder, name) = builder(config)?;
+    pub fn connect(config: &super::connect::RedisNodeConfig) -> Result<RedisNode, String> {
+        let (builder, name) = super::connect::builder(config)?;
         let client = builder.build().map_err(|e| format!("{e}"))?;
         let clustered = client.is_clustered();
-        let bucket_unverified: Arc<std::sync::atomic::AtomicBool> = Arc::default();
         let log_name = name.clone();
         client.on_error(move |(error, _)| {
             tracing::warn!(node = %log_name, %error, "redis connection error");
@@ -104,12 +77,12 @@ impl RedisNode {
         // fred reports the first connection as a reconnect too, from a task
         // of its own, which can run after the startup probe marked the node
         // usable; the node starts unverified anyway, so only later
-        // connections invalidate it. Every one asks for a probe.
-        let first = std::sync::atomic::AtomicBool::new(true);
-        // On a cluster a reconnect is to one primary among several: the
-        // probe it asks for holds out that primary's buckets if it changed,
-        // and until then every grant's script checks the process itself
+        // connections invalidate it. Every one asks for a probe. On a
+        // cluster a reconnect is to one primary among several: the probe
+        // it asks for holds out that primary's buckets if it changed, and
+        // until then every grant's script checks the process itself
         // (docs/design.md#cluster-positions).
+        let first = AtomicBool::new(true);
         client.on_reconnect(move |_| {
             if !first.swap(false, Ordering::SeqCst) && !clustered {
                 h.invalidate();
@@ -121,54 +94,34 @@ impl RedisNode {
         client.connect();
         let probe_client = builder.build().map_err(|e| format!("{e}"))?;
         probe_client.connect();
-        let waiter_tag = Value::from(crate::redlock::LockValue::random().expose());
-        let batches = Arc::new(Batches {
-            client: client.clone(),
-            script: Arc::new(Script::new(ROUND)),
-            proof,
-            probe_wanted: probe_wanted.clone(),
-            head_args: [
-                waiter_tag.clone(),
-                Value::from_static_str("PUBLISH"),
-                ttl_arg(config.writer_wait),
-            ],
-            sharded_publish: Arc::new(std::sync::atomic::AtomicBool::new(clustered)),
+        let conn = Arc::new(Conn {
+            client,
             node_timeout: config.node_timeout,
             observer: OnceLock::new(),
-            idle: Notify::new(),
-            pending: Mutex::default(),
+            proof,
+            probe_wanted,
+            sharded_publish: AtomicBool::new(clustered),
+            waiter_tag: Value::from(crate::redlock::LockValue::random().expose()),
+            writer_wait: ttl_arg(config.writer_wait),
         });
         Ok(RedisNode {
             name,
-            client,
+            batches: Lanes::new(Arc::new(Batches::new(Arc::clone(&conn))), clustered),
+            conn,
             probe_client,
-            node_timeout: config.node_timeout,
             prefix: config.key_prefix.clone(),
             sentinel: keys::bucket_keys(&config.key_prefix, 0),
-            bucket_unverified,
-            batches: Lanes::new(batches, clustered),
+            bucket_unverified: AtomicBool::new(false),
             shards: Mutex::default(),
-            hand_off: Script::new(HAND_OFF),
-            publish_fence: Script::new(PUBLISH_FENCE),
-            extend: Script::new(EXTEND),
-            repair: Script::new(REPAIR),
-            inspect: Script::new(INSPECT),
-            views: Script::new(VIEWS),
-            force_release: Script::new(FORCE_RELEASE),
-            shared: SharedScripts::new(),
-            permits: PermitScripts::new(),
-            many: Script::new(super::many::MANY),
             health,
-            probe_wanted,
             scripts_generation: AtomicU64::new(u64::MAX),
-            waiter_tag,
         })
     }
 
     /// Records each lock request's latency and errors as master `index`.
     #[must_use]
     pub fn observed(self, observer: Arc<dyn Observer>, index: usize) -> RedisNode {
-        let _ = self.batches.first.observer.set((observer, index));
+        let _ = self.conn.observer.set((observer, index));
         self
     }
 
@@ -177,7 +130,7 @@ impl RedisNode {
     /// # Errors
     /// When the connection failed or did not come up within `limit`.
     pub async fn wait_connected(&self, limit: Duration) -> Result<(), String> {
-        match tokio::time::timeout(limit, self.client.wait_for_connect()).await {
+        match tokio::time::timeout(limit, self.conn.client.wait_for_connect()).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("not connected after {limit:?}")),
@@ -196,82 +149,63 @@ impl RedisNode {
 
     /// The fred client, for administrative commands.
     pub fn client(&self) -> &Client {
-        &self.client
+        &self.conn.client
     }
 
-    /// The key that marks lock `key` as waited for:
-    /// `<prefix>:{<tag>}:waiting:<name>`, apart from every lock key (those
-    /// go on with `lock:`, `tenant:` or `permit:`).
-    pub(super) fn waiting_key(&self, key: &str) -> String {
-        keys::beside(key, "waiting:")
+    /// Whether this position is a Redis Cluster.
+    pub(super) fn clustered(&self) -> bool {
+        self.conn.clustered()
     }
 
-    /// Runs a lock script by SHA with the lock key, its bucket's fence
-    /// counter and marker and, for the scripts that use it, the lock's
-    /// waiting mark.
-    async fn eval(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<Value, NodeError> {
-        let waiting = script.uses_waiting_mark.then(|| self.waiting_key(key));
-        let (fence, marker) = (keys::of_bucket(key, "fence"), keys::of_bucket(key, "verified"));
-        let mut keys = Vec::with_capacity(4);
-        keys.extend([key, fence.as_str(), marker.as_str()]);
-        keys.extend(waiting.as_deref());
-        self.eval_observed(script, keys, args).await
-    }
-
-    /// Runs a script by SHA with `keys`, recording its latency and errors
-    /// as this master's. (The one-lock scripts: their keys and arguments are
-    /// copied for a possible NOSCRIPT retry; the batches build theirs twice
-    /// instead, `Batches::call`.)
-    pub(super) async fn eval_observed(
-        &self,
-        script: &Script,
-        keys: Vec<&str>,
-        args: Vec<Value>,
-    ) -> Result<Value, NodeError> {
-        let timing = self.timing();
-        let answer = eval_script(&self.client, script, || (keys.clone(), args.clone())).await;
-        timing.answered(answer.is_ok());
-        answer
-    }
-
-    /// `Node::extend` for exclusive locks: EXTEND, one call.
-    pub(super) async fn extend_exclusive(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        let keys = locks.iter().map(|lock| lock.key).collect();
-        let mut args = Vec::with_capacity(locks.len() * 2);
-        for lock in locks {
-            args.extend([Value::from(lock.value), ttl_arg(lock.ttl)]);
+    /// A lock answer as `Node::try_lock` reports it: an unverified node
+    /// asks for a probe.
+    fn counted_grant(&self, locked: Locked) -> Result<Option<u64>, NodeError> {
+        let unverified = match locked {
+            Locked::Granted(counter) => return Ok(Some(counter)),
+            Locked::Taken => return Ok(None),
+            Locked::CounterFull => return Err(NodeError::CounterFull),
+            Locked::NotVerified => NodeError::NotVerified,
+            Locked::Changed => NodeError::Changed,
+        };
+        // A master is out until the probe looked. On a cluster the refusal
+        // is about one primary's buckets (its scripts refuse for the rest
+        // of them too): the probe holds out that shard, the others count.
+        if !self.clustered() {
+            self.health.invalidate();
         }
-        // The engine's timeout (node_timeout) ends the wait; the command
-        // itself runs with fred's defaults (see `eval_script`).
-        let reply = self.eval_observed(&self.extend, keys, args).await?;
-        replies::flags(reply, locks.len())
+        self.bucket_unverified.store(true, Ordering::SeqCst);
+        self.conn.probe_wanted.notify_one();
+        Err(unverified)
     }
 
-    /// `Node::extend` for locks of one slot.
+    /// `Node::extend` for locks of one slot: each kind in one call of its
+    /// script, the answers in the batch's order.
     async fn extend_in_one_slot(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
-        let plain = |lock: &Extension<'_>| Mode::of(lock.value) == Mode::Exclusive && Permit::of(lock.value).is_none();
-        if !locks.iter().all(plain) {
-            return self.extend_mixed(locks).await;
+        let kind = |lock: &Extension<'_>| match (Permit::of(lock.value), Mode::of(lock.value)) {
+            (Some(_), _) => 2,
+            (None, Mode::Shared) => 1,
+            (None, Mode::Exclusive) => 0,
+        };
+        if locks.iter().all(|lock| kind(lock) == 0) {
+            return exclusive::extend(&self.conn, locks).await;
         }
-        self.extend_exclusive(locks).await
-    }
-
-    /// How releases are announced: `PUBLISH`, or `SPUBLISH` on a cluster
-    /// (sharded: only the shard of the lock's bucket carries it).
-    pub(super) fn publish_command(&self) -> Value {
-        self.batches.first.publish()
-    }
-
-    /// Starts timing one request to this master: its latency is recorded
-    /// when `answered`, as a failure unless it says ok. (A guard rather than
-    /// a wrapping future: the request's future is not stored twice.)
-    fn timing(&self) -> Timing<'_> {
-        Timing {
-            observer: self.batches.first.observer.get(),
-            started: Instant::now(),
-            timeout: self.node_timeout,
-            answered: false,
+        let mut answers = vec![false; locks.len()];
+        for of_kind in 0..3 {
+            let at: Vec<usize> = (0..locks.len()).filter(|i| kind(&locks[*i]) == of_kind).collect();
+            if at.is_empty() {
+                continue;
+            }
+            let group: Vec<Extension<'_>> = at.iter().map(|i| locks[*i]).collect();
+            let flags = match of_kind {
+                0 => exclusive::extend(&self.conn, &group).await?,
+                1 => shared::extend(&self.conn, &group).await?,
+                _ => permits::extend(&self.conn, &group).await?,
+            };
+            for (i, extended) in at.iter().zip(flags) {
+                answers[*i] = extended;
+            }
         }
+        Ok(answers)
     }
 }
 
@@ -293,21 +227,19 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration, holder: &str) -> Result<Option<u64>, NodeError> {
-        let args = [
-            Value::from_static_str("L"),
-            Value::from(value),
-            ttl_arg(ttl),
-            Value::from(holder),
-        ];
-        let timing = self.timing();
-        let answer = self.batches.of(key).request(key, args).await;
+        let timing = self.conn.timing();
+        let answer = self
+            .batches
+            .of(key)
+            .request(key, exclusive::lock(value, ttl, holder))
+            .await;
         let locked = answer.and_then(replies::locked);
         timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
         self.counted_grant(locked?)
     }
 
     async fn try_share(&self, key: &str, value: &str, ttl: Duration, _: &str) -> Result<Option<u64>, NodeError> {
-        self.share(key, value, ttl).await
+        self.counted_grant(shared::share(&self.conn, key, value, ttl).await?)
     }
 
     async fn try_lock_many(
@@ -317,7 +249,21 @@ impl Node for RedisNode {
         ttl: Duration,
         holder: &str,
     ) -> Result<Option<Vec<u64>>, NodeError> {
-        self.lock_many(keys, value, ttl, holder).await
+        // On a cluster the members of each slot go in one call, slot after
+        // slot (docs/design.md#cluster-positions): a slot refused gives back
+        // the slots taken before it, so the position holds the whole set or
+        // none of it once the call returns.
+        let outcome = many::lock(&self.conn, keys, value, ttl, holder).await;
+        if self.clustered() && !matches!(outcome, Ok(Ok(_))) {
+            for key in keys {
+                let _ = Node::unlock(self, key, value, Announce::No).await;
+            }
+        }
+        match outcome? {
+            Ok(counters) => Ok(Some(counters)),
+            // Never a grant: a refusal, or the node's state.
+            Err(refused) => self.counted_grant(refused).map(|_| None),
+        }
     }
 
     async fn agree_permits(
@@ -327,88 +273,46 @@ impl Node for RedisNode {
         n: u32,
         ttl: Duration,
     ) -> Result<Agreement, NodeError> {
-        self.agree(permits_key, slots, n, ttl).await
+        permits::agree(&self.conn, permits_key, slots, n, ttl).await
     }
 
     async fn hand_off(&self, key: &str, old: &str, new: &str, ttl: Duration, holder: &str) -> Result<Swap, NodeError> {
-        let args = vec![
-            old.into(),
-            new.into(),
-            ttl_arg(ttl),
-            self.waiter_tag.clone(),
-            holder.into(),
-        ];
-        if let Some(variants) = self.batches.first.proof.in_use() {
-            let (fence, marker) = (keys::of_bucket(key, "fence"), keys::of_bucket(key, "verified"));
-            let waiting = self.waiting_key(key);
-            let call = || {
-                (
-                    vec![key, fence.as_str(), marker.as_str(), waiting.as_str()],
-                    args.clone(),
-                )
-            };
-            let timing = self.timing();
-            let answer = eval_if_loaded(&self.client, &variants.hand_off, call).await;
-            timing.answered(answer.is_ok());
-            match answer? {
-                Some(reply) => return replies::hand_off(reply),
-                // Not this daemon's verified process: as in `Batches::call`.
-                None => {
-                    self.batches.first.proof.withdraw();
-                    self.probe_wanted.notify_one();
-                }
-            }
-        }
-        replies::hand_off(self.eval(&self.hand_off, key, args).await?)
+        exclusive::hand_off(&self.conn, key, old, new, ttl, holder).await
     }
 
     async fn publish_fence(&self, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
         if Mode::of(value) == Mode::Shared {
-            return self.publish_shared_fence(key, value, counter).await;
+            return shared::publish_fence(&self.conn, key, value, counter).await;
         }
-        let args = vec![value.into(), Value::from(counter.to_string())];
-        replies::flag(self.eval(&self.publish_fence, key, args).await?)
+        exclusive::publish_fence(&self.conn, key, value, counter).await
     }
 
     async fn extend(&self, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
         let one_slot = |group: Vec<_>| async move { self.extend_in_one_slot(&group).await };
-        super::cluster::by_slot(locks, self.clustered(), Order::AtOnce, |lock| lock.key, one_slot).await
+        super::cluster::by_slot(locks, self.clustered(), |lock| lock.key, one_slot).await
     }
 
     async fn unlock(&self, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
         if Mode::of(value) == Mode::Shared {
-            return self.unlock_shared(key, value, announce).await;
+            return shared::release(&self.conn, key, value, announce).await;
         }
-        let when = match announce {
-            Announce::No => "",
-            Announce::IfWaited => "waited",
-            Announce::Always => "always",
-        };
-        let args = [
-            Value::from_static_str("U"),
-            Value::from(value),
-            Value::from_static_str(when),
-            Value::from_static_str(""),
-        ];
         // Timed by the batches, to its answer (`Batches::release_answered`).
-        let answer = self.batches.of(key).request(key, args).await;
+        let answer = self
+            .batches
+            .of(key)
+            .request(key, exclusive::release(value, announce))
+            .await;
         answer.and_then(replies::released)
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {
-        let (readers, permits) = (self.readers_key(key), self.permits_key_for(key));
-        let fence = keys::of_bucket(key, "fence");
-        let keys = vec![key, fence.as_str(), readers.as_str(), permits.as_str()];
-        replies::inspect(self.eval_observed(&self.inspect, keys, Vec::new()).await?)
+        listing::inspect(&self.conn, key).await
     }
 
     async fn views(&self, keys: &[String]) -> Result<Vec<KeyView>, NodeError> {
-        let one_slot = |group: Vec<_>| async move {
-            let all = group.iter().map(|k: &&String| k.as_str()).collect();
-            listing::views(self.eval_observed(&self.views, all, Vec::new()).await?, group.len())
-        };
+        let one_slot = |group: Vec<_>| async move { listing::read(&self.conn, &group).await };
         let keys: Vec<&String> = keys.iter().collect();
-        super::cluster::by_slot(&keys, self.clustered(), Order::AtOnce, |k| k.as_str(), one_slot).await
+        super::cluster::by_slot(&keys, self.clustered(), |k| k.as_str(), one_slot).await
     }
 
     async fn scan(&self, start: &str, cursor: u64, count: u32) -> Result<(u64, Vec<String>), NodeError> {
@@ -416,10 +320,8 @@ impl Node for RedisNode {
         let (cursor, keys) = if self.clustered() {
             self.scan_cluster_step(pattern, cursor, count).await?
         } else {
-            let scan = self
-                .client
-                .scan_page::<Value, _, _>(cursor.to_string(), pattern, Some(count), None);
-            listing::scan(Box::pin(scan).await.map_err(node_error)?)?
+            let scan = (self.conn.client).scan_page::<Value, _, _>(cursor.to_string(), pattern, Some(count), None);
+            listing::scan(Box::pin(scan).await.map_err(failed)?)?
         };
         // `*` also matches past a `}`: keep the names that truly start so.
         let names = (keys.iter())
@@ -431,14 +333,7 @@ impl Node for RedisNode {
     }
 
     async fn force_unlock(&self, key: &str) -> Result<bool, NodeError> {
-        replies::flag(
-            self.eval(
-                &self.force_release,
-                key,
-                vec![Value::from(released_channel(key)), self.publish_command()],
-            )
-            .await?,
-        )
+        exclusive::force_release(&self.conn, key).await
     }
 
     async fn write_record(

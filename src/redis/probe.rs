@@ -9,10 +9,11 @@ use fred::prelude::{ClientLike, KeysInterface, LuaInterface, Value};
 use fred::types::{ClusterHash, CustomCommand};
 use tokio::time::Instant;
 
-use super::eval::{eval_script, node_error};
+use super::conn::{eval_script, failed as node_error};
 use super::keys;
 use super::node::RedisNode;
 use super::replies;
+use super::scripts::SCRIPTS;
 use crate::redlock::buckets::BUCKETS;
 use crate::redlock::node::{NodeError, Probed};
 use crate::redlock::standing::{NodeHealth, Observation};
@@ -26,7 +27,7 @@ impl RedisNode {
     /// process; should it have restarted in between, the new process's
     /// scripts are flushed. Otherwise the batches keep the `INFO` check.
     async fn prove_by_cache(&self, info: &replies::Info, marker: Option<&str>) {
-        let proof = &self.batches.first.proof;
+        let proof = &self.conn.proof;
         let verified = info.major_version >= 7
             && !info.run_id.is_empty()
             && marker
@@ -68,7 +69,7 @@ impl Probed for RedisNode {
     /// Resolves when something (a reconnect, an unverified reply) asks for
     /// a probe sooner than the next tick.
     async fn probe_wanted(&self) {
-        self.probe_wanted.notified().await;
+        self.conn.probe_wanted.notified().await;
     }
 
     /// Looks at the node: role, eviction policy, identity, uptime, clock,
@@ -92,7 +93,7 @@ impl Probed for RedisNode {
         let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
-            for script in self.scripts() {
+            for script in SCRIPTS.by_sha() {
                 if let Err(e) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
                     scripts_loaded = Err(e.to_string());
                 }
@@ -172,7 +173,7 @@ impl Probed for RedisNode {
             let mut args = vec![Value::from(identity)];
             args.extend((chunk.iter()).map(|(_, floor)| Value::from(floor.map(|f| f.to_string()).unwrap_or_default())));
             let call = || (keys.iter().map(String::as_str).collect(), args.clone());
-            eval_script(&self.probe_client, &self.repair, call).await?;
+            eval_script(&self.probe_client, &SCRIPTS.repair, call).await?;
         }
         Ok(())
     }
@@ -182,24 +183,6 @@ impl Probed for RedisNode {
 const CHUNK: usize = 1024;
 
 impl RedisNode {
-    /// Every script this node calls by SHA (the cached variants apart).
-    pub(super) fn scripts(&self) -> Vec<&super::scripts::Script> {
-        let mut scripts = vec![
-            &self.batches.first.script,
-            &self.hand_off,
-            &self.publish_fence,
-            &self.extend,
-            &self.repair,
-            &self.inspect,
-            &self.views,
-            &self.force_release,
-            &self.many,
-        ];
-        scripts.extend(self.shared.all());
-        scripts.extend(self.permits.all());
-        scripts
-    }
-
     /// Key `what` (`fence`, `verified`) of every bucket, in bucket order
     /// (`None` where unset), read `CHUNK` at a time.
     async fn read_buckets(&self, what: &str) -> Result<Vec<Option<Value>>, NodeError> {
@@ -219,7 +202,7 @@ impl RedisNode {
                 }
                 // One key: fred may answer with the value itself.
                 one if count == 1 => values.push((!one.is_null()).then_some(one)),
-                other => return Err(NodeError(format!("unexpected MGET reply: {other:?}"))),
+                other => return Err(NodeError::Reply(format!("unexpected MGET reply: {other:?}"))),
             }
         }
         Ok(values)

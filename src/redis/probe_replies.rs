@@ -33,10 +33,10 @@ pub fn marker(reply: Value) -> Result<Option<String>, NodeError> {
 pub fn time(reply: Value) -> Result<u64, NodeError> {
     let parts = match reply {
         Value::Array(parts) => parts,
-        other => return Err(NodeError(format!("unexpected TIME reply: {}", describe(&other)))),
+        other => return Err(NodeError::Reply(format!("unexpected TIME reply: {}", describe(&other)))),
     };
     let [secs, micros] = <[Value; 2]>::try_from(parts).map_err(|parts| {
-        NodeError(format!(
+        NodeError::Reply(format!(
             "unexpected TIME reply: {} elements (expected seconds, microseconds)",
             parts.len()
         ))
@@ -44,13 +44,13 @@ pub fn time(reply: Value) -> Result<u64, NodeError> {
     let secs = unsigned(secs, "TIME seconds")?;
     let micros = unsigned(micros, "TIME microseconds")?;
     if micros >= 1_000_000 {
-        return Err(NodeError(format!(
+        return Err(NodeError::Reply(format!(
             "unexpected TIME reply: {micros} microseconds (expected below 1000000)"
         )));
     }
     secs.checked_mul(1_000_000)
         .and_then(|us| us.checked_add(micros))
-        .ok_or_else(|| NodeError(format!("unexpected TIME reply: {secs} seconds is out of range")))
+        .ok_or_else(|| NodeError::Reply(format!("unexpected TIME reply: {secs} seconds is out of range")))
 }
 
 /// `CONFIG GET <name>`: the parameter's value; empty when the node does not
@@ -63,7 +63,7 @@ pub fn config_get(reply: Value, name: &str) -> Result<String, NodeError> {
     match reply {
         Value::Array(parts) => {
             if parts.len() % 2 != 0 {
-                return Err(NodeError(format!(
+                return Err(NodeError::Reply(format!(
                     "unexpected {what}: {} elements (expected name/value pairs)",
                     parts.len()
                 )));
@@ -82,7 +82,7 @@ pub fn config_get(reply: Value, name: &str) -> Result<String, NodeError> {
             for (key, value) in map.inner() {
                 let key = key
                     .into_string()
-                    .ok_or_else(|| NodeError(format!("unexpected {what}: a name is not UTF-8")))?;
+                    .ok_or_else(|| NodeError::Reply(format!("unexpected {what}: a name is not UTF-8")))?;
                 let value = text(value, what)?;
                 if key.eq_ignore_ascii_case(name) {
                     return Ok(value);
@@ -91,7 +91,7 @@ pub fn config_get(reply: Value, name: &str) -> Result<String, NodeError> {
             Ok(String::new())
         }
         Value::Null => Ok(String::new()),
-        other => Err(NodeError(format!("unexpected {what}: {}", describe(&other)))),
+        other => Err(NodeError::Reply(format!("unexpected {what}: {}", describe(&other)))),
     }
 }
 

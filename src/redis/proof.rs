@@ -33,8 +33,8 @@ impl Variants {
     fn fresh(identity: &str) -> Variants {
         let (round, hand_off) = cached_variants(crate::redlock::LockValue::random().expose());
         Variants {
-            round: Script::new(round),
-            hand_off: Script::new(hand_off),
+            round,
+            hand_off,
             loaded_for: identity.to_owned(),
         }
     }

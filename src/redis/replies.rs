@@ -46,7 +46,7 @@ pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
 /// # Errors
 /// Anything else.
 pub fn many(reply: Value, members: usize) -> Result<Result<Vec<u64>, Locked>, NodeError> {
-    let unexpected = |reply: &Value| NodeError(format!("unexpected set reply {reply:?} ({members} members)"));
+    let unexpected = |reply: &Value| NodeError::Reply(format!("unexpected set reply {reply:?} ({members} members)"));
     let Value::Array(parts) = &reply else {
         return Err(unexpected(&reply));
     };
@@ -75,7 +75,7 @@ fn each_integer<T>(
     read: impl Fn(i64) -> Option<T>,
 ) -> Result<Vec<T>, NodeError> {
     let unexpected = |reply: &Value| {
-        NodeError(format!(
+        NodeError::Reply(format!(
             "unexpected {kind} reply {reply:?} (expected {count} {expected})"
         ))
     };
@@ -106,7 +106,7 @@ pub fn locked(answer: i64) -> Result<Locked, NodeError> {
         -2 => Ok(Locked::Changed),
         -3 => Ok(Locked::CounterFull),
         n @ 1.. => Ok(Locked::Granted(n.unsigned_abs())),
-        n => Err(NodeError(format!(
+        n => Err(NodeError::Reply(format!(
             "unexpected lock answer {n} (expected a positive fence counter, 0, -1, -2 or -3)"
         ))),
     }
@@ -120,7 +120,9 @@ pub fn released(answer: i64) -> Result<bool, NodeError> {
     match answer {
         0 => Ok(false),
         1 => Ok(true),
-        n => Err(NodeError(format!("unexpected release answer {n} (expected 0 or 1)"))),
+        n => Err(NodeError::Reply(format!(
+            "unexpected release answer {n} (expected 0 or 1)"
+        ))),
     }
 }
 
@@ -131,7 +133,7 @@ pub fn released(answer: i64) -> Result<bool, NodeError> {
 /// Any other reply.
 pub fn hand_off(reply: Value) -> Result<Swap, NodeError> {
     let unexpected = |what: &dyn std::fmt::Debug| {
-        NodeError(format!(
+        NodeError::Reply(format!(
             "unexpected hand-off reply {what:?} (expected [0 or 1, a fence counter or 0, 0 or 1])"
         ))
     };
@@ -176,7 +178,7 @@ pub fn flag(reply: Value) -> Result<bool, NodeError> {
     match reply {
         Value::Integer(0) => Ok(false),
         Value::Integer(1) => Ok(true),
-        other => Err(NodeError(format!(
+        other => Err(NodeError::Reply(format!(
             "unexpected script reply {other:?} (expected 0 or 1)"
         ))),
     }
@@ -191,22 +193,27 @@ pub fn flag(reply: Value) -> Result<bool, NodeError> {
 pub fn inspect(reply: Value) -> Result<KeyView, NodeError> {
     let parts = match reply {
         Value::Array(parts) => parts,
-        other => return Err(NodeError(format!("unexpected inspect reply: {}", describe(&other)))),
+        other => {
+            return Err(NodeError::Reply(format!(
+                "unexpected inspect reply: {}",
+                describe(&other)
+            )));
+        }
     };
     let [held, pttl, fence, readers, permits] = <[Value; 5]>::try_from(parts).map_err(|parts| {
-        NodeError(format!(
+        NodeError::Reply(format!(
             "unexpected inspect reply: {} elements (expected the lock key, PTTL, fence counter, readers, permits)",
             parts.len()
         ))
     })?;
     let permits = counter(permits, "inspect reply: the number of permits")?
-        .map(|n| u32::try_from(n).map_err(|_| NodeError("unexpected inspect reply: too many permits".into())))
+        .map(|n| u32::try_from(n).map_err(|_| NodeError::Reply("unexpected inspect reply: too many permits".into())))
         .transpose()?;
     let readers = match readers {
         Value::Integer(n) => u32::try_from(n).ok(),
         _ => None,
     }
-    .ok_or_else(|| NodeError("unexpected inspect reply: the readers are not a count".into()))?;
+    .ok_or_else(|| NodeError::Reply("unexpected inspect reply: the readers are not a count".into()))?;
     Ok(KeyView {
         fence: counter(fence, "inspect reply: the fence counter")?,
         readers,
@@ -222,7 +229,7 @@ pub(super) fn view(held: Value, pttl: Value, what: &str) -> Result<KeyView, Node
     let ttl = match pttl {
         Value::Integer(ms) => u64::try_from(ms).ok().map(Duration::from_millis),
         other => {
-            return Err(NodeError(format!(
+            return Err(NodeError::Reply(format!(
                 "unexpected {what}: PTTL is {} (expected an integer)",
                 describe(&other)
             )));
@@ -252,7 +259,7 @@ pub(super) fn view(held: Value, pttl: Value, what: &str) -> Result<KeyView, Node
 /// # Errors
 /// Any other shape.
 pub fn agreement(reply: Value, slots: usize) -> Result<Agreement, NodeError> {
-    let bad = |what: &str| NodeError(format!("unexpected permits reply: {what}"));
+    let bad = |what: &str| NodeError::Reply(format!("unexpected permits reply: {what}"));
     let Value::Array(parts) = reply else {
         return Err(bad("not an array"));
     };
@@ -279,10 +286,9 @@ pub fn agreement(reply: Value, slots: usize) -> Result<Agreement, NodeError> {
 pub(super) fn text(value: Value, what: &str) -> Result<String, NodeError> {
     match value {
         Value::String(s) => Ok(s.to_string()),
-        Value::Bytes(b) => {
-            String::from_utf8(b.to_vec()).map_err(|_| NodeError(format!("unexpected {what}: a string is not UTF-8")))
-        }
-        other => Err(NodeError(format!(
+        Value::Bytes(b) => String::from_utf8(b.to_vec())
+            .map_err(|_| NodeError::Reply(format!("unexpected {what}: a string is not UTF-8"))),
+        other => Err(NodeError::Reply(format!(
             "unexpected {what}: {} (expected a string)",
             describe(&other)
         ))),
@@ -319,7 +325,7 @@ pub(super) fn unsigned(value: Value, what: &str) -> Result<u64, NodeError> {
             Value::String(s) if s.len() <= 32 => format!("{:?}", &**s),
             other => describe(other),
         };
-        NodeError(format!("unexpected {what}: {shown} (expected a non-negative integer)"))
+        NodeError::Reply(format!("unexpected {what}: {shown} (expected a non-negative integer)"))
     })
 }
 
@@ -332,7 +338,7 @@ fn digits(b: &[u8]) -> Option<u64> {
 }
 
 /// The kind and size of a value, without its content.
-pub(super) fn describe(value: &Value) -> String {
+pub(crate) fn describe(value: &Value) -> String {
     match value {
         Value::Array(parts) => format!("an array of {}", parts.len()),
         Value::Map(map) => format!("a map of {}", map.len()),

@@ -44,7 +44,7 @@ fn array(parts: Vec<Value>) -> Value {
 }
 
 fn err<T: std::fmt::Debug>(r: Result<T, NodeError>) -> String {
-    r.expect_err("a malformed reply was accepted").0
+    r.expect_err("a malformed reply was accepted").to_string()
 }
 
 #[test]

@@ -287,7 +287,7 @@ impl<N: Node> Engine<N> {
             match locked {
                 Ok(Some(counter)) => NodeVote::Granted(counter),
                 Ok(None) => NodeVote::Taken,
-                Err(e) => NodeVote::Errored(e.0),
+                Err(e) => NodeVote::Errored(e.to_string()),
             }
         });
         // Decided as soon as a quorum granted (the slower nodes still hold

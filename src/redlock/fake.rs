@@ -127,7 +127,7 @@ impl FakeNode {
     async fn call<T>(&self, op: impl FnOnce(&mut State, Instant) -> T) -> Result<T, NodeError> {
         let fault = self.state().fault;
         match fault {
-            Fault::Down => return Err(NodeError("connection refused".into())),
+            Fault::Down => return Err(NodeError::Failed("connection refused".into())),
             Fault::Slow(delay) => tokio::time::sleep(delay).await,
             Fault::None | Fault::LoseReplies => {}
         }
@@ -388,7 +388,7 @@ impl Node for FakeNode {
         });
         unlock
             .await
-            .unwrap_or_else(|e| Err(NodeError(format!("the unlock task failed: {e}"))))
+            .unwrap_or_else(|e| Err(NodeError::Failed(format!("the unlock task failed: {e}"))))
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {

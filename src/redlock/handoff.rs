@@ -55,7 +55,7 @@ impl<N: Node> Engine<N> {
                     ) => (Some(swap), NodeVote::Granted(counter)),
                     Ok(swap) if usable => (Some(swap), NodeVote::Taken),
                     Ok(swap) => (Some(swap), NodeVote::Unusable("not verified".into())),
-                    Err(e) => (None, NodeVote::Errored(e.0)),
+                    Err(e) => (None, NodeVote::Errored(e.to_string())),
                 }
             }
         });

@@ -156,7 +156,7 @@ impl<N: Node> Engine<N> {
                     Vec::new(),
                 ),
                 Ok(None) => (NodeVote::Taken, Vec::new()),
-                Err(e) => (NodeVote::Errored(e.0), Vec::new()),
+                Err(e) => (NodeVote::Errored(e.to_string()), Vec::new()),
             }
         });
         let n = self.nodes.len();

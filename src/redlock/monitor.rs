@@ -133,7 +133,7 @@ impl<N: Probed> Monitor<N> {
                 if node.health().set_if_current(generation, Standing::Unverified) {
                     if before != Standing::Unverified {
                         let reason = match failed {
-                            Ok(Err(error)) => error.0,
+                            Ok(Err(error)) => error.to_string(),
                             _ => "the probe timed out".into(),
                         };
                         tracing::warn!(node = node.name(), %reason, "unreachable");
@@ -213,7 +213,7 @@ impl<N: Probed> Monitor<N> {
         // buckets) are floors too: repair never lowers a counter.
         let own = timeout(bound, nodes[index].read_fences()).await;
         let own = own.map_err(|_| "its own counters could not be read in time".to_owned());
-        let own = own?.map_err(|e| e.0)?;
+        let own = own?.map_err(|e| e.to_string())?;
         let mut floors = Vec::with_capacity(buckets.len());
         for &bucket in buckets {
             let at = usize::from(bucket);
@@ -226,7 +226,7 @@ impl<N: Probed> Monitor<N> {
             let own = own.get(at).copied().flatten();
             floors.push((bucket, quorum::repair_floor(&answers, nodes.len())?.max(own)));
         }
-        nodes[index].repair(&floors, identity).await.map_err(|e| e.0)
+        nodes[index].repair(&floors, identity).await.map_err(|e| e.to_string())
     }
 
     /// Vouches for node `index`'s data in `buckets` as it is (quarantine is
@@ -253,7 +253,7 @@ impl<N: Probed> Monitor<N> {
         let repaired = if self.rules.quarantine {
             self.repair(index, identity, &buckets).await
         } else {
-            self.adopt(index, identity, &buckets).await.map_err(|e| e.0)
+            self.adopt(index, identity, &buckets).await.map_err(|e| e.to_string())
         };
         match repaired {
             Ok(()) => {

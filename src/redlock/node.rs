@@ -11,8 +11,35 @@ use super::standing::{NodeHealth, Observation};
 /// Why a node could not answer. Any of these counts as "no vote" in a round;
 /// none of them means "not held" (a node we could not reach may hold it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct NodeError(pub String);
+pub enum NodeError {
+    /// The node could not be reached, or answered with an error.
+    #[error("{0}")]
+    Failed(String),
+    /// The node answered what the request cannot be answered with (the
+    /// message names what was expected).
+    #[error("{0}")]
+    Reply(String),
+    /// The node was not verified since its data was lost or it started
+    /// (docs/design.md#quarantine): nothing granted.
+    #[error("node not verified since its data was lost or it started")]
+    NotVerified,
+    /// The node restarted or failed over since it was verified
+    /// (docs/design.md#process-identity): nothing granted.
+    #[error("node restarted or failed over since it was verified")]
+    Changed,
+    /// The fence counter would reach 2^53
+    /// (docs/design.md#the-lock-on-one-master keeps it below): nothing granted.
+    #[error("the fence counter would reach 2^53; nothing granted")]
+    CounterFull,
+}
+
+impl NodeError {
+    /// The node is not the process whose data a daemon verified.
+    #[must_use]
+    pub fn is_unverified(&self) -> bool {
+        matches!(self, NodeError::NotVerified | NodeError::Changed)
+    }
+}
 
 /// What a hand-off did on one node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

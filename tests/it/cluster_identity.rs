@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redlockd::redis::node::RedisNode;
 use redlockd::redlock::node::Probed;
-use redlockd::redlock::{LockValue, Node, buckets};
+use redlockd::redlock::{LockValue, Node, NodeError, buckets};
 
 use crate::support::clusters::{RedisCluster, cli};
 use crate::support::keys;
@@ -25,9 +25,9 @@ fn infos(ports: &[u16]) -> u64 {
     ports.iter().map(|p| of(*p)).sum()
 }
 
-async fn grant(node: &RedisNode, name: &str) -> Result<Option<u64>, String> {
+async fn grant(node: &RedisNode, name: &str) -> Result<Option<u64>, NodeError> {
     let value = LockValue::random();
-    (node.try_lock(&keys::of(name), value.expose(), TTL, "").await).map_err(|e| e.0)
+    node.try_lock(&keys::of(name), value.expose(), TTL, "").await
 }
 
 /// Names of locks whose slots primary `primary` serves now.
@@ -79,14 +79,14 @@ async fn on_a_cluster_the_cache_proves_each_primary_and_a_failback_is_not_proved
     // The lock connection may take a moment to follow the slot map.
     let mut outcome = grant(&node, &moved[2]).await;
     for _ in 0..20 {
-        if outcome.as_ref().is_err_and(|e| e.contains("UNVERIFIED")) || outcome.as_ref().is_ok_and(Option::is_some) {
+        if outcome.as_ref().is_err_and(NodeError::is_unverified) || outcome.as_ref().is_ok_and(Option::is_some) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
         outcome = grant(&node, &moved[2]).await;
     }
     assert!(
-        outcome.as_ref().is_err_and(|e| e.contains("UNVERIFIED")),
+        outcome.as_ref().is_err_and(NodeError::is_unverified),
         "the old primary, promoted back, was not refused: {outcome:?}"
     );
 }

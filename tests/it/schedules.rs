@@ -55,7 +55,7 @@ impl redlockd::redlock::Node for Gate {
         }
         let (start, _) = redlockd::redlock::buckets::split(key).expect("a bucketed key");
         let advanced: u64 = (self.node.client().incr(format!("{start}fence")).await)
-            .map_err(|e| redlockd::redlock::NodeError(e.to_string()))?;
+            .map_err(|e| redlockd::redlock::NodeError::Failed(e.to_string()))?;
         Ok(Some(advanced))
     }
 
@@ -166,7 +166,7 @@ impl Gate {
         if self.open.load(Ordering::SeqCst) {
             Ok(())
         } else {
-            Err(redlockd::redlock::NodeError("gate closed".into()))
+            Err(redlockd::redlock::NodeError::Failed("gate closed".into()))
         }
     }
 }

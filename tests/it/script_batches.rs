@@ -6,7 +6,7 @@
 use crate::support;
 
 use fred::prelude::{ClientLike, KeysInterface, LuaInterface};
-use redlockd::redlock::{Announce, LockValue, Node};
+use redlockd::redlock::{Announce, LockValue, Node, NodeError};
 use support::Cluster;
 use support::redis_node::{TTL, node};
 
@@ -123,10 +123,7 @@ async fn a_batch_on_an_unverified_master_grants_nothing_and_still_refuses_what_i
     .await;
     for answer in answers {
         let refused = answer.unwrap_err();
-        assert!(
-            refused.0.contains("UNVERIFIED node restarted or failed over"),
-            "{refused}"
-        );
+        assert!(refused == NodeError::Changed, "{refused}");
     }
     let other = LockValue::random();
     assert_eq!(
@@ -254,7 +251,7 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
                 .to_owned(),
         );
     }
-    let script = redlockd::redis::scripts::ROUND;
+    let script = redlockd::redis::scripts::SCRIPTS.round.lua.as_str();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut grants = 0;
     for case in 0..300 {

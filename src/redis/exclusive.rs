@@ -1,0 +1,86 @@
+//! Exclusive locks on one master (docs/design.md#the-lock-on-one-master):
+//! round 1 and releases travel in ROUND batches (`batch.rs`; here the
+//! arguments of each request), the rest is one script call each — the
+//! hand-off, round 2, extensions (a batch per call) and force release.
+
+use std::time::Duration;
+
+use fred::prelude::Value;
+
+use super::conn::{Conn, announcement, ttl_arg};
+use super::replies;
+use super::scripts::{SCRIPTS, released_channel};
+use crate::redlock::node::{Announce, Extension, NodeError, Swap};
+
+/// A round-1 lock request's arguments in ROUND: `L`, the value, the TTL,
+/// who holds it.
+pub(super) fn lock(value: &str, ttl: Duration, holder: &str) -> [Value; 4] {
+    [
+        Value::from_static_str("L"),
+        Value::from(value),
+        ttl_arg(ttl),
+        Value::from(holder),
+    ]
+}
+
+/// A release's arguments in ROUND: `U`, the value, the announcement.
+pub(super) fn release(value: &str, announce: Announce) -> [Value; 4] {
+    [
+        Value::from_static_str("U"),
+        Value::from(value),
+        announcement(announce),
+        Value::from_static_str(""),
+    ]
+}
+
+/// `Node::hand_off`: HAND_OFF, proved by the script cache while it may be
+/// (as ROUND's batches are).
+pub(super) async fn hand_off(
+    conn: &Conn,
+    key: &str,
+    old: &str,
+    new: &str,
+    ttl: Duration,
+    holder: &str,
+) -> Result<Swap, NodeError> {
+    let keys = SCRIPTS.hand_off.keys_of(key);
+    let args = vec![
+        old.into(),
+        new.into(),
+        ttl_arg(ttl),
+        conn.waiter_tag.clone(),
+        holder.into(),
+    ];
+    let call = || (keys.iter().map(String::as_str).collect(), args.clone());
+    let timing = conn.timing();
+    let answer = conn.eval_proved(|v| &v.hand_off, &SCRIPTS.hand_off, call).await;
+    timing.answered(answer.is_ok());
+    replies::hand_off(answer?)
+}
+
+/// `Node::publish_fence` (round 2) for an exclusive lock.
+pub(super) async fn publish_fence(conn: &Conn, key: &str, value: &str, counter: u64) -> Result<bool, NodeError> {
+    let keys = SCRIPTS.publish_fence.keys_of(key);
+    let args = vec![value.into(), Value::from(counter.to_string())];
+    let keys = keys.iter().map(String::as_str).collect();
+    replies::flag(conn.eval(&SCRIPTS.publish_fence, keys, args).await?)
+}
+
+/// `Node::extend` for exclusive locks: EXTEND, one call.
+pub(super) async fn extend(conn: &Conn, locks: &[Extension<'_>]) -> Result<Vec<bool>, NodeError> {
+    let keys = locks.iter().map(|lock| lock.key).collect();
+    let args = (locks.iter())
+        .flat_map(|lock| [Value::from(lock.value), ttl_arg(lock.ttl)])
+        .collect();
+    // The engine's timeout (node_timeout) ends the wait; the command
+    // itself runs with fred's defaults (see `conn::eval_script`).
+    replies::flags(conn.eval(&SCRIPTS.extend, keys, args).await?, locks.len())
+}
+
+/// `Node::force_unlock`: FORCE_RELEASE.
+pub(super) async fn force_release(conn: &Conn, key: &str) -> Result<bool, NodeError> {
+    let keys = SCRIPTS.force_release.keys_of(key);
+    let args = vec![Value::from(released_channel(key)), conn.publish()];
+    let keys = keys.iter().map(String::as_str).collect();
+    replies::flag(conn.eval(&SCRIPTS.force_release, keys, args).await?)
+}

@@ -1,0 +1,1 @@
+if marker == false then

@@ -1,0 +1,154 @@
+-- Round-1 locks and releases for one master, a batch of them in one call,
+-- applied in the order they were asked for (docs/performance.md, workload (b)): requests that
+-- reach a master while its last batch is on the way leave together, so the
+-- master runs one script, one `INFO` and one counter write per batch, not
+-- per request, and a release queued after a lock can never overtake it.
+--
+-- Request i has four keys (docs/design.md#keys): KEYS[4i-3] its lock
+-- key, KEYS[4i-2] the lock's waiting mark, KEYS[4i-1] and KEYS[4i] the
+-- fence counter and the verified marker of the lock's bucket. (A batch
+-- to a standalone master mixes buckets; each bucket is read once.)
+-- ARGV[1] is this daemon's tag, ARGV[2] how releases are announced
+-- (`PUBLISH`, or `SPUBLISH` on a cluster) on the channel of the lock's
+-- bucket (`<prefix>:{<tag>}:released`), ARGV[3] how
+-- long (ms) a lock refused by shared holders keeps new ones out; request i
+-- has ARGV[4i] (`L` lock or `U` release), ARGV[4i+1] (the value),
+-- ARGV[4i+2] (a lock's TTL in ms; a release's announcement: empty
+-- (never), `waited` or `always`) and ARGV[4i+3] (a lock's holder tag,
+-- `daemon\ntenant\nowner`; empty for a release). Replies one integer per
+-- request, in order. (Exclusive values only: shared ones go by
+-- `shared.rs`.)
+--
+-- A lock key holds the value, then (after `\n`) who holds it
+-- (docs/design.md#who-holds-it): `value\ncounter\ngranted_ms\n` + the tag.
+-- Every script compares only the key's first `#value` bytes (values have
+-- one fixed length: no value is a prefix of another).
+--
+-- **Lock:** the counter granted; 0 when another owner holds the key; -1
+-- when the node was not verified since its data was lost or it started;
+-- -2 when it restarted or failed over since; -3 when the counter would
+-- reach 2^53, where Lua's doubles stop being exact (fail closed: nothing
+-- is granted; docs/design.md#the-lock-on-one-master keeps counters below it).
+-- - A grant comes only from a node whose data a daemon verified, and in
+--   this very process: the marker (`run_id:master_replid`, written by
+--   REPAIR into every bucket) must name the running process's `run_id`
+--   (`INFO` read once per batch, at its first lock request; each bucket's
+--   marker checked once). A restart
+--   that kept its data, or a promoted replica that copied the marker,
+--   fails here even before any daemon's monitor has noticed.
+-- - On a verified node the bucket's counter is advanced by `INCR` and a
+--   free key taken with one `SET NX` holding the new value. A counter
+--   that was missing (`INCR` gave 1) is kept only where the bucket's
+--   marker exists, seeded from the node's clock (µs, written with
+--   `string.format('%d')`, which keeps all digits where `tostring` would
+--   print 1.7e+15); without the marker it is deleted again and the lock
+--   refused as unverified. So, in the cached variant, which reads no
+--   marker, a bucket's counter stands for its marker: no script creates a
+--   counter where the marker is missing (docs/design.md#process-identity).
+--   The node's clock is read once per batch (`TIME`), for the grant time
+--   of the record.
+-- - Anything else (the key is held, the node is not verified, the counter
+--   is full) is looked at before the key is written (a refused lock has
+--   used a counter value: values are handed out at most once, not
+--   without gaps; one that would reach 2^53 is taken back by `DECR`,
+--   exact where Lua's doubles are not): a lock held by
+--   another owner is refused (whatever the node's state: a refusal never
+--   grants), and the refusal marks the lock as waited for (for the TTL
+--   asked plus the longest retry delay), so its release is announced; the
+--   mark names who waits: this daemon's tag, or `*` once a second daemon
+--   was refused (see HAND_OFF). A lock refused by shared holders writes
+--   before it until when new shared holders are refused (`W<ms>:`, on
+--   the master's clock; docs/design.md#shared-locks). "Already mine" counts as success so a
+--   re-sent command is harmless; it takes a fresh counter value, which
+--   keeps every counter value handed out once, and records it (the TTL
+--   kept).
+--
+-- **Release:** 1 when the key held the value and is now gone, else 0. The
+-- key is published on the release channel when the announcement is
+-- `always`, or `waited` and a refused attempt marked the lock (the mark is
+-- cleared: one `DEL` of both keys deletes two when it was marked).
+--
+-- Each `redis.call` costs the master about a microsecond, so the common
+-- cases take as few as they can: a lock of a free key is an `INCR` and a
+-- `SET NX` (plus, once per batch, `TIME`, and in the `INFO` variant
+-- `INFO` once and a `GET` of each bucket's marker), a release a `GET` and
+-- a `DEL`.
+local tag, publish, writer_wait = ARGV[1], ARGV[2], ARGV[3]
+local replies = {}
+local checked = {}
+local process = nil
+local clock, now_ms = nil, nil
+for i = 1, #KEYS / 4 do
+  local key, waiting, fence = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1]
+  local kind, value, extra = ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2]
+  if kind == 'U' then
+    local held = redis.call('GET', key)
+    if not held or string.sub(held, 1, #value) ~= value then
+      replies[i] = 0
+    else
+      if extra == '' then
+        redis.call('DEL', key)
+      elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
+        redis.call(publish, string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'released', key)
+      end
+      replies[i] = 1
+    end
+  else
+--@check
+    local following, holding = nil, nil
+    if verified > 0 then
+      if clock == nil then
+        clock = redis.call('TIME')
+        now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+      end
+      following = redis.call('INCR', fence)
+      if following == 1 then
+        if redis.call('EXISTS', KEYS[4 * i]) == 1 then
+          following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+          redis.call('SET', fence, string.format('%d', following))
+        else
+          redis.call('DEL', fence)
+          verified, following = -1, nil
+          checked[fence] = -1
+        end
+      elseif following >= 9007199254740992 then
+        redis.call('DECR', fence)
+      end
+      if following ~= nil then
+        holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 3]
+      end
+    end
+    if following ~= nil and following < 9007199254740992
+        and redis.call('SET', key, holding, 'NX', 'PX', extra) then
+      replies[i] = following
+    else
+      local found = redis.call('MGET', key, waiting)
+      local held = found[1]
+      if held ~= false and string.sub(held, 1, #value) ~= value then
+        local who = tag
+        if found[2] ~= false and found[2] ~= tag then
+          who = '*'
+        end
+        if string.sub(held, 1, 7) == '\tshared' then
+          local t = redis.call('TIME')
+          local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(writer_wait)
+          who = string.format('W%d:', until_ms) .. who
+        end
+        redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
+        replies[i] = 0
+      elseif verified < 0 then
+        replies[i] = verified
+      elseif following >= 9007199254740992 then
+        replies[i] = -3
+      else
+        if held == false then
+          redis.call('SET', key, holding, 'PX', extra)
+        else
+          redis.call('SET', key, holding, 'KEEPTTL')
+        end
+        replies[i] = following
+      end
+    end
+  end
+end
+return replies
