@@ -8,6 +8,11 @@
 //	defer l.Release(ctx)
 //	store.Write(l.Context(), data, l.FencingToken())  // l.Context() is cancelled when the lock is lost
 //
+// Leader election is the same idiom: c.Campaign(ctx, "jobs", "pod-7", addr)
+// returns a *Leadership whose Context() is cancelled at LOST or at the
+// client's own deadline; c.Leader, c.Observe and c.Watch follow who leads
+// an election and who holds a lock.
+//
 // Every lease's ValidUntil counts from the moment its request was sent
 // (the client rule of proto/redlockd/v1/lock.proto).
 package redlockd
@@ -31,9 +36,10 @@ const DefaultAddr = "127.0.0.1:7420"
 
 // Client is a connection to one redlockd; safe for concurrent use.
 type Client struct {
-	conn  *grpc.ClientConn
-	stub  pb.LockClient
-	token string
+	conn      *grpc.ClientConn
+	stub      pb.LockClient
+	elections pb.ElectionClient
+	token     string
 }
 
 // DialOption configures Dial.
@@ -140,7 +146,7 @@ func Dial(ctx context.Context, addr string, opts ...DialOption) (*Client, error)
 	if err != nil {
 		return nil, invalid("addr", "%q is not a gRPC target (host:port, or https://host:port): %v", addr, err)
 	}
-	return &Client{conn: conn, stub: pb.NewLockClient(conn), token: settings.token}, nil
+	return &Client{conn: conn, stub: pb.NewLockClient(conn), elections: pb.NewElectionClient(conn), token: settings.token}, nil
 }
 
 // Close closes the connection; the daemon releases the locks of the Hold
@@ -150,6 +156,9 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Stub is the generated client on this connection, for calls this package
 // does not wrap (pass contexts through Client.Outgoing for the token).
 func (c *Client) Stub() pb.LockClient { return c.stub }
+
+// ElectionStub is the generated Election client on this connection.
+func (c *Client) ElectionStub() pb.ElectionClient { return c.elections }
 
 // Outgoing adds the bearer token to ctx.
 func (c *Client) Outgoing(ctx context.Context) context.Context {

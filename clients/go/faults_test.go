@@ -1,7 +1,8 @@
 package redlockd_test
 
-// Killed masters (a daemon of their own: the masters stay dead) and the
-// --secure daemon (mutual TLS and a bearer token); see client_test.go.
+// Killed masters and a frozen daemon (SIGSTOP), each test on a daemon of
+// its own (killed masters stay dead), and the --secure daemon (mutual TLS
+// and a bearer token); see client_test.go.
 
 import (
 	"context"
@@ -43,12 +44,7 @@ func TestKillsMastersLostBeforeValidUntilAndUnavailableSaysWhatEachMasterSaid(t 
 			}
 		}
 	}()
-	for _, pid := range strings.Fields(os.Getenv("REDLOCKD_DEV_MASTER_PIDS"))[:3] {
-		n, _ := strconv.Atoi(pid)
-		if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-	}
+	killThreeMasters(t)
 	select {
 	case <-l.Context().Done():
 	case <-time.After(10 * time.Second):
@@ -98,6 +94,75 @@ func TestKillsMastersLostBeforeValidUntilAndUnavailableSaysWhatEachMasterSaid(t 
 	}
 }
 
+// killThreeMasters kills three of the daemon's five masters.
+func killThreeMasters(t *testing.T) {
+	t.Helper()
+	for _, pid := range strings.Fields(os.Getenv("REDLOCKD_DEV_MASTER_PIDS"))[:3] {
+		n, _ := strconv.Atoi(pid)
+		if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestKillsMastersALeadershipIsLostBeforeValidUntil(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), election()
+	l := campaign(t, c, name, "pod-1", nil, redlockd.TTL(2*time.Second))
+	killThreeMasters(t)
+	select {
+	case <-l.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("never told the leadership was lost")
+	}
+	// ValidUntil stays the last one given while leading.
+	if lostAt := time.Now(); lostAt.After(l.ValidUntil()) {
+		t.Fatalf("told lost %v after valid_for ran out", lostAt.Sub(l.ValidUntil()))
+	}
+	// The daemon's LOST, not the client's own deadline.
+	if !errors.Is(l.Err(), redlockd.ErrLockLost) || !strings.HasPrefix(l.Err().(*redlockd.Error).Message, "lost: ") {
+		t.Fatalf("cause: %v", l.Err())
+	}
+	if err := l.Resign(ctx); !errors.Is(err, redlockd.ErrLockLost) {
+		t.Fatalf("resign after the loss: %v", err)
+	}
+	// Without a quorum the daemon campaigns on; the wait runs out.
+	if _, err := c.Campaign(ctx, name+"-again", "pod-1", nil, redlockd.Wait(time.Second)); !errors.Is(err, redlockd.ErrNotAcquired) {
+		t.Fatalf("a campaign without a quorum: %v", err)
+	}
+	if _, err := c.Leader(ctx, name); !errors.Is(err, redlockd.ErrUnavailable) {
+		t.Fatalf("Leader without a quorum: %v", err)
+	}
+}
+
+func TestFreezesDaemonTheLeaderStopsOnItsOwnDeadline(t *testing.T) {
+	c, name := dial(t), election()
+	const ttl = 2 * time.Second
+	l := campaign(t, c, name, "pod-1", nil, redlockd.TTL(ttl))
+	time.Sleep(ttl / 2) // an extension or two came
+	daemon, err := strconv.Atoi(os.Getenv("REDLOCKD_DEV_DAEMON_PID"))
+	if err != nil {
+		t.Fatalf("REDLOCKD_DEV_DAEMON_PID: %v", err)
+	}
+	if err := syscall.Kill(daemon, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(daemon, syscall.SIGCONT) }() // with-dev-daemon must stop it
+	frozen := time.Now()
+	select {
+	case <-l.Context().Done():
+	case <-time.After(ttl + 5*time.Second):
+		t.Fatal("still leading with a frozen daemon")
+	}
+	lostAt, until := time.Now(), l.ValidUntil()
+	// Not before valid_until (the last extension's), and soon after it.
+	if lostAt.Before(until) || lostAt.After(until.Add(500*time.Millisecond)) || lostAt.Sub(frozen) > ttl+500*time.Millisecond {
+		t.Fatalf("lost %v after valid_until, %v after the freeze", lostAt.Sub(until), lostAt.Sub(frozen))
+	}
+	if !errors.Is(l.Err(), redlockd.ErrLockLost) || !strings.Contains(l.Err().Error(), "the client's own deadline") {
+		t.Fatalf("cause: %v", l.Err())
+	}
+}
+
 func TestSecureTLSAndABearerToken(t *testing.T) {
 	if os.Getenv("REDLOCKD_CA") == "" || os.Getenv("REDLOCKD_TOKEN") == "" {
 		t.Fatal("needs the --secure daemon")
@@ -125,6 +190,17 @@ func TestSecureTLSAndABearerToken(t *testing.T) {
 	}
 	if _, err := stranger.Hold(ctx, name); !errors.Is(err, redlockd.ErrUnauthenticated) {
 		t.Fatalf("a wrong token, Hold: %v", err)
+	}
+	// Elections: the tenant's prefixes apply to their names too.
+	leader := campaign(t, c, election(), "pod-1", []byte("secure"))
+	mustResign(t, leader)
+	if _, err := c.Campaign(ctx, "outside/"+name, "pod-1", nil); !errors.Is(err, redlockd.ErrPermissionDenied) {
+		t.Fatalf("an election outside the prefixes: %v", err)
+	}
+	for _, err := range stranger.Observe(ctx, election()) {
+		if !errors.Is(err, redlockd.ErrUnauthenticated) {
+			t.Fatalf("a wrong token, Observe: %v", err)
+		}
 	}
 	plain, err := redlockd.Dial(ctx, "", redlockd.WithTLS(nil, nil, nil)) // the system's roots do not know the test CA
 	if err != nil {

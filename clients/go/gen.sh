@@ -35,8 +35,11 @@ if [ ! -x "$bin/protoc-gen-go" ] || [ ! -x "$bin/protoc-gen-go-grpc" ]; then
 fi
 
 mkdir -p "$out"
+protos=(redlockd/v1/lock.proto redlockd/v1/election.proto)
+options=(--go_opt=module="$module" --go-grpc_opt=module="$module")
+for proto in "${protos[@]}"; do
+  options+=(--go_opt=M"$proto"="$module/redlockdv1" --go-grpc_opt=M"$proto"="$module/redlockdv1")
+done
 PATH="$bin:$PATH" protoc -I "$here/../../proto" -I /usr/include \
-  --go_out="$out" --go_opt=module="$module" --go_opt=Mredlockd/v1/lock.proto="$module/redlockdv1" \
-  --go-grpc_out="$out" --go-grpc_opt=module="$module" --go-grpc_opt=Mredlockd/v1/lock.proto="$module/redlockdv1" \
-  redlockd/v1/lock.proto
+  --go_out="$out" --go-grpc_out="$out" "${options[@]}" "${protos[@]}"
 echo "gen.sh: stubs written to $out/redlockdv1/ (protoc $(protoc --version | awk '{ print $2 }'))" >&2

@@ -5,9 +5,7 @@ package redlockd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	pb "github.com/redlockd/redlockd/clients/go/redlockdv1"
@@ -26,14 +24,8 @@ type Lease struct {
 	permits  int
 	slot     int
 
-	mu         sync.Mutex
-	validUntil time.Time
-	watchdog   *time.Timer
-	released   bool
-	cause      error
-
-	ctx  context.Context
-	stop context.CancelFunc
+	lifetime      // mu also guards released
+	released bool // Release (or ReleaseMany) was called
 
 	session *session // Hold sessions only
 }
@@ -41,45 +33,10 @@ type Lease struct {
 // newLease is a lease valid for lease.validity from `from`: the moment its
 // request was sent (Acquire) or its message received (Hold).
 func newLease(c *Client, lease *pb.Lease, from time.Time) *Lease {
-	ctx, stop := context.WithCancel(context.Background())
-	l := &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken, ctx: ctx, stop: stop,
+	l := &Lease{client: c, resource: lease.Resource, value: lease.Value, token: lease.FencingToken,
 		shared: lease.Mode == pb.LockMode_LOCK_MODE_SHARED, permits: int(lease.Permits), slot: int(lease.Slot)}
-	l.setValidity(from, lease.GetValidity().AsDuration())
+	l.begin(from, lease.GetValidity().AsDuration(), "the lease's validity ran out")
 	return l
-}
-
-// setValidity moves ValidUntil, and the watchdog that cancels Context when
-// it passes: a lease whose validity ran out is no longer a lock, whether
-// or not anyone said so.
-func (l *Lease) setValidity(from time.Time, validity time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cause != nil {
-		return // a context once cancelled stays cancelled
-	}
-	l.validUntil = from.Add(validity)
-	if l.watchdog == nil {
-		l.watchdog = time.AfterFunc(time.Until(l.validUntil), l.ranOut)
-	} else {
-		l.watchdog.Reset(time.Until(l.validUntil))
-	}
-}
-
-func (l *Lease) ranOut() {
-	l.cancel(&Error{Kind: ErrLockLost, Message: "the lease's validity ran out"})
-}
-
-// cancel ends Context with cause (the first cause stays).
-func (l *Lease) cancel(cause error) {
-	l.mu.Lock()
-	if l.cause == nil {
-		l.cause = cause
-	}
-	if l.watchdog != nil {
-		l.watchdog.Stop()
-	}
-	l.mu.Unlock()
-	l.stop()
 }
 
 // Resource is the locked resource.
@@ -108,19 +65,10 @@ func (l *Lease) Slot() int { return l.slot }
 // request plus the daemon's validity (a Hold session's moves on with every
 // extension, counted from its message). It carries Go's monotonic clock
 // reading, so compare it with time.Now(), never with a wall clock.
-func (l *Lease) ValidUntil() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.validUntil
-}
+func (l *Lease) ValidUntil() time.Time { return l.until() }
 
 // Remaining is how long the lock is still guaranteed (0 once it is not).
-func (l *Lease) Remaining() time.Duration {
-	if left := time.Until(l.ValidUntil()); left > 0 && l.Err() == nil {
-		return left
-	}
-	return 0
-}
+func (l *Lease) Remaining() time.Duration { return l.remaining() }
 
 // Context is cancelled the moment the lock is lost: a Hold session's LOST,
 // the daemon ending the session on its own, the stream breaking, or the
@@ -131,11 +79,7 @@ func (l *Lease) Context() context.Context { return l.ctx }
 
 // Err is why Context was cancelled: an error wrapping ErrLockLost when the
 // lock was lost, context.Canceled when it was released; nil while held.
-func (l *Lease) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cause
-}
+func (l *Lease) Err() error { return l.err() }
 
 // String shows the resource, the token, whether the lock is shared and a
 // permit's slot, never the lock's value.
@@ -250,12 +194,4 @@ func (c *Client) ReleaseMany(ctx context.Context, leases []*Lease) (bool, error)
 		return false, fromStatus(err)
 	}
 	return reply.Released, nil
-}
-
-// lostCause is the lease's cause when it says the lock was lost.
-func (l *Lease) lostCause() error {
-	if err := l.Err(); errors.Is(err, ErrLockLost) {
-		return err
-	}
-	return nil
 }

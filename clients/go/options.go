@@ -1,6 +1,6 @@
 package redlockd
 
-// The options of Acquire, Hold, Do and AcquireMany, checked before anything is sent
+// The options of Acquire, Hold, Do, AcquireMany and Campaign, checked before anything is sent
 // with the daemon's own rules and words (src/api/request.rs). Ranges only
 // the daemon knows (ttl within its [min_ttl, max_ttl], wait up to
 // max_wait, max_hold up to its lock.max_hold) are checked by the daemon.
@@ -27,7 +27,8 @@ const (
 const MaxSet = 16
 
 // LockOption configures Acquire, Hold, Do and AcquireMany (which takes
-// TTL, Wait and Owner: a set's locks are exclusive).
+// TTL, Wait and Owner: a set's locks are exclusive), and Campaign (which
+// takes TTL, Wait, MaxHold and LockDelay).
 type LockOption func(*lockSettings)
 
 type lockSettings struct {
@@ -39,6 +40,8 @@ type lockSettings struct {
 	shared     bool
 	permits    int
 	key        string
+	lockDelay  time.Duration
+	waitSet    bool
 }
 
 // TTL is how long the lock lives on the masters unless extended; within
@@ -50,7 +53,9 @@ func TTL(d time.Duration) LockOption { return func(s *lockSettings) { s.ttl = d 
 // Wait is how long to keep trying while someone else holds the lock, at
 // most the daemon's max_wait (60 s by default). Acquire: default 0, a
 // single attempt; Hold and Do: default 5 s.
-func Wait(d time.Duration) LockOption { return func(s *lockSettings) { s.wait = d } }
+// Campaign: how long to wait to be elected; without it, until elected (or
+// ctx ends).
+func Wait(d time.Duration) LockOption { return func(s *lockSettings) { s.wait, s.waitSet = d, true } }
 
 // Owner is a label for the daemon's logs and Inspect (at most 256 bytes of
 // printable UTF-8); never part of the lock's identity.
@@ -62,6 +67,14 @@ func Owner(owner string) LockOption { return func(s *lockSettings) { s.owner = o
 func MaxHold(d time.Duration) LockOption {
 	return func(s *lockSettings) { s.maxHold, s.maxHoldSet = d, true }
 }
+
+// LockDelay keeps a Hold session's lock (or a campaign's election) this
+// much longer when the session ends without a release — the process died,
+// the stream broke, the lock was lost — so that the next holder starts only
+// after it: for resources that cannot check fencing tokens. Release (or
+// Resign) frees it at once. At most the daemon's lock.max_lock_delay (60 s
+// by default); default 0. Acquire ignores it.
+func LockDelay(d time.Duration) LockOption { return func(s *lockSettings) { s.lockDelay = d } }
 
 // Shared takes a shared lock (a reader of a read-write lock) instead of an
 // exclusive one: readers hold the lock together, while an exclusive holder
@@ -162,7 +175,7 @@ func (s lockSettings) check() error {
 	for _, d := range []struct {
 		field string
 		value time.Duration
-	}{{"ttl", s.ttl}, {"wait", s.wait}, {"max_hold", s.maxHold}} {
+	}{{"ttl", s.ttl}, {"wait", s.wait}, {"max_hold", s.maxHold}, {"lock_delay", s.lockDelay}} {
 		if d.value < 0 {
 			p := durationpb.New(d.value)
 			return invalid(d.field, "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)

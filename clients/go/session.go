@@ -60,6 +60,9 @@ func (c *Client) open(ctx context.Context, resource string, s lockSettings, wait
 	if s.maxHoldSet {
 		start.MaxHold = durationpb.New(s.maxHold)
 	}
+	if s.lockDelay > 0 {
+		start.LockDelay = durationpb.New(s.lockDelay)
+	}
 	first, stream, err := func() (*pb.HoldResponse, pb.Lock_HoldClient, error) {
 		stream, err := c.stub.Hold(streamCtx)
 		if err != nil {

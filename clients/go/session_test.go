@@ -202,14 +202,16 @@ func TestClientAProcessKilledWithKill9FreesItsLockAtOnce(t *testing.T) {
 	mustRelease(t, l)
 }
 
-// TestHelperHolder holds a lock for the kill -9 test, in a process of its own.
+// TestHelperHolder holds a lock for the kill -9 tests, in a process of its
+// own (with REDLOCKD_TEST_LOCK_DELAY's lock delay, if set).
 func TestHelperHolder(t *testing.T) {
 	name := os.Getenv("REDLOCKD_TEST_HOLD")
 	if name == "" {
 		t.Skip("only as the kill -9 test's child")
 	}
 	c := dial(t)
-	if _, err := c.Hold(context.Background(), name, redlockd.TTL(30*time.Second)); err != nil {
+	delay, _ := time.ParseDuration(os.Getenv("REDLOCKD_TEST_LOCK_DELAY")) // 0 when unset
+	if _, err := c.Hold(context.Background(), name, redlockd.TTL(30*time.Second), redlockd.LockDelay(delay)); err != nil {
 		t.Fatal(err)
 	}
 	os.Stdout.WriteString("held\n")
