@@ -3,8 +3,11 @@
 # (scripts/with-dev-daemon). Installs its npm dependencies, checks that the
 # committed src/gen/ and lib/ are what the proto and src/ give, compiles the
 # tests (TypeScript, `await using` lowered for Node 20), then runs the plain
-# tests, the test that kills three masters (a daemon of its own) and the TLS
-# + token test (the --secure daemon); last, packs the package (`npm pack`,
+# tests; the elections, observe and watch tests (a daemon of their own: they
+# raise every fence counter); on a daemon each, the tests that kill three
+# masters under a lock and under a leader, and the one that freezes the
+# daemon (SIGSTOP: the client stops leading and holding on its own deadline);
+# and the TLS + token test (the --secure daemon); last, packs the package (`npm pack`,
 # what a registry would get), installs the tarball into a fresh npm project
 # outside the repository and takes a lock in five lines, from JavaScript
 # (the README's, as written) and from TypeScript.
@@ -35,9 +38,15 @@ diff -r lib "$fresh/lib" >/dev/null || { say "lib/ is stale: run npm run build i
 
 rm -rf test/.build
 npx --no-install tsc -p tsconfig.json
-"$root/scripts/with-dev-daemon" node --test test/.build/locking.test.js test/.build/sessions.test.js test/.build/sets.test.js
-"$root/scripts/with-dev-daemon" node --test test/.build/kills-masters.test.js
-"$root/scripts/with-dev-daemon" --secure node --test test/.build/secure.test.js
+t() { for file in "$@"; do echo "test/.build/$file.test.js"; done; }
+# A test that leaves a stream open fails after two minutes instead of hanging.
+nodetest=(node --test --test-timeout=120000)
+"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t locking sessions sets)
+"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t elections observe-watch)
+"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t kills-masters)
+"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t leader-loses-masters)
+"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t frozen-daemon)
+"$root/scripts/with-dev-daemon" --secure "${nodetest[@]}" $(t secure)
 
 # The tarball, as `npm publish` would upload it: the compiled lib/ (the
 # generated gRPC code is compiled in; nothing reads a .proto file at run time)
@@ -50,7 +59,8 @@ tarball="$(npm pack --silent --pack-destination "$fresh" 2>/dev/null | tail -1)"
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)"
 [ "$tarball" = "redlockd-client-$version.tgz" ] || { say "npm pack made $tarball, not version $version (the daemon's)"; exit 1; }
 listing="$(tar -tzf "$fresh/$tarball")"
-for file in package.json README.md lib/index.js lib/index.d.ts lib/connection.js lib/gen/redlockd/v1/lock.js lib/gen/google/rpc/status.js; do
+for file in package.json README.md lib/index.js lib/index.d.ts lib/connection.js lib/leadership.js lib/gen/redlockd/v1/lock.js \
+  lib/gen/redlockd/v1/election.js lib/gen/google/rpc/status.js; do
   grep -qx "package/$file" <<<"$listing" || { say "the tarball lacks $file"; exit 1; }
 done
 ! grep -q '^package/test/' <<<"$listing" || { say "the tarball ships the tests"; exit 1; }

@@ -1,6 +1,8 @@
 import { type ClientOptions } from './connection';
+import { type LeaderState, type WatchChange } from './follow';
 import { type InspectResponse } from './gen/redlockd/v1/lock';
 import { type HeldLock } from './held-lock';
+import { type Leadership } from './leadership';
 import { Lease } from './lease';
 /** Options of Client.acquire(). */
 export interface AcquireOptions {
@@ -45,7 +47,34 @@ export interface HoldOptions extends AcquireOptions {
     wait?: number;
     /** The longest the daemon keeps the lock, ms from when it was granted (default: the daemon's max_hold, 1 h). */
     maxHold?: number;
+    /**
+     * Keep the lock this long (ms, at most the daemon's lock.max_lock_delay,
+     * 60 s) after the session ends without a release (the stream broke, the
+     * process died, LOST), so the next holder starts only after it: for
+     * resources that cannot check fencing tokens. A release frees it at once.
+     */
+    lockDelay?: number;
     /** Aborting it gives up the wait; once the lock is held, it aborts `lock.signal` with its reason and releases. */
+    signal?: AbortSignal;
+}
+/** Options of Client.campaign(). */
+export interface CampaignOptions {
+    /** This candidate's name, 1 to 256 bytes (default: the host name, a pod's name in Kubernetes). */
+    candidate?: string;
+    /** The value to publish once elected: a string (sent as UTF-8) or bytes, at most 4096 (default empty). */
+    value?: string | Uint8Array;
+    /** The term's time to live, ms (default 10000); the daemon extends it at about a third of it. */
+    ttl?: number;
+    /** The longest one term may last, ms (default: the daemon's max_hold); then it counts as lost. */
+    maxHold?: number;
+    /** As HoldOptions.lockDelay: keep the election's lock this long after a leader vanishes without resigning. */
+    lockDelay?: number;
+    /** Aborting it withdraws the candidacy; once elected, it aborts `leadership.signal` with its reason and resigns. */
+    signal?: AbortSignal;
+}
+/** Options of Client.observe() and Client.watch(). */
+export interface FollowOptions {
+    /** Aborting it ends the iteration: the pending next() rejects with its reason. */
     signal?: AbortSignal;
 }
 /** A connection to one redlockd (or a load balancer in front of several). */
@@ -105,4 +134,46 @@ export declare class Client {
     using<T>(resource: string, options: HoldOptions, routine: (signal: AbortSignal, lock: HeldLock) => Promise<T>): Promise<T>;
     /** What the masters hold for `resource` (never lock values). */
     inspect(resource: string): Promise<InspectResponse>;
+    /**
+     * Follows who holds `resource`: the state now first (`current`), then
+     * each change as the daemon sees it. A view, not a lock.
+     *
+     *     for await (const change of client.watch('orders/42')) console.log(change.event, change.holder?.fencingToken);
+     */
+    watch(resource: string, options?: FollowOptions): AsyncGenerator<WatchChange, void, undefined>;
+    /**
+     * Campaigns in `election` (docs/design.md#elections): waits in line
+     * behind the other candidates, here and on other daemons, and resolves
+     * once this one leads. `leadership.signal` aborts with a
+     * LeadershipLostError the moment the leadership is lost, or when its last
+     * validity runs out with no word from the daemon: stop leading then, and
+     * send `leadership.term` with every write.
+     *
+     *     await using leadership = await client.campaign('jobs', { candidate: 'pod-a', value: 'pod-a:8080' });
+     */
+    campaign(election: string, options?: CampaignOptions): Promise<Leadership>;
+    /** Who leads `election` now, as a majority of the masters agree. */
+    leader(election: string): Promise<LeaderState>;
+    /**
+     * Follows `election`: the state now first, then every change (a new
+     * leader, a new value, no leader); terms never go back. A view, not a
+     * lock. Throws UnavailableError when no majority can say the first state.
+     *
+     *     for await (const state of client.observe('jobs')) console.log(state.candidate, state.term);
+     */
+    observe(election: string, options?: FollowOptions): AsyncGenerator<LeaderState, void, undefined>;
+    /**
+     * Publishes `value` for the leader of `term`, from anywhere. Rejects with
+     * FailedPreconditionError, naming the current term, when `term` no longer
+     * leads (nothing changes then).
+     */
+    proclaim(election: string, term: bigint, value: string | Uint8Array): Promise<void>;
+    /**
+     * Ends the leadership of `term`, from anywhere: its lock is released at
+     * once. Rejects with FailedPreconditionError, naming the current term,
+     * when `term` no longer leads.
+     */
+    resign(election: string, term: bigint): Promise<void>;
+    /** The candidates THIS daemon queues for `election`, first in line first (a leader is no longer queued). */
+    participants(election: string): Promise<string[]>;
 }

@@ -4,19 +4,25 @@
 // moment a request was SENT (the proto's client rule).
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Client = void 0;
+const node_os_1 = require("node:os");
 const node_perf_hooks_1 = require("node:perf_hooks");
 const connection_1 = require("./connection");
 const errors_1 = require("./errors");
+const follow_1 = require("./follow");
+const election_1 = require("./gen/redlockd/v1/election");
 const lock_1 = require("./gen/redlockd/v1/lock");
 const held_lock_1 = require("./held-lock");
+const leadership_1 = require("./leadership");
 const lease_1 = require("./lease");
 const retry_1 = require("./retry");
 const validate_1 = require("./validate");
 /** Extra time a unary call may take beyond its wait before its gRPC deadline. */
 const CALL_SLACK_MS = 30_000;
+const ELECTION_METHODS = new Set(['leader', 'proclaim', 'resign', 'participants']);
 /** A connection to one redlockd (or a load balancer in front of several). */
 class Client {
     #stub;
+    #elections;
     #metadata;
     #calls;
     /**
@@ -27,6 +33,7 @@ class Client {
     constructor(options = {}) {
         const { address, credentials, metadata } = (0, connection_1.connection)(options);
         this.#stub = new lock_1.LockClient(address, credentials);
+        this.#elections = new election_1.ElectionClient(address, credentials, { channelOverride: this.#stub.getChannel() });
         this.#metadata = metadata;
         this.#calls = {
             extend: (request) => this.#unary('extend', request, 0),
@@ -47,8 +54,9 @@ class Client {
                 call.cancel();
                 reject(signal?.reason);
             };
-            const stub = this.#stub;
-            const call = stub[method].call(this.#stub, request, this.#metadata, { deadline }, (error, reply) => {
+            const service = ELECTION_METHODS.has(method) ? this.#elections : this.#stub;
+            const stub = service;
+            const call = stub[method].call(service, request, this.#metadata, { deadline }, (error, reply) => {
                 signal?.removeEventListener('abort', onAbort);
                 if (error)
                     reject((0, errors_1.fromStatus)(error));
@@ -124,13 +132,15 @@ class Client {
      *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
      */
     async hold(resource, options = {}) {
-        const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, permits, reentrancyKey, signal } = options;
+        const { ttl = 10_000, wait = 5_000, owner = '', maxHold, lockDelay, shared, permits, reentrancyKey, signal } = options;
         (0, validate_1.resource)(resource);
         (0, validate_1.owner)(owner);
         const kind = (0, validate_1.kind)(shared, permits, reentrancyKey);
         (0, validate_1.millis)('ttl', ttl);
         if (maxHold !== undefined)
             (0, validate_1.millis)('max_hold', maxHold);
+        if (lockDelay !== undefined)
+            (0, validate_1.millis)('lock_delay', lockDelay);
         const deadline = node_perf_hooks_1.performance.now() + (0, validate_1.millis)('wait', wait);
         return (0, retry_1.untilDeadline)(deadline, signal, (waitLeft) => (0, held_lock_1.openSession)(this.#stub.hold(this.#metadata), {
             resource,
@@ -139,6 +149,7 @@ class Client {
             ttl: (0, validate_1.toDuration)(ttl),
             wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined,
             maxHold: maxHold === undefined ? undefined : (0, validate_1.toDuration)(maxHold),
+            lockDelay: lockDelay === undefined ? undefined : (0, validate_1.toDuration)(lockDelay),
         }, signal));
     }
     /**
@@ -165,6 +176,85 @@ class Client {
     async inspect(resource) {
         (0, validate_1.resource)(resource);
         return this.#unary('inspect', { resource }, 0);
+    }
+    /**
+     * Follows who holds `resource`: the state now first (`current`), then
+     * each change as the daemon sees it. A view, not a lock.
+     *
+     *     for await (const change of client.watch('orders/42')) console.log(change.event, change.holder?.fencingToken);
+     */
+    watch(resource, options = {}) {
+        (0, validate_1.resource)(resource);
+        return (0, follow_1.follow)(() => this.#stub.watch({ resource }, this.#metadata), follow_1.watchChange, options.signal);
+    }
+    /**
+     * Campaigns in `election` (docs/design.md#elections): waits in line
+     * behind the other candidates, here and on other daemons, and resolves
+     * once this one leads. `leadership.signal` aborts with a
+     * LeadershipLostError the moment the leadership is lost, or when its last
+     * validity runs out with no word from the daemon: stop leading then, and
+     * send `leadership.term` with every write.
+     *
+     *     await using leadership = await client.campaign('jobs', { candidate: 'pod-a', value: 'pod-a:8080' });
+     */
+    async campaign(election, options = {}) {
+        const { candidate = (0, node_os_1.hostname)(), value = '', ttl = 10_000, maxHold, lockDelay, signal } = options;
+        (0, validate_1.election)(election);
+        (0, validate_1.candidate)(candidate);
+        const bytes = (0, validate_1.electionValue)(value);
+        (0, validate_1.millis)('ttl', ttl);
+        if (maxHold !== undefined)
+            (0, validate_1.millis)('max_hold', maxHold);
+        if (lockDelay !== undefined)
+            (0, validate_1.millis)('lock_delay', lockDelay);
+        const start = {
+            election,
+            candidate,
+            value: bytes,
+            ttl: (0, validate_1.toDuration)(ttl),
+            maxHold: maxHold === undefined ? undefined : (0, validate_1.toDuration)(maxHold),
+            lockDelay: lockDelay === undefined ? undefined : (0, validate_1.toDuration)(lockDelay),
+        };
+        return (0, leadership_1.openCampaign)(this.#elections.campaign(this.#metadata), start, signal);
+    }
+    /** Who leads `election` now, as a majority of the masters agree. */
+    async leader(election) {
+        (0, validate_1.election)(election);
+        return (0, follow_1.leaderState)(await this.#unary('leader', { election }, 0));
+    }
+    /**
+     * Follows `election`: the state now first, then every change (a new
+     * leader, a new value, no leader); terms never go back. A view, not a
+     * lock. Throws UnavailableError when no majority can say the first state.
+     *
+     *     for await (const state of client.observe('jobs')) console.log(state.candidate, state.term);
+     */
+    observe(election, options = {}) {
+        (0, validate_1.election)(election);
+        return (0, follow_1.follow)(() => this.#elections.observe({ election }, this.#metadata), follow_1.leaderState, options.signal);
+    }
+    /**
+     * Publishes `value` for the leader of `term`, from anywhere. Rejects with
+     * FailedPreconditionError, naming the current term, when `term` no longer
+     * leads (nothing changes then).
+     */
+    async proclaim(election, term, value) {
+        (0, validate_1.election)(election);
+        await this.#unary('proclaim', { election, term: (0, validate_1.term)(term), value: (0, validate_1.electionValue)(value) }, 0);
+    }
+    /**
+     * Ends the leadership of `term`, from anywhere: its lock is released at
+     * once. Rejects with FailedPreconditionError, naming the current term,
+     * when `term` no longer leads.
+     */
+    async resign(election, term) {
+        (0, validate_1.election)(election);
+        await this.#unary('resign', { election, term: (0, validate_1.term)(term) }, 0);
+    }
+    /** The candidates THIS daemon queues for `election`, first in line first (a leader is no longer queued). */
+    async participants(election) {
+        (0, validate_1.election)(election);
+        return (await this.#unary('participants', { election }, 0)).candidates;
     }
 }
 exports.Client = Client;

@@ -38,6 +38,14 @@ export declare class NotAcquiredError extends RedlockdError {
  */
 export declare class LockLostError extends RedlockdError {
 }
+/**
+ * A leadership was lost (LOST, the stream broke, or its own deadline
+ * passed with no word from the daemon), or did not last until it was
+ * resigned: whatever was done as leader may have overlapped the next
+ * leader's. A LockLostError: the election's lock was lost.
+ */
+export declare class LeadershipLostError extends LockLostError {
+}
 /** The daemon wants a valid `authorization: Bearer <token>`. */
 export declare class UnauthenticatedError extends RedlockdError {
 }
@@ -50,7 +58,8 @@ export declare class ResourceExhaustedError extends RedlockdError {
 /**
  * The lock is held as another kind than asked: permits of a semaphore with
  * another number of permits are out, or the reentrancy key holds the lock in
- * another mode or number of permits.
+ * another mode or number of permits. For proclaim() and resign() by term:
+ * the term no longer leads (the message names the current one).
  */
 export declare class FailedPreconditionError extends RedlockdError {
 }

@@ -2,7 +2,7 @@
 // What a call can fail with, one class per gRPC status code the daemon
 // uses. Contention is not an error: acquire() resolves to null.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.DeadlineExceededError = exports.FailedPreconditionError = exports.ResourceExhaustedError = exports.PermissionDeniedError = exports.UnauthenticatedError = exports.LockLostError = exports.NotAcquiredError = exports.UnavailableError = exports.InvalidArgumentError = exports.RedlockdError = void 0;
+exports.DeadlineExceededError = exports.FailedPreconditionError = exports.ResourceExhaustedError = exports.PermissionDeniedError = exports.UnauthenticatedError = exports.LeadershipLostError = exports.LockLostError = exports.NotAcquiredError = exports.UnavailableError = exports.InvalidArgumentError = exports.RedlockdError = void 0;
 exports.masterOutcomes = masterOutcomes;
 exports.fromStatus = fromStatus;
 const grpc_js_1 = require("@grpc/grpc-js");
@@ -63,6 +63,15 @@ exports.NotAcquiredError = NotAcquiredError;
 class LockLostError extends RedlockdError {
 }
 exports.LockLostError = LockLostError;
+/**
+ * A leadership was lost (LOST, the stream broke, or its own deadline
+ * passed with no word from the daemon), or did not last until it was
+ * resigned: whatever was done as leader may have overlapped the next
+ * leader's. A LockLostError: the election's lock was lost.
+ */
+class LeadershipLostError extends LockLostError {
+}
+exports.LeadershipLostError = LeadershipLostError;
 /** The daemon wants a valid `authorization: Bearer <token>`. */
 class UnauthenticatedError extends RedlockdError {
 }
@@ -78,7 +87,8 @@ exports.ResourceExhaustedError = ResourceExhaustedError;
 /**
  * The lock is held as another kind than asked: permits of a semaphore with
  * another number of permits are out, or the reentrancy key holds the lock in
- * another mode or number of permits.
+ * another mode or number of permits. For proclaim() and resign() by term:
+ * the term no longer leads (the message names the current one).
  */
 class FailedPreconditionError extends RedlockdError {
 }

@@ -1,7 +1,7 @@
-import './polyfill';
 import { inspect } from 'node:util';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { type HoldRequest, type HoldResponse, type HoldStart } from './gen/redlockd/v1/lock';
+import { Session } from './session';
 /** A Hold stream. */
 export type HoldStream = ClientDuplexStream<HoldRequest, HoldResponse>;
 /**
@@ -11,7 +11,7 @@ export type HoldStream = ClientDuplexStream<HoldRequest, HoldResponse>;
  */
 export declare function openSession(call: HoldStream, start: HoldStart, signal?: AbortSignal): Promise<HeldLock>;
 /** A lock a Hold session holds. Made by Client.hold(). */
-export declare class HeldLock implements AsyncDisposable {
+export declare class HeldLock extends Session<HoldRequest, HoldResponse> implements AsyncDisposable {
     #private;
     /** The locked resource, as requested. */
     readonly resource: string;
@@ -24,21 +24,11 @@ export declare class HeldLock implements AsyncDisposable {
     /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
     readonly slot: number;
     /**
-     * A performance.now() deadline (ms) that moves on with every extension
-     * the daemon makes. The daemon says LOST ahead of it; should it fall
-     * silent, `signal` aborts at this deadline all the same.
-     */
-    validUntil: number;
-    /**
      * Aborted, with a LockLostError as its reason, the moment the lock is
      * lost; with the caller's reason when the `signal` given to hold() aborts
      * (which releases the lock).
      */
     readonly signal: AbortSignal;
-    /** Whether the lock was lost. */
-    get lost(): boolean;
-    /** Milliseconds of guaranteed hold left (0 once lost). */
-    get remaining(): number;
     /**
      * Gives the lock back and waits for the daemon's word. Resolves true when
      * it was held to the end, false when it was lost first (then `signal` has

@@ -1,8 +1,10 @@
 import './polyfill';
-export { Client, type AcquireManyOptions, type AcquireOptions, type HoldOptions } from './client';
+export { Client, type AcquireManyOptions, type AcquireOptions, type CampaignOptions, type FollowOptions, type HoldOptions, } from './client';
 export { DEFAULT_ADDRESS, type ClientOptions, type TlsOptions } from './connection';
-export { DeadlineExceededError, FailedPreconditionError, InvalidArgumentError, LockLostError, NotAcquiredError, PermissionDeniedError, RedlockdError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, } from './errors';
-export type { InspectResponse, NodeView } from './gen/redlockd/v1/lock';
+export { DeadlineExceededError, FailedPreconditionError, InvalidArgumentError, LeadershipLostError, LockLostError, NotAcquiredError, PermissionDeniedError, RedlockdError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, } from './errors';
+export type { LeaderState, WatchChange, WatchEventName } from './follow';
+export type { Holder, InspectResponse, NodeView } from './gen/redlockd/v1/lock';
 export { HeldLock } from './held-lock';
+export { Leadership } from './leadership';
 export { Lease } from './lease';
-export { MAX_OWNER_BYTES, MAX_REENTRANCY_KEY_BYTES, MAX_RESOURCE_BYTES, MAX_SET } from './validate';
+export { MAX_ELECTION_VALUE_BYTES, MAX_OWNER_BYTES, MAX_REENTRANCY_KEY_BYTES, MAX_RESOURCE_BYTES, MAX_SET } from './validate';

@@ -37,3 +37,13 @@ export declare function millis(field: string, value: unknown): number;
 export declare function toDuration(ms: number): Duration;
 /** A protobuf Duration as milliseconds (0 when unset). */
 export declare function fromDuration(d: Duration | undefined): number;
+/** The largest value a leader may publish, in bytes (as the daemon). */
+export declare const MAX_ELECTION_VALUE_BYTES = 4096;
+/** An election's name: 1 to 256 bytes of printable UTF-8, as a resource's. */
+export declare function election(value: unknown): string;
+/** A candidate's name: 1 to 256 bytes of printable UTF-8. */
+export declare function candidate(value: unknown): string;
+/** A leader's value: a string (sent as UTF-8) or bytes, at most 4096 bytes. */
+export declare function electionValue(value: unknown): Buffer;
+/** A term: a bigint from 1 to 2^64 - 1 (what ELECTED or leader() gave). */
+export declare function term(value: unknown): bigint;

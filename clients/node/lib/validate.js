@@ -4,7 +4,7 @@
 // Ranges the client cannot know (the daemon's min_ttl, max_ttl, max_wait,
 // max_hold) are left to the daemon, which names the field and the range.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_SET = exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
+exports.MAX_ELECTION_VALUE_BYTES = exports.MAX_SET = exports.MAX_REENTRANCY_KEY_BYTES = exports.MAX_OWNER_BYTES = exports.MAX_RESOURCE_BYTES = void 0;
 exports.resource = resource;
 exports.resources = resources;
 exports.owner = owner;
@@ -13,6 +13,10 @@ exports.kind = kind;
 exports.millis = millis;
 exports.toDuration = toDuration;
 exports.fromDuration = fromDuration;
+exports.election = election;
+exports.candidate = candidate;
+exports.electionValue = electionValue;
+exports.term = term;
 const errors_1 = require("./errors");
 const lock_1 = require("./gen/redlockd/v1/lock");
 /** Longest resource name, in bytes (as the daemon). */
@@ -132,4 +136,41 @@ function toDuration(ms) {
 /** A protobuf Duration as milliseconds (0 when unset). */
 function fromDuration(d) {
     return d ? Number(d.seconds) * 1000 + d.nanos / 1e6 : 0;
+}
+/** The largest value a leader may publish, in bytes (as the daemon). */
+exports.MAX_ELECTION_VALUE_BYTES = 4096;
+const MAX_TERM = 2n ** 64n - 1n;
+/** An election's name: 1 to 256 bytes of printable UTF-8, as a resource's. */
+function election(value) {
+    return printable('election', value, 1, exports.MAX_RESOURCE_BYTES);
+}
+/** A candidate's name: 1 to 256 bytes of printable UTF-8. */
+function candidate(value) {
+    return printable('candidate', value, 1, exports.MAX_OWNER_BYTES);
+}
+/** A leader's value: a string (sent as UTF-8) or bytes, at most 4096 bytes. */
+function electionValue(value) {
+    if (typeof value !== 'string' && !(value instanceof Uint8Array)) {
+        throw new errors_1.InvalidArgumentError(`invalid value: must be a string or a Uint8Array, not ${typeof value}`);
+    }
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
+        throw new errors_1.InvalidArgumentError('invalid value: is not valid UTF-8 (it has a lone surrogate)');
+    }
+    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
+    if (bytes.length > exports.MAX_ELECTION_VALUE_BYTES) {
+        // The daemon's words (src/api/request.rs).
+        throw new errors_1.InvalidArgumentError(`invalid value: is ${bytes.length} bytes long; at most ${exports.MAX_ELECTION_VALUE_BYTES} are allowed`);
+    }
+    return bytes;
+}
+/** A term: a bigint from 1 to 2^64 - 1 (what ELECTED or leader() gave). */
+function term(value) {
+    if (typeof value !== 'bigint') {
+        throw new errors_1.InvalidArgumentError(`invalid term: must be a bigint (exact above 2^53), not ${typeof value}`);
+    }
+    if (value === 0n)
+        throw new errors_1.InvalidArgumentError('invalid term: must be set: the term ELECTED or Leader gave');
+    if (value < 0n || value > MAX_TERM)
+        throw new errors_1.InvalidArgumentError(`invalid term: ${value} is outside 1 to 2^64 - 1`);
+    return value;
 }

@@ -28,4 +28,4 @@ mkdir -p "$out"
   --ts_proto_out="$out" \
   --ts_proto_opt=outputServices=grpc-js,forceLong=bigint,esModuleInterop=true,useOptionals=messages,useDate=false,env=node,oneof=unions-value,outputJsonMethods=false,outputPartialMethods=false,exportCommonSymbols=false \
   -I "$root/proto" -I "$here/proto" \
-  redlockd/v1/lock.proto google/rpc/status.proto
+  redlockd/v1/lock.proto redlockd/v1/election.proto google/rpc/status.proto

@@ -2,20 +2,28 @@
 // node-redlock); fencing tokens are bigints; validity is counted from the
 // moment a request was SENT (the proto's client rule).
 
+import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Metadata, ServiceError } from '@grpc/grpc-js';
 import { type ClientOptions, connection } from './connection';
 import { fromStatus, InvalidArgumentError } from './errors';
+import { follow, type LeaderState, leaderState, type WatchChange, watchChange } from './follow';
+import { ElectionClient, type LeaderResponse, type ParticipantsResponse } from './gen/redlockd/v1/election';
 import { LockClient, type InspectResponse, type AcquireResponse, type AcquireManyResponse } from './gen/redlockd/v1/lock';
 import { type HeldLock, openSession } from './held-lock';
+import { type Leadership, openCampaign } from './leadership';
 import { Lease, type LeaseCalls } from './lease';
 import { untilDeadline } from './retry';
 import {
+  candidate as checkCandidate,
+  election as checkElection,
+  electionValue,
   kind as checkKind,
   millis,
   owner as checkOwner,
   resource as checkResource,
   resources as checkResources,
+  term as checkTerm,
   toDuration,
 } from './validate';
 
@@ -64,16 +72,51 @@ export interface HoldOptions extends AcquireOptions {
   wait?: number;
   /** The longest the daemon keeps the lock, ms from when it was granted (default: the daemon's max_hold, 1 h). */
   maxHold?: number;
+  /**
+   * Keep the lock this long (ms, at most the daemon's lock.max_lock_delay,
+   * 60 s) after the session ends without a release (the stream broke, the
+   * process died, LOST), so the next holder starts only after it: for
+   * resources that cannot check fencing tokens. A release frees it at once.
+   */
+  lockDelay?: number;
   /** Aborting it gives up the wait; once the lock is held, it aborts `lock.signal` with its reason and releases. */
+  signal?: AbortSignal;
+}
+
+/** Options of Client.campaign(). */
+export interface CampaignOptions {
+  /** This candidate's name, 1 to 256 bytes (default: the host name, a pod's name in Kubernetes). */
+  candidate?: string;
+  /** The value to publish once elected: a string (sent as UTF-8) or bytes, at most 4096 (default empty). */
+  value?: string | Uint8Array;
+  /** The term's time to live, ms (default 10000); the daemon extends it at about a third of it. */
+  ttl?: number;
+  /** The longest one term may last, ms (default: the daemon's max_hold); then it counts as lost. */
+  maxHold?: number;
+  /** As HoldOptions.lockDelay: keep the election's lock this long after a leader vanishes without resigning. */
+  lockDelay?: number;
+  /** Aborting it withdraws the candidacy; once elected, it aborts `leadership.signal` with its reason and resigns. */
+  signal?: AbortSignal;
+}
+
+/** Options of Client.observe() and Client.watch(). */
+export interface FollowOptions {
+  /** Aborting it ends the iteration: the pending next() rejects with its reason. */
   signal?: AbortSignal;
 }
 
 /** Extra time a unary call may take beyond its wait before its gRPC deadline. */
 const CALL_SLACK_MS = 30_000;
 
+/** The unary methods the client calls: the Lock service's, then the Election service's. */
+type UnaryMethod = 'acquire' | 'extend' | 'release' | 'inspect' | 'acquireMany' | 'releaseMany' | ElectionMethod;
+type ElectionMethod = 'leader' | 'proclaim' | 'resign' | 'participants';
+const ELECTION_METHODS: ReadonlySet<string> = new Set<ElectionMethod>(['leader', 'proclaim', 'resign', 'participants']);
+
 /** A connection to one redlockd (or a load balancer in front of several). */
 export class Client {
   readonly #stub: InstanceType<typeof LockClient>;
+  readonly #elections: InstanceType<typeof ElectionClient>;
   readonly #metadata: Metadata;
   readonly #calls: LeaseCalls;
 
@@ -85,6 +128,7 @@ export class Client {
   constructor(options: ClientOptions = {}) {
     const { address, credentials, metadata } = connection(options);
     this.#stub = new LockClient(address, credentials);
+    this.#elections = new ElectionClient(address, credentials, { channelOverride: this.#stub.getChannel() });
     this.#metadata = metadata;
     this.#calls = {
       extend: (request) => this.#unary('extend', request, 0),
@@ -98,7 +142,7 @@ export class Client {
     this.#stub.close();
   }
 
-  #unary<Q, R>(method: 'acquire' | 'extend' | 'release' | 'inspect' | 'acquireMany' | 'releaseMany', request: Q, waitMs: number, signal?: AbortSignal): Promise<R> {
+  #unary<Q, R>(method: UnaryMethod, request: Q, waitMs: number, signal?: AbortSignal): Promise<R> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const deadline = new Date(Date.now() + waitMs + CALL_SLACK_MS);
@@ -106,8 +150,9 @@ export class Client {
         call.cancel();
         reject(signal?.reason);
       };
-      const stub = this.#stub as unknown as Record<string, (...args: unknown[]) => { cancel(): void }>;
-      const call = stub[method].call(this.#stub, request, this.#metadata, { deadline }, (error: ServiceError | null, reply: R) => {
+      const service = ELECTION_METHODS.has(method) ? this.#elections : this.#stub;
+      const stub = service as unknown as Record<string, (...args: unknown[]) => { cancel(): void }>;
+      const call = stub[method].call(service, request, this.#metadata, { deadline }, (error: ServiceError | null, reply: R) => {
         signal?.removeEventListener('abort', onAbort);
         if (error) reject(fromStatus(error));
         else resolve(reply);
@@ -195,12 +240,13 @@ export class Client {
    *     await using lock = await client.hold('orders/42', { ttl: 10_000, wait: 5_000 });
    */
   async hold(resource: string, options: HoldOptions = {}): Promise<HeldLock> {
-    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, shared, permits, reentrancyKey, signal } = options;
+    const { ttl = 10_000, wait = 5_000, owner = '', maxHold, lockDelay, shared, permits, reentrancyKey, signal } = options;
     checkResource(resource);
     checkOwner(owner);
     const kind = checkKind(shared, permits, reentrancyKey);
     millis('ttl', ttl);
     if (maxHold !== undefined) millis('max_hold', maxHold);
+    if (lockDelay !== undefined) millis('lock_delay', lockDelay);
     const deadline = performance.now() + millis('wait', wait);
     return untilDeadline(deadline, signal, (waitLeft) =>
       openSession(
@@ -212,6 +258,7 @@ export class Client {
           ttl: toDuration(ttl),
           wait: waitLeft > 0 ? toDuration(waitLeft) : undefined,
           maxHold: maxHold === undefined ? undefined : toDuration(maxHold),
+          lockDelay: lockDelay === undefined ? undefined : toDuration(lockDelay),
         },
         signal,
       ),
@@ -242,5 +289,89 @@ export class Client {
   async inspect(resource: string): Promise<InspectResponse> {
     checkResource(resource);
     return this.#unary('inspect', { resource }, 0);
+  }
+
+  /**
+   * Follows who holds `resource`: the state now first (`current`), then
+   * each change as the daemon sees it. A view, not a lock.
+   *
+   *     for await (const change of client.watch('orders/42')) console.log(change.event, change.holder?.fencingToken);
+   */
+  watch(resource: string, options: FollowOptions = {}): AsyncGenerator<WatchChange, void, undefined> {
+    checkResource(resource);
+    return follow(() => this.#stub.watch({ resource }, this.#metadata), watchChange, options.signal);
+  }
+
+  /**
+   * Campaigns in `election` (docs/design.md#elections): waits in line
+   * behind the other candidates, here and on other daemons, and resolves
+   * once this one leads. `leadership.signal` aborts with a
+   * LeadershipLostError the moment the leadership is lost, or when its last
+   * validity runs out with no word from the daemon: stop leading then, and
+   * send `leadership.term` with every write.
+   *
+   *     await using leadership = await client.campaign('jobs', { candidate: 'pod-a', value: 'pod-a:8080' });
+   */
+  async campaign(election: string, options: CampaignOptions = {}): Promise<Leadership> {
+    const { candidate = hostname(), value = '', ttl = 10_000, maxHold, lockDelay, signal } = options;
+    checkElection(election);
+    checkCandidate(candidate);
+    const bytes = electionValue(value);
+    millis('ttl', ttl);
+    if (maxHold !== undefined) millis('max_hold', maxHold);
+    if (lockDelay !== undefined) millis('lock_delay', lockDelay);
+    const start = {
+      election,
+      candidate,
+      value: bytes,
+      ttl: toDuration(ttl),
+      maxHold: maxHold === undefined ? undefined : toDuration(maxHold),
+      lockDelay: lockDelay === undefined ? undefined : toDuration(lockDelay),
+    };
+    return openCampaign(this.#elections.campaign(this.#metadata), start, signal);
+  }
+
+  /** Who leads `election` now, as a majority of the masters agree. */
+  async leader(election: string): Promise<LeaderState> {
+    checkElection(election);
+    return leaderState(await this.#unary<unknown, LeaderResponse>('leader', { election }, 0));
+  }
+
+  /**
+   * Follows `election`: the state now first, then every change (a new
+   * leader, a new value, no leader); terms never go back. A view, not a
+   * lock. Throws UnavailableError when no majority can say the first state.
+   *
+   *     for await (const state of client.observe('jobs')) console.log(state.candidate, state.term);
+   */
+  observe(election: string, options: FollowOptions = {}): AsyncGenerator<LeaderState, void, undefined> {
+    checkElection(election);
+    return follow(() => this.#elections.observe({ election }, this.#metadata), leaderState, options.signal);
+  }
+
+  /**
+   * Publishes `value` for the leader of `term`, from anywhere. Rejects with
+   * FailedPreconditionError, naming the current term, when `term` no longer
+   * leads (nothing changes then).
+   */
+  async proclaim(election: string, term: bigint, value: string | Uint8Array): Promise<void> {
+    checkElection(election);
+    await this.#unary('proclaim', { election, term: checkTerm(term), value: electionValue(value) }, 0);
+  }
+
+  /**
+   * Ends the leadership of `term`, from anywhere: its lock is released at
+   * once. Rejects with FailedPreconditionError, naming the current term,
+   * when `term` no longer leads.
+   */
+  async resign(election: string, term: bigint): Promise<void> {
+    checkElection(election);
+    await this.#unary('resign', { election, term: checkTerm(term) }, 0);
+  }
+
+  /** The candidates THIS daemon queues for `election`, first in line first (a leader is no longer queued). */
+  async participants(election: string): Promise<string[]> {
+    checkElection(election);
+    return (await this.#unary<unknown, ParticipantsResponse>('participants', { election }, 0)).candidates;
   }
 }

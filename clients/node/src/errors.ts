@@ -62,6 +62,14 @@ export class NotAcquiredError extends RedlockdError {
  */
 export class LockLostError extends RedlockdError {}
 
+/**
+ * A leadership was lost (LOST, the stream broke, or its own deadline
+ * passed with no word from the daemon), or did not last until it was
+ * resigned: whatever was done as leader may have overlapped the next
+ * leader's. A LockLostError: the election's lock was lost.
+ */
+export class LeadershipLostError extends LockLostError {}
+
 /** The daemon wants a valid `authorization: Bearer <token>`. */
 export class UnauthenticatedError extends RedlockdError {}
 /** The token's tenant may not lock this resource (outside its prefixes). */
@@ -71,7 +79,8 @@ export class ResourceExhaustedError extends RedlockdError {}
 /**
  * The lock is held as another kind than asked: permits of a semaphore with
  * another number of permits are out, or the reentrancy key holds the lock in
- * another mode or number of permits.
+ * another mode or number of permits. For proclaim() and resign() by term:
+ * the term no longer leads (the message names the current one).
  */
 export class FailedPreconditionError extends RedlockdError {}
 /** The call's gRPC deadline passed before the lock could be taken. */

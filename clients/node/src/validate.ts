@@ -144,3 +144,43 @@ export function toDuration(ms: number): Duration {
 export function fromDuration(d: Duration | undefined): number {
   return d ? Number(d.seconds) * 1000 + d.nanos / 1e6 : 0;
 }
+
+/** The largest value a leader may publish, in bytes (as the daemon). */
+export const MAX_ELECTION_VALUE_BYTES = 4096;
+const MAX_TERM = 2n ** 64n - 1n;
+
+/** An election's name: 1 to 256 bytes of printable UTF-8, as a resource's. */
+export function election(value: unknown): string {
+  return printable('election', value, 1, MAX_RESOURCE_BYTES);
+}
+
+/** A candidate's name: 1 to 256 bytes of printable UTF-8. */
+export function candidate(value: unknown): string {
+  return printable('candidate', value, 1, MAX_OWNER_BYTES);
+}
+
+/** A leader's value: a string (sent as UTF-8) or bytes, at most 4096 bytes. */
+export function electionValue(value: unknown): Buffer {
+  if (typeof value !== 'string' && !(value instanceof Uint8Array)) {
+    throw new InvalidArgumentError(`invalid value: must be a string or a Uint8Array, not ${typeof value}`);
+  }
+  if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
+    throw new InvalidArgumentError('invalid value: is not valid UTF-8 (it has a lone surrogate)');
+  }
+  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
+  if (bytes.length > MAX_ELECTION_VALUE_BYTES) {
+    // The daemon's words (src/api/request.rs).
+    throw new InvalidArgumentError(`invalid value: is ${bytes.length} bytes long; at most ${MAX_ELECTION_VALUE_BYTES} are allowed`);
+  }
+  return bytes;
+}
+
+/** A term: a bigint from 1 to 2^64 - 1 (what ELECTED or leader() gave). */
+export function term(value: unknown): bigint {
+  if (typeof value !== 'bigint') {
+    throw new InvalidArgumentError(`invalid term: must be a bigint (exact above 2^53), not ${typeof value}`);
+  }
+  if (value === 0n) throw new InvalidArgumentError('invalid term: must be set: the term ELECTED or Leader gave');
+  if (value < 0n || value > MAX_TERM) throw new InvalidArgumentError(`invalid term: ${value} is outside 1 to 2^64 - 1`);
+  return value;
+}

@@ -11,6 +11,8 @@ if (!process.env.REDLOCKD_ADDR) {
 
 /** A fresh resource name, under the prefix the --secure daemon's tenant may lock. */
 export const resource = (): string => `examples/node-${randomBytes(6).toString('hex')}`;
+/** A fresh election name (a tenant's prefixes apply to election names too). */
+export const election = (): string => `examples/node-election-${randomBytes(6).toString('hex')}`;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -19,6 +21,13 @@ const list = (name: string): number[] => (process.env[name] ?? '').split(' ').fi
 export const masterPorts = (): number[] => list('REDLOCKD_DEV_MASTER_PORTS');
 /** The five masters' pids, in the daemon's order. */
 export const masterPids = (): number[] => list('REDLOCKD_DEV_MASTER_PIDS');
+
+/** The daemon's pid (to freeze it with SIGSTOP). */
+export const daemonPid = (): number => {
+  const pid = Number(process.env.REDLOCKD_DEV_DAEMON_PID);
+  if (!pid) throw new Error('REDLOCKD_DEV_DAEMON_PID is not set: run the tests through clients/node/test.sh');
+  return pid;
+};
 
 /** Runs a redis-cli command against one master. */
 export const redis = (port: number, ...args: string[]): string =>

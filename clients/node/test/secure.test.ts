@@ -18,6 +18,17 @@ test('TLS and a bearer token from the environment; a wrong token, a foreign pref
     assert.ok(lock.fencingToken > lease.fencingToken);
   }
   await assert.rejects(client.acquire(`outside/${name}`, { ttl: 10_000 }), PermissionDeniedError);
+  // Elections: the tenant's prefixes apply to election names.
+  {
+    await using leadership = await client.campaign(name, { candidate: 'secure' });
+    assert.equal((await client.leader(name)).term, leadership.term);
+    for await (const state of client.observe(name)) {
+      assert.equal(state.term, leadership.term);
+      break; // leaving the loop ends the stream
+    }
+  }
+  await assert.rejects(client.campaign(`outside/${name}`), PermissionDeniedError);
+  await assert.rejects(client.observe(`outside/${name}`).next(), PermissionDeniedError);
   const stranger = new Client({ token: 'not-the-token-0123456789abcdefgh' });
   await assert.rejects(stranger.acquire(name, { ttl: 10_000 }), UnauthenticatedError);
   await assert.rejects(stranger.hold(name, { ttl: 10_000 }), UnauthenticatedError);

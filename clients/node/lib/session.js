@@ -1,0 +1,159 @@
+"use strict";
+// What a Hold session's lock and a campaign's leadership share: a stream
+// the daemon keeps alive, whose `signal` aborts the moment what it holds is
+// lost — when the daemon says so, when the stream breaks, or when the last
+// validity runs out with no word from the daemon (the client's own
+// deadline, counted from when each message arrived on performance.now()'s
+// monotonic clock: docs/design.md#sessions, docs/design.md#elections).
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Session = void 0;
+exports.openStream = openStream;
+require("./polyfill");
+const node_perf_hooks_1 = require("node:perf_hooks");
+const errors_1 = require("./errors");
+/** How long release() / resign() wait for the daemon's answer before cancelling the stream. */
+const CONFIRM_MS = 10_000;
+/** What a Session holds a stream for: a lock (HeldLock) or a leadership (Leadership). */
+class Session {
+    /**
+     * A performance.now() deadline (ms) that moves on with every extension
+     * the daemon makes. The daemon says LOST ahead of it; should it fall
+     * silent, `signal` aborts at this deadline all the same.
+     */
+    validUntil;
+    /** Aborted, with the reason, the moment what the stream holds is lost. */
+    signal;
+    #call;
+    #lost = new AbortController();
+    #watchdog;
+    #ended = false;
+    #onEnd = [];
+    /** @internal */
+    constructor(call, validUntil) {
+        this.#call = call;
+        this.validUntil = validUntil;
+        this.signal = this.#lost.signal;
+        this.#arm();
+    }
+    /** Whether it was lost. */
+    get lost() {
+        return this.signal.aborted;
+    }
+    /** Milliseconds of guaranteed hold left (0 once lost). */
+    get remaining() {
+        return this.lost ? 0 : Math.max(0, this.validUntil - node_perf_hooks_1.performance.now());
+    }
+    /** @internal The daemon extended it: valid until `validUntil`. */
+    extendTo(validUntil) {
+        this.validUntil = validUntil;
+        this.#arm();
+    }
+    #arm() {
+        clearTimeout(this.#watchdog);
+        const left = this.validUntil - node_perf_hooks_1.performance.now();
+        this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left);
+        this.#watchdog.unref();
+    }
+    /** @internal Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */
+    lose(reason) {
+        this.abort(this.lostError(reason));
+        // Our half too, and for good: the daemon lets go when the stream goes.
+        this.finish();
+        this.#call.cancel();
+    }
+    /** @internal Aborts `signal` with `reason`, unless aborted already. */
+    abort(reason) {
+        if (!this.lost)
+            this.#lost.abort(reason);
+    }
+    /** @internal The session is over: no more watching, our half closed, the end callbacks run. */
+    finish() {
+        clearTimeout(this.#watchdog);
+        if (!this.#ended) {
+            this.#ended = true;
+            this.#call.end();
+            for (const callback of this.#onEnd.splice(0))
+                callback();
+        }
+    }
+    /** @internal Whether the session is over. */
+    get ended() {
+        return this.#ended;
+    }
+    /** @internal Runs `callback` once the session has ended. */
+    _whenEnded(callback) {
+        if (this.#ended)
+            callback();
+        else
+            this.#onEnd.push(callback);
+    }
+    /** @internal Sends `request` on the stream. */
+    send(request) {
+        this.#call.write(request);
+    }
+    /**
+     * @internal Sends `last`, half-closes, and waits for the daemon to end
+     * the session; cancels it (the daemon lets go at once) and rejects naming
+     * `what` if it does not within 10 s.
+     */
+    async endWith(last, what) {
+        if (this.#ended)
+            return;
+        this.#call.write(last);
+        this.#call.end();
+        let timer;
+        const confirmed = await new Promise((resolve) => {
+            this._whenEnded(() => resolve(true));
+            timer = setTimeout(resolve, CONFIRM_MS, false);
+        });
+        clearTimeout(timer);
+        if (!confirmed) {
+            this.#call.cancel();
+            throw new errors_1.RedlockdError(`the daemon did not confirm ${what} within ${CONFIRM_MS} ms`);
+        }
+    }
+}
+exports.Session = Session;
+/**
+ * Sends `start` on a new stream and resolves with the session `first`
+ * makes of the daemon's first message, or rejects with the error it
+ * returns instead; rejects with a typed error when the daemon refuses, and
+ * with the signal's reason when `signal` aborts first. Once open, aborting
+ * `signal` abandons the session. `noun` names the stream in messages.
+ */
+function openStream(call, start, noun, signal, first) {
+    return new Promise((resolve, reject) => {
+        let session;
+        let settled = false;
+        const fail = (error) => {
+            if (settled)
+                return;
+            settled = true;
+            signal?.removeEventListener('abort', onAbort);
+            call.end();
+            call.cancel();
+            reject(error);
+        };
+        const onAbort = () => (session ? session._abandon(signal?.reason) : fail(signal?.reason));
+        if (signal?.aborted)
+            return fail(signal.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        call.on('data', (reply) => {
+            const receivedAt = node_perf_hooks_1.performance.now();
+            if (session)
+                return session._event(reply, receivedAt);
+            const made = first(reply, receivedAt);
+            if (made instanceof Error)
+                return fail(made);
+            settled = true;
+            session = made;
+            session._whenEnded(() => signal?.removeEventListener('abort', onAbort));
+            resolve(session);
+        });
+        // 'error' ends a stream with a non-OK status, 'end' one with OK (after
+        // its last message).
+        call.on('error', (error) => (session ? session._ended(`the ${noun} failed: ${(0, errors_1.fromStatus)(error).message}`) : fail((0, errors_1.fromStatus)(error))));
+        call.on('end', () => session ? session._ended(`the daemon ended the ${noun}`) : fail(new errors_1.RedlockdError(`the daemon ended the ${noun} before answering`)));
+        call.write(start);
+    });
+}

@@ -1,0 +1,173 @@
+// A campaign's leadership (docs/design.md#elections): a Hold session with a
+// value. The daemon extends the term while the stream lives and says LOST
+// the moment it can no longer guarantee it; `signal` aborts then, or when
+// the last valid_for (counted from when its message arrived) runs out with
+// no word from the daemon, whichever comes first: the leader's rule.
+
+import { inspect } from 'node:util';
+import type { ClientDuplexStream } from '@grpc/grpc-js';
+import { LeadershipLostError, RedlockdError } from './errors';
+import { CampaignEvent, type CampaignRequest, type CampaignResponse, type CampaignStart } from './gen/redlockd/v1/election';
+import { openStream, Session } from './session';
+import { electionValue, fromDuration } from './validate';
+
+/** A Campaign stream. */
+export type CampaignStream = ClientDuplexStream<CampaignRequest, CampaignResponse>;
+
+/**
+ * Sends `start` on a new Campaign stream and resolves once the candidate
+ * leads (ELECTED). Rejects with a typed error when the daemon refuses, and
+ * with the signal's reason when `signal` aborts first (the candidacy is
+ * withdrawn).
+ */
+export function openCampaign(call: CampaignStream, start: CampaignStart, signal?: AbortSignal): Promise<Leadership> {
+  const first = { request: { $case: 'start' as const, value: start } };
+  return openStream<CampaignRequest, CampaignResponse, Leadership>(call, first, 'campaign', signal, (reply, receivedAt) => {
+    if (reply.event === CampaignEvent.CAMPAIGN_EVENT_ELECTED) {
+      const validUntil = receivedAt + fromDuration(reply.validFor);
+      return new Leadership(call, start.election, start.candidate, reply.term, validUntil, reply.value);
+    }
+    const why = reply.reason || CampaignEvent[reply.event] || String(reply.event);
+    return new RedlockdError(`the campaign for ${JSON.stringify(start.election)} ended before it was elected: ${why}`);
+  });
+}
+
+interface Pending {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** A leadership a Campaign stream holds. Made by Client.campaign(). */
+export class Leadership extends Session<CampaignRequest, CampaignResponse> implements AsyncDisposable {
+  /** The election, as named. */
+  readonly election: string;
+  /** This candidate's name. */
+  readonly candidate: string;
+  /**
+   * The term: the election lock's fencing token, strictly increasing per
+   * election, a bigint (exact above 2^53). Send it with every write.
+   */
+  readonly term: bigint;
+  /** The value published now: ELECTED's, then each confirmed proclaim()'s. */
+  value: Buffer;
+  /**
+   * Aborted, with a LeadershipLostError as its reason, the moment the
+   * leadership is lost or its own deadline passes; with the caller's reason
+   * when the `signal` given to campaign() aborts (which resigns).
+   */
+  declare readonly signal: AbortSignal;
+  #proclaims: Pending[] = [];
+  #asked = false;
+  #resigned = false;
+  #over = false;
+  #resignation: Promise<boolean> | undefined;
+
+  /** @internal */
+  constructor(call: CampaignStream, election: string, candidate: string, term: bigint, validUntil: number, value: Buffer) {
+    super(call, validUntil);
+    this.election = election;
+    this.candidate = candidate;
+    this.term = term;
+    this.value = value;
+    this._whenEnded(() => {
+      const error = this.lost ? this.signal.reason : new RedlockdError('the leadership ended before the value was published');
+      for (const pending of this.#proclaims.splice(0)) pending.reject(error);
+    });
+  }
+
+  /** @internal */
+  protected lostError(reason: string): LeadershipLostError {
+    return new LeadershipLostError(`the leadership of ${JSON.stringify(this.election)} (term ${this.term}) was lost: ${reason}`);
+  }
+
+  /** @internal A message of the campaign after ELECTED. */
+  _event(reply: CampaignResponse, receivedAt: number): void {
+    switch (reply.event) {
+      case CampaignEvent.CAMPAIGN_EVENT_EXTENDED:
+        this.extendTo(receivedAt + fromDuration(reply.validFor));
+        break;
+      case CampaignEvent.CAMPAIGN_EVENT_PROCLAIMED:
+        this.value = reply.value;
+        this.#proclaims.shift()?.resolve();
+        break;
+      case CampaignEvent.CAMPAIGN_EVENT_LOST:
+        this.#over = true;
+        this.lose(reply.reason);
+        break;
+      case CampaignEvent.CAMPAIGN_EVENT_RESIGNED:
+        this.#over = true;
+        this.#resigned = true;
+        // Resigned without being asked (max_hold used up, a Resign by term,
+        // the daemon shutting down): for the leader that is a loss.
+        if (!this.#asked) this.lose(`resigned by the daemon: ${reply.reason}`);
+        this.finish();
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** @internal The caller's signal aborted: whatever works as leader must stop, and it resigns. */
+  _abandon(reason: unknown): void {
+    this.abort(reason);
+    this.resign().catch(() => {});
+  }
+
+  /** @internal The stream ended (with or without an error). */
+  _ended(reason: string): void {
+    if (!this.#over) {
+      this.#over = true;
+      this.lose(reason);
+    }
+    this.finish();
+  }
+
+  /**
+   * Publishes `value` (a string, sent as UTF-8, or bytes: at most 4096) for
+   * leader() and observe() to show; resolves once the daemon confirms it
+   * (PROCLAIMED). Rejects with the LeadershipLostError when the leadership
+   * is lost first.
+   */
+  async proclaim(value: string | Uint8Array): Promise<void> {
+    const bytes = electionValue(value);
+    if (this.lost) throw this.signal.reason;
+    if (this.ended || this.#asked) throw new RedlockdError(`the leadership of ${JSON.stringify(this.election)} has ended`);
+    return new Promise((resolve, reject) => {
+      this.#proclaims.push({ resolve, reject });
+      this.send({ request: { $case: 'proclaim', value: { value: bytes } } });
+    });
+  }
+
+  /**
+   * Resigns and waits for the daemon's word; the next candidate may lead
+   * at once. Resolves true when this candidate led until then, false when
+   * the leadership was lost first (then `signal` has aborted). Calling it
+   * again returns the first answer.
+   */
+  resign(): Promise<boolean> {
+    this.#resignation ??= this.#resign();
+    return this.#resignation;
+  }
+
+  async #resign(): Promise<boolean> {
+    if (!this.ended) this.#asked = true;
+    await this.endWith({ request: { $case: 'resign', value: {} } }, `the resignation from ${JSON.stringify(this.election)}`);
+    return this.#resigned && !this.lost;
+  }
+
+  /** `await using`: resigns, and throws LeadershipLostError when the leadership was lost. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!(await this.resign())) {
+      throw this.signal.reason ?? this.lostError('it did not last until the resignation');
+    }
+  }
+
+  toJSON(): { election: string; candidate: string; term: string; validUntil: number; lost: boolean } {
+    const { election, candidate, validUntil, lost } = this;
+    return { election, candidate, term: this.term.toString(), validUntil, lost };
+  }
+
+  [inspect.custom](): string {
+    return `Leadership { election: ${JSON.stringify(this.election)}, candidate: ${JSON.stringify(this.candidate)}, term: ${this.term}n, lost: ${this.lost} }`;
+  }
+}

@@ -1,0 +1,182 @@
+// What a Hold session's lock and a campaign's leadership share: a stream
+// the daemon keeps alive, whose `signal` aborts the moment what it holds is
+// lost — when the daemon says so, when the stream breaks, or when the last
+// validity runs out with no word from the daemon (the client's own
+// deadline, counted from when each message arrived on performance.now()'s
+// monotonic clock: docs/design.md#sessions, docs/design.md#elections).
+
+import './polyfill';
+import { performance } from 'node:perf_hooks';
+import type { ClientDuplexStream } from '@grpc/grpc-js';
+import { fromStatus, RedlockdError } from './errors';
+
+/** How long release() / resign() wait for the daemon's answer before cancelling the stream. */
+const CONFIRM_MS = 10_000;
+
+/** What a Session holds a stream for: a lock (HeldLock) or a leadership (Leadership). */
+export abstract class Session<Request, Response> {
+  /**
+   * A performance.now() deadline (ms) that moves on with every extension
+   * the daemon makes. The daemon says LOST ahead of it; should it fall
+   * silent, `signal` aborts at this deadline all the same.
+   */
+  validUntil: number;
+  /** Aborted, with the reason, the moment what the stream holds is lost. */
+  readonly signal: AbortSignal;
+  readonly #call: ClientDuplexStream<Request, Response>;
+  readonly #lost = new AbortController();
+  #watchdog: NodeJS.Timeout | undefined;
+  #ended = false;
+  #onEnd: Array<() => void> = [];
+
+  /** @internal */
+  protected constructor(call: ClientDuplexStream<Request, Response>, validUntil: number) {
+    this.#call = call;
+    this.validUntil = validUntil;
+    this.signal = this.#lost.signal;
+    this.#arm();
+  }
+
+  /** Whether it was lost. */
+  get lost(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** Milliseconds of guaranteed hold left (0 once lost). */
+  get remaining(): number {
+    return this.lost ? 0 : Math.max(0, this.validUntil - performance.now());
+  }
+
+  /** @internal The error `signal` aborts with, saying `reason`. */
+  protected abstract lostError(reason: string): RedlockdError;
+
+  /** @internal A message after the first, received at `receivedAt`. */
+  abstract _event(reply: Response, receivedAt: number): void;
+
+  /** @internal The stream ended (with or without an error), saying `reason`. */
+  abstract _ended(reason: string): void;
+
+  /** @internal The caller's signal aborted: the work must stop, and the stream ends. */
+  abstract _abandon(reason: unknown): void;
+
+  /** @internal The daemon extended it: valid until `validUntil`. */
+  protected extendTo(validUntil: number): void {
+    this.validUntil = validUntil;
+    this.#arm();
+  }
+
+  #arm(): void {
+    clearTimeout(this.#watchdog);
+    const left = this.validUntil - performance.now();
+    this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left);
+    this.#watchdog.unref();
+  }
+
+  /** @internal Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */
+  protected lose(reason: string): void {
+    this.abort(this.lostError(reason));
+    // Our half too, and for good: the daemon lets go when the stream goes.
+    this.finish();
+    this.#call.cancel();
+  }
+
+  /** @internal Aborts `signal` with `reason`, unless aborted already. */
+  protected abort(reason: unknown): void {
+    if (!this.lost) this.#lost.abort(reason);
+  }
+
+  /** @internal The session is over: no more watching, our half closed, the end callbacks run. */
+  protected finish(): void {
+    clearTimeout(this.#watchdog);
+    if (!this.#ended) {
+      this.#ended = true;
+      this.#call.end();
+      for (const callback of this.#onEnd.splice(0)) callback();
+    }
+  }
+
+  /** @internal Whether the session is over. */
+  protected get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** @internal Runs `callback` once the session has ended. */
+  _whenEnded(callback: () => void): void {
+    if (this.#ended) callback();
+    else this.#onEnd.push(callback);
+  }
+
+  /** @internal Sends `request` on the stream. */
+  protected send(request: Request): void {
+    this.#call.write(request);
+  }
+
+  /**
+   * @internal Sends `last`, half-closes, and waits for the daemon to end
+   * the session; cancels it (the daemon lets go at once) and rejects naming
+   * `what` if it does not within 10 s.
+   */
+  protected async endWith(last: Request, what: string): Promise<void> {
+    if (this.#ended) return;
+    this.#call.write(last);
+    this.#call.end();
+    let timer: NodeJS.Timeout | undefined;
+    const confirmed = await new Promise<boolean>((resolve) => {
+      this._whenEnded(() => resolve(true));
+      timer = setTimeout(resolve, CONFIRM_MS, false);
+    });
+    clearTimeout(timer);
+    if (!confirmed) {
+      this.#call.cancel();
+      throw new RedlockdError(`the daemon did not confirm ${what} within ${CONFIRM_MS} ms`);
+    }
+  }
+}
+
+/**
+ * Sends `start` on a new stream and resolves with the session `first`
+ * makes of the daemon's first message, or rejects with the error it
+ * returns instead; rejects with a typed error when the daemon refuses, and
+ * with the signal's reason when `signal` aborts first. Once open, aborting
+ * `signal` abandons the session. `noun` names the stream in messages.
+ */
+export function openStream<Request, Response, S extends Session<Request, Response>>(
+  call: ClientDuplexStream<Request, Response>,
+  start: Request,
+  noun: string,
+  signal: AbortSignal | undefined,
+  first: (reply: Response, receivedAt: number) => S | Error,
+): Promise<S> {
+  return new Promise((resolve, reject) => {
+    let session: S | undefined;
+    let settled = false;
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      call.end();
+      call.cancel();
+      reject(error);
+    };
+    const onAbort = () => (session ? session._abandon(signal?.reason) : fail(signal?.reason));
+    if (signal?.aborted) return fail(signal.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    call.on('data', (reply: Response) => {
+      const receivedAt = performance.now();
+      if (session) return session._event(reply, receivedAt);
+      const made = first(reply, receivedAt);
+      if (made instanceof Error) return fail(made);
+      settled = true;
+      session = made;
+      session._whenEnded(() => signal?.removeEventListener('abort', onAbort));
+      resolve(session);
+    });
+    // 'error' ends a stream with a non-OK status, 'end' one with OK (after
+    // its last message).
+    call.on('error', (error) => (session ? session._ended(`the ${noun} failed: ${fromStatus(error).message}`) : fail(fromStatus(error))));
+    call.on('end', () =>
+      session ? session._ended(`the daemon ended the ${noun}`) : fail(new RedlockdError(`the daemon ended the ${noun} before answering`)),
+    );
+    call.write(start);
+  });
+}
