@@ -16,7 +16,7 @@ PYTHON="${PYTHON:-.venv/bin/python}"
 OUT="${OUT:-src}"
 WELL_KNOWN="$("$PYTHON" -c 'import os, grpc_tools; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))')"
 mkdir -p "$OUT"
-rm -f "$OUT"/redlockd/v1/lock_pb2*.py "$OUT"/redlockd/v1/lock_pb2*.pyi
+rm -f "$OUT"/redlockd/v1/*_pb2*.py "$OUT"/redlockd/v1/*_pb2*.pyi
 "$PYTHON" -m grpc_tools.protoc -I ../../proto -I "$WELL_KNOWN" \
-  --python_out="$OUT" --pyi_out="$OUT" --grpc_python_out="$OUT" redlockd/v1/lock.proto
+  --python_out="$OUT" --pyi_out="$OUT" --grpc_python_out="$OUT" redlockd/v1/lock.proto redlockd/v1/election.proto
 echo "gen.sh: stubs written to $OUT/redlockd/v1/"

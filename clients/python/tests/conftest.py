@@ -1,6 +1,7 @@
 """The tests run against a real daemon and five real masters, started by
 ``scripts/with-dev-daemon`` (``test.sh`` does it): REDLOCKD_ADDR names the
-daemon, REDLOCKD_DEV_MASTER_PIDS and REDLOCKD_DEV_MASTER_PORTS its masters."""
+daemon, REDLOCKD_DEV_DAEMON_PID its process, REDLOCKD_DEV_MASTER_PIDS and
+REDLOCKD_DEV_MASTER_PORTS its masters."""
 
 import os
 import subprocess
@@ -28,6 +29,12 @@ def client():
 def resource():
     # Under "examples/": the prefix the secure daemon's tenant may lock.
     return f"examples/py-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def election():
+    # Elections and locks live apart; a tenant's prefixes apply to both.
+    return f"examples/py-election-{uuid.uuid4().hex[:12]}"
 
 
 def master_ports():
@@ -126,4 +133,21 @@ def hold_in_a_child(resource, use_async=False):
             "    print('held', flush=True)\n"
             "    time.sleep(60)\n"
         )
+    return subprocess.Popen([sys.executable, "-c", body], stdout=subprocess.PIPE, text=True)
+
+
+def daemon_pid():
+    """The daemon's pid (to freeze it with SIGSTOP), from with-dev-daemon."""
+    return int(os.environ["REDLOCKD_DEV_DAEMON_PID"])
+
+
+def campaign_in_a_child(election, candidate, lock_delay=None):
+    """A child Python process that leads ``election`` (TTL 30 s, the given
+    ``lock_delay``) and says "elected <term>"; the caller kills it."""
+    body = (
+        "import time, redlockd\n"
+        f"with redlockd.Client().campaign({election!r}, {candidate!r}, ttl=30, lock_delay={lock_delay!r}) as l:\n"
+        "    print('elected', l.term, flush=True)\n"
+        "    time.sleep(60)\n"
+    )
     return subprocess.Popen([sys.executable, "-c", body], stdout=subprocess.PIPE, text=True)

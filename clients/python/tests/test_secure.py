@@ -46,3 +46,24 @@ def test_async_tls_and_a_bearer_token(resource):
                 await stranger.acquire(resource, ttl=10)
 
     asyncio.run(run())
+
+
+def test_elections_with_tls_and_a_bearer_token(client, election):
+    # The tenant's prefixes apply to election names too.
+    with client.campaign(election, candidate="pod-1", value=b"secure") as leadership:
+        assert client.leader(election).term == leadership.term
+        with client.observe(election) as view:
+            assert next(view).term == leadership.term
+    with pytest.raises(redlockd.PermissionDenied, match="examples/"):
+        with client.campaign("outside/" + election, candidate="pod-1"):
+            pytest.fail("elected outside the tenant's prefixes")
+    with redlockd.Client(token="not-the-token-0123456789abcdefgh") as stranger:
+        with pytest.raises(redlockd.Unauthenticated):
+            next(stranger.observe(election))
+
+    async def run():
+        async with redlockd.AsyncClient() as client:
+            async with client.campaign(election, candidate="pod-2") as leadership:
+                assert (await client.leader(election)).candidate == "pod-2" and leadership.term > 0
+
+    asyncio.run(run())

@@ -49,9 +49,25 @@ class NotAcquired(RedlockdError):
         self.nodes: Dict[int, str] = nodes or {}
 
 
+class NotElected(NotAcquired):
+    """``campaign()`` gave up: its ``wait`` ran out before it was elected
+    (it resigned; nothing is held)."""
+
+    def __init__(self, reason: str):
+        RedlockdError.__init__(self, reason)
+        self.reason = reason
+        self.nodes: Dict[int, str] = {}
+
+
 class LockLost(RedlockdError):
     """The lock was lost while it was held, or was no longer held when it
     was released: the work under it was not protected to the end."""
+
+
+class LeadershipLost(LockLost):
+    """The leadership was lost while the block ran (LOST, the daemon ending
+    it, the stream breaking, or ``valid_until`` passing without an
+    extension: the client's own deadline): stop acting as the leader."""
 
 
 class Unauthenticated(RedlockdError):
@@ -75,7 +91,8 @@ class ResourceExhausted(RedlockdError):
 class FailedPrecondition(RedlockdError):
     """The lock is held as another kind than asked: permits of a semaphore
     with another number of permits are out, or a reentrancy key holds the
-    lock in another mode or number of permits."""
+    lock in another mode or number of permits; or a proclaim or resign names
+    a term that does not lead (the message names the current term)."""
 
     code = grpc.StatusCode.FAILED_PRECONDITION
 

@@ -28,18 +28,24 @@ RELEASE_TIMEOUT = 10.0
 
 
 def start_message(
-    resource: str, ttl, wait, owner: str, max_hold, shared: bool = False, permits: int = 0, reentrancy_key: str = ""
+    resource: str,
+    ttl,
+    wait,
+    owner: str,
+    max_hold,
+    shared: bool = False,
+    permits: int = 0,
+    reentrancy_key: str = "",
+    lock_delay=None,
 ) -> Tuple[pb.HoldStart, float]:
     """The checked ``start`` (without its wait, set per try) and the wait."""
     v.resource(resource)
     v.owner(owner)
     start = pb.HoldStart(resource=resource, owner=owner, **v.kind(shared, permits, reentrancy_key))
-    ttl_s = v.optional_seconds(ttl, "ttl")
-    if ttl_s is not None:
-        start.ttl.CopyFrom(v.to_wire(ttl_s))
-    max_hold_s = v.optional_seconds(max_hold, "max_hold")
-    if max_hold_s is not None:
-        start.max_hold.CopyFrom(v.to_wire(max_hold_s))
+    for field, given in (("ttl", ttl), ("max_hold", max_hold), ("lock_delay", lock_delay)):
+        seconds = v.optional_seconds(given, field)
+        if seconds is not None:
+            getattr(start, field).CopyFrom(v.to_wire(seconds))
     return start, v.seconds(wait, "wait")
 
 

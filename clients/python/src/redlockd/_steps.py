@@ -6,25 +6,31 @@ a Hold stream to open, a pause to sleep — and is sent back what each step
 gave (a reply, the session's first message), or has the step's typed error
 thrown into it. The core validates, builds the requests, reads the clock
 it is given, decides about retries and turns replies into leases; it does
-no I/O. A driver (``_run.py``) only performs the steps: grpcio and
+no I/O. A driver (``_drivers.py``) only performs the steps: grpcio and
 ``time.sleep`` for ``Client``, grpc.aio and ``asyncio.sleep`` for
-``AsyncClient``."""
+``AsyncClient``.
+
+A Campaign (``_leadership.py``) is a whole stream driven by steps: open it
+(``OpenStream``), take the daemon's next message (``Receive``), send
+(``Send``), half-close (``Close``), cancel (``Cancel``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator, NamedTuple, TypeVar, Union
+from typing import Any, Callable, Generator, NamedTuple, Optional, TypeVar, Union
 
 T = TypeVar("T")
 
 
 class Call(NamedTuple):
-    """A unary call: ``method`` of the Lock service with ``request``; the
-    driver gives it a gRPC deadline of ``wait`` plus its slack, and sends
-    back the reply or throws the typed error (``_errors.from_rpc_error``)."""
+    """A unary call: ``method`` of ``service`` (``Lock`` or ``Election``)
+    with ``request``; the driver gives it a gRPC deadline of ``wait`` plus
+    its slack, and sends back the reply or throws the typed error
+    (``_errors.from_rpc_error``)."""
 
     method: str
     request: Any
     wait: float = 0.0
+    service: str = "Lock"
 
 
 class OpenSession(NamedTuple):
@@ -44,7 +50,46 @@ class Pause(NamedTuple):
     seconds: float
 
 
-Step = Union[Call, OpenSession, Pause]
+class OpenStream(NamedTuple):
+    """A bidirectional stream of the Election service to open (``method``)
+    with ``request`` as its first message: the driver ends the stream it
+    kept before (if any), opens this one, stamps each message of the daemon
+    with the monotonic time it arrived, and sends back ``None``."""
+
+    method: str
+    request: Any
+
+
+class Receive(NamedTuple):
+    """The open stream's next message: the driver sends back ``(message,
+    received)`` — ``received`` the ``time.monotonic()`` of its arrival —
+    or ``ENDED`` when the stream ended, or ``TIMED_OUT`` when nothing came
+    within ``within`` seconds (``None``: no limit; the stream stays open);
+    it throws the typed error when the stream failed."""
+
+    within: Optional[float]
+
+
+class Send(NamedTuple):
+    """Send ``request`` on the open stream; sends back ``None``."""
+
+    request: Any
+
+
+class Close(NamedTuple):
+    """Half-close the open stream; sends back ``None``."""
+
+
+class Cancel(NamedTuple):
+    """Cancel the open stream (the daemon sees the client gone); sends back
+    ``None``."""
+
+
+#: What ``Receive`` sends back when the stream ended, and when nothing came in time.
+ENDED = "ENDED"
+TIMED_OUT = "TIMED_OUT"
+
+Step = Union[Call, OpenSession, Pause, OpenStream, Receive, Send, Close, Cancel]
 #: An operation of the core: yields steps, returns its result.
 Steps = Generator[Step, Any, T]
 

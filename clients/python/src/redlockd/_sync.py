@@ -8,17 +8,21 @@ from typing import Iterable, List, Optional
 import grpc
 
 from . import _calls as calls
+from . import _election as elections
 from . import _validate as v
+from ._campaign import Campaign
 from ._connect import TLS, settings
 from ._drivers import run
 from ._errors import LockLost, from_rpc_error
 from ._hold import Hold
+from ._leadership import start_message as campaign_start
 from ._lease import LeaseBase
 from ._retry import CALL_SLACK
 from ._session import start_message
 from ._steps import Call, Steps, T
+from ._views import View
+from .v1 import election_pb2_grpc, lock_pb2_grpc
 from .v1 import lock_pb2 as pb
-from .v1 import lock_pb2_grpc
 
 
 class Client:
@@ -35,6 +39,8 @@ class Client:
             grpc.secure_channel(s.target, s.channel_credentials()) if s.tls else grpc.insecure_channel(s.target)
         )
         self._stub = lock_pb2_grpc.LockStub(self._channel)
+        self._elections = election_pb2_grpc.ElectionStub(self._channel)
+        self._stubs = {"Lock": self._stub, "Election": self._elections}
 
     def close(self) -> None:
         """Closes the connection; open sessions end (and are released)."""
@@ -48,7 +54,7 @@ class Client:
 
     def _call(self, call: Call):
         try:
-            return getattr(self._stub, call.method)(
+            return getattr(self._stubs[call.service], call.method)(
                 call.request, metadata=self._metadata, timeout=call.wait + CALL_SLACK
             )
         except grpc.RpcError as e:
@@ -122,6 +128,7 @@ class Client:
         shared: bool = False,
         permits: int = 0,
         reentrancy_key: str = "",
+        lock_delay: Optional[v.Seconds] = None,
     ) -> Hold:
         """A Hold session, as a context manager::
 
@@ -136,13 +143,91 @@ class Client:
         block after a loss, or a release that finds the lock gone, raises
         ``LockLost``. ``max_hold``: the longest the daemon keeps the lock.
         ``shared=True``, ``permits`` and ``reentrancy_key`` are as for
-        ``acquire`` (a session counts as one hold of a reentrancy key)."""
-        start, wait_s = start_message(resource, ttl, wait, owner, max_hold, shared, permits, reentrancy_key)
+        ``acquire`` (a session counts as one hold of a reentrancy key).
+        ``lock_delay`` (at most the daemon's ``lock.max_lock_delay``): when
+        the session ends without a release — the process died, the stream
+        broke, the lock was lost — the daemon keeps the lock that much
+        longer, for resources that cannot check fencing tokens; leaving the
+        block releases at once (docs/design.md#lock-delay)."""
+        start, wait_s = start_message(
+            resource, ttl, wait, owner, max_hold, shared, permits, reentrancy_key, lock_delay
+        )
         return Hold(self._stub, self._metadata, start, wait_s)
 
     def inspect(self, resource: str) -> pb.InspectResponse:
         """What each master holds for ``resource`` (never lock values)."""
         return self._run(calls.inspect(resource))
+
+    def watch(self, resource: str) -> View[pb.WatchResponse]:
+        """Follows who holds ``resource``: an iterator of ``WatchResponse``s,
+        the state now first (``WATCH_EVENT_CURRENT``), then each change as
+        the daemon sees it (ACQUIRED, RELEASED, EXPIRED, FORCE_RELEASED,
+        CHANGED). A view, not a lock. ``close()`` it, or use it in a
+        ``with`` block, to end the stream."""
+        request = elections.watch_request(resource)
+        return View(self._stub.Watch(request, metadata=self._metadata), lambda change: change)
+
+    def campaign(
+        self,
+        election: str,
+        candidate: str,
+        value: elections.Value = b"",
+        ttl: Optional[v.Seconds] = 10,
+        wait: Optional[v.Seconds] = None,
+        max_hold: Optional[v.Seconds] = None,
+        *,
+        lock_delay: Optional[v.Seconds] = None,
+    ) -> Campaign:
+        """A campaign to lead ``election``, as a context manager::
+
+            with client.campaign("jobs", candidate="pod-7", value=b"10.0.0.7:80") as leadership:
+                store.write(data, term=leadership.term)   # the store rejects older terms
+
+        enters once elected — waiting in line behind the other candidates,
+        for up to ``wait`` seconds (``None``: until elected; then it raises
+        ``NotElected``). The daemon extends the term at about a third of
+        ``ttl`` while the block runs, and leaving the block resigns — also
+        when the body raises, and when the process dies. ``leadership.lost``
+        (a ``threading.Event``) is set the moment the leadership can no
+        longer be guaranteed: at LOST, or when ``valid_until`` passes without
+        an extension (the client's own deadline, should the daemon fall
+        silent); leaving after a loss raises ``LeadershipLost``. ``value``
+        (at most 4096 bytes) is published with the leadership;
+        ``leadership.proclaim(value)`` publishes another. ``max_hold``: the
+        longest one term lasts. ``lock_delay``: as for ``hold``."""
+        start = campaign_start(election, candidate, value, ttl, max_hold, lock_delay)
+        return Campaign(self._elections, self._metadata, start, v.optional_seconds(wait, "wait"))
+
+    def leader(self, election: str) -> Optional[elections.Leader]:
+        """Who leads ``election`` as a majority of the masters agree (its
+        candidate, value, term and since), or ``None`` when nobody does."""
+        return self._run(elections.leader(election))
+
+    def observe(self, election: str) -> View[Optional[elections.Leader]]:
+        """Follows ``election``: an iterator of its states — a ``Leader``,
+        or ``None`` when nobody leads — the state now first, then every
+        change; terms never go back. A view, not a lock. ``close()`` it, or
+        use it in a ``with`` block, to end the stream."""
+        request = elections.observe_request(election)
+        return View(self._elections.Observe(request, metadata=self._metadata), elections.leader_of)
+
+    def proclaim(self, election: str, term: int, value: elections.Value) -> None:
+        """Sets the value of the leader of ``term``, from anywhere. Raises
+        ``FailedPrecondition`` (naming the current term) when ``term`` does
+        not lead; nothing changes then."""
+        self._run(elections.proclaim(election, term, value))
+
+    def resign(self, election: str, term: int) -> None:
+        """Ends the leadership of ``term``, from anywhere: its lock is
+        released. Raises ``FailedPrecondition`` (naming the current term)
+        when ``term`` does not lead; nothing changes then."""
+        self._run(elections.resign(election, term))
+
+    def participants(self, election: str) -> List[str]:
+        """The candidates this daemon queues for ``election``, first in line
+        first (other daemons keep their own queues; a leader is no longer
+        queued)."""
+        return self._run(elections.participants(election))
 
 
 class Lease(LeaseBase):

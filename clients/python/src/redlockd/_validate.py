@@ -23,6 +23,12 @@ from .v1 import lock_pb2 as pb
 MAX_RESOURCE_BYTES = 256
 MAX_OWNER_BYTES = 256
 MAX_REENTRANCY_KEY_BYTES = 128
+MAX_ELECTION_BYTES = 256
+MAX_CANDIDATE_BYTES = 256
+#: The longest value a leader publishes (docs/design.md#elections).
+MAX_ELECTION_VALUE_BYTES = 4096
+#: Terms are fencing tokens: a uint64, never 0.
+MAX_TERM = 2**64 - 1
 #: The most resources one set takes (AcquireMany, ReleaseMany).
 MAX_SET = 16
 #: The most permits the wire can carry (a uint32); the daemon's own limit,
@@ -127,6 +133,47 @@ def resources(value: Iterable[str]) -> List[str]:
 def owner(value: str) -> None:
     """0 to 256 bytes of printable UTF-8."""
     _printable("owner", value, 0, MAX_OWNER_BYTES)
+
+
+def election(value: str) -> None:
+    """An election's name: 1 to 256 bytes of printable UTF-8."""
+    _printable("election", value, 1, MAX_ELECTION_BYTES)
+
+
+def candidate(value: str) -> None:
+    """A candidate's name: 1 to 256 bytes of printable UTF-8."""
+    _printable("candidate", value, 1, MAX_CANDIDATE_BYTES)
+
+
+def election_value(value) -> bytes:
+    """A leader's value (``bytes``, or a ``str`` sent as UTF-8): at most
+    4096 bytes, anything. Returns the bytes."""
+    if isinstance(value, str):
+        try:
+            value = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgument("invalid value: is not valid UTF-8 (it has a lone surrogate)") from None
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise InvalidArgument(f"invalid value: must be bytes or a str, not {type(value).__name__}")
+    value = bytes(value)
+    if len(value) > MAX_ELECTION_VALUE_BYTES:
+        # The daemon's words (src/api/request.rs).
+        raise InvalidArgument(
+            f"invalid value: is {len(value)} bytes long; at most {MAX_ELECTION_VALUE_BYTES} are allowed"
+        )
+    return value
+
+
+def term(value: int) -> int:
+    """A term, as ELECTED or ``leader()`` gave it: 1 to 2^64 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"invalid term: must be an int, not {type(value).__name__}")
+    if value == 0:
+        # The daemon's words (src/api/request.rs).
+        raise InvalidArgument("invalid term: must be set: the term ELECTED or Leader gave")
+    if not 0 < value <= MAX_TERM:
+        raise InvalidArgument(f"invalid term: {value} is not a term (1 to 2^64 - 1)")
+    return value
 
 
 def _printable(field: str, value: str, least: int, most: int) -> None:
