@@ -41,7 +41,7 @@ if git -C "$root" rev-parse --git-dir >/dev/null 2>&1 &&
 fi
 cd "$root"
 cargo package "${profile[@]}" -p redlockd-client "${dirty[@]}"
-for file in proto/redlockd/v1/lock.proto proto/redlockd/v1/admin.proto; do
+for file in proto/redlockd/v1/lock.proto proto/redlockd/v1/admin.proto proto/redlockd/v1/election.proto; do
   cmp -s "$packaged/$file" "$root/$file" || { say "the packaged crate lacks $file, or it differs from the repository's"; exit 1; }
 done
 

@@ -11,6 +11,7 @@ mod binary;
 mod checker;
 mod checker_kinds;
 mod client;
+mod client_elections;
 mod cluster_faults;
 mod cluster_identity;
 mod cluster_network;

@@ -1,5 +1,6 @@
 //! The client: connect once, then take locks with `acquire` (by hand) or
-//! `hold` (a session the daemon keeps alive).
+//! `hold` (a session the daemon keeps alive). Elections are in
+//! `election.rs`.
 
 use std::time::Duration;
 
@@ -7,17 +8,18 @@ use tokio::time::Instant;
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
-use crate::connect::{self, AdminStub, Bearer, DEFAULT_ADDR, Options, Stub};
+use crate::connect::{self, AdminStub, Bearer, DEFAULT_ADDR, ElectionStub, Options, Stub};
 use crate::error::Error;
 use crate::hold::{self, HeldLock, HoldOptions};
 use crate::lease::Lease;
 use crate::pipeline::Pipeline;
 use crate::proto::lock_client::LockClient;
-use crate::proto::{AcquireManyRequest, AcquireRequest, InspectRequest, InspectResponse};
+use crate::proto::{AcquireManyRequest, AcquireRequest, InspectRequest, InspectResponse, WatchRequest};
+use crate::views::WatchStream;
 use crate::wire;
 
 /// The longest resource name and owner label, in bytes (as the daemon).
-const MAX_RESOURCE_BYTES: usize = 256;
+pub(crate) const MAX_RESOURCE_BYTES: usize = 256;
 const MAX_OWNER_BYTES: usize = 256;
 /// A wait cut short by UNAVAILABLE is retried after a pause uniform in this
 /// range (never past the caller's wait).
@@ -217,6 +219,12 @@ impl Client {
         crate::proto::admin_client::AdminClient::with_interceptor(self.channel.clone(), self.bearer.clone())
     }
 
+    /// The election service (`redlockd.v1.Election`) on this connection,
+    /// with the token, for calls this crate does not wrap.
+    pub fn elections(&self) -> ElectionStub {
+        crate::proto::election_client::ElectionClient::with_interceptor(self.channel.clone(), self.bearer.clone())
+    }
+
     /// Opens a `Pipeline` stream on this connection (with the token): many
     /// Acquire, Extend and Release calls over one stream.
     ///
@@ -238,6 +246,20 @@ impl Client {
             resource: resource.to_owned(),
         };
         Ok(self.stub.clone().inspect(request).await?.into_inner())
+    }
+
+    /// Follows who holds `resource`: the holder now first, then each change
+    /// named. A view, not a lock; the stream ends with an error item if
+    /// the daemon goes away: watch again.
+    ///
+    /// # Errors
+    /// The daemon's status when it refuses the stream.
+    pub async fn watch(&self, resource: &str) -> Result<WatchStream, Error> {
+        check_resource(resource)?;
+        let request = WatchRequest {
+            resource: resource.to_owned(),
+        };
+        Ok(WatchStream::new(self.stub.clone().watch(request).await?.into_inner()))
     }
 }
 
@@ -265,7 +287,7 @@ fn check_owner(owner: &str) -> Result<(), Error> {
 }
 
 /// The daemon's rule for text fields, with its message.
-fn printable(field: &str, s: &str, min: usize, max: usize) -> Result<(), Error> {
+pub(crate) fn printable(field: &str, s: &str, min: usize, max: usize) -> Result<(), Error> {
     if s.len() < min || s.len() > max {
         return Err(Error::InvalidArgument(format!(
             "invalid {field}: is {} bytes long; it must be {min} to {max} bytes of printable UTF-8",

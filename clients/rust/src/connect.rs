@@ -21,6 +21,10 @@ pub type Stub = LockClient<InterceptedService<Channel, Bearer>>;
 /// on every call.
 pub type AdminStub = crate::proto::admin_client::AdminClient<InterceptedService<Channel, Bearer>>;
 
+/// The generated election client (`redlockd.v1.Election`) with the bearer
+/// token on every call.
+pub type ElectionStub = crate::proto::election_client::ElectionClient<InterceptedService<Channel, Bearer>>;
+
 /// How to authenticate to the daemon.
 #[derive(Clone, Default)]
 pub struct Options {

@@ -27,9 +27,15 @@ pub enum Error {
     /// `hold` gave up: the wait ran out while someone else held the lock.
     #[error("not acquired: {0}")]
     NotAcquired(String),
-    /// The lock was lost while it was held (an extension failed).
+    /// The lock (or the leadership) was lost while it was held: an
+    /// extension failed, or the client's own deadline passed.
     #[error("lock lost: {0}")]
     LockLost(String),
+    /// A precondition did not hold: a `Proclaim` or `Resign` with a term
+    /// that does not lead (the message names the current one), a
+    /// semaphore asked for with another number of permits.
+    #[error("failed precondition: {0}")]
+    FailedPrecondition(String),
     /// No valid bearer token.
     #[error("unauthenticated: {0}")]
     Unauthenticated(String),
@@ -73,6 +79,7 @@ impl From<Status> for Error {
             Code::PermissionDenied => Error::PermissionDenied(message),
             Code::ResourceExhausted => Error::ResourceExhausted(message),
             Code::DeadlineExceeded => Error::DeadlineExceeded(message),
+            Code::FailedPrecondition => Error::FailedPrecondition(message),
             code => Error::Other(code, message),
         }
     }

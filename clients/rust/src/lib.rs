@@ -21,24 +21,34 @@
 //!   ([`HeldLock::lost`]); dropping the session releases the lock.
 //! - [`Pipeline`]: many calls over one stream, for a process that takes
 //!   many locks.
+//! - [`Client::campaign`] runs for an election and resolves once elected:
+//!   the [`Leadership`] carries the term (send it with every write) and
+//!   [`Leadership::lost`] resolves at LOST or at the client's own deadline;
+//!   dropping it resigns. [`Client::leader`], [`Client::observe`] and
+//!   [`Client::watch`] are views of an election or a lock.
 //!
 //! Every lease's validity counts from the moment its request was SENT
 //! ([`Lease::valid_until`]), the client rule of the API.
 #![forbid(unsafe_code)]
 
+mod campaign;
 mod client;
 mod connect;
+mod election;
 mod error;
 mod hold;
 mod lease;
 mod pipeline;
 pub mod proto;
+mod views;
 mod wire;
 
+pub use campaign::{CampaignOptions, Leadership, Lost};
 pub use client::{AcquireOptions, Client};
-pub use connect::{AdminStub, Bearer, Options, Stub, Tls};
+pub use connect::{AdminStub, Bearer, ElectionStub, Options, Stub, Tls};
 pub use error::Error;
 pub use hold::{HeldLock, HoldOptions};
 pub use lease::Lease;
 pub use pipeline::Pipeline;
+pub use views::{Leader, LeaderStream, WatchStream};
 pub use wire::duration as wire_duration;

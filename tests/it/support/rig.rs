@@ -387,6 +387,23 @@ impl BinaryDaemon {
         None
     }
 
+    /// SIGSTOP: the daemon freezes; its connections stay open, unanswered.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT after `pause`.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "kill {signal} redlockd");
+    }
+
     /// SIGKILL: nothing is released, nothing drains.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
