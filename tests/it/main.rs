@@ -38,6 +38,7 @@ mod proxy;
 mod quarantine;
 mod quotas;
 mod redis_acl;
+mod redlockctl_elect;
 mod reentrancy;
 mod release_channels;
 mod release_delivery;

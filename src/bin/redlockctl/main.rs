@@ -2,7 +2,8 @@
 //!
 //! Prints `key=value` lines on success. Exit codes: 0 done; 1 not acquired,
 //! not extended or not released; 2 a gRPC error (message on stderr). `run`
-//! has its own (see `run.rs`).
+//! and `elect` have their own (see `run.rs`, `elect.rs`), as do `leader`,
+//! `observe` and `watch` (`views.rs`).
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use redlockd_client::proto::{
 };
 use redlockd_client::wire_duration as wire;
 
-/// Take, extend and release locks through a redlockd daemon.
+/// Take, extend and release locks, and run elections, through a redlockd daemon.
 #[derive(Parser)]
 #[command(name = "redlockctl", version, about)]
 struct Cli {
@@ -128,6 +129,20 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// Campaign for an election and run a command while leading; the
+    /// command gets the term in REDLOCKD_TERM and is stopped if the
+    /// leadership is lost. Exits with the command's code; 1 not elected
+    /// within --wait; 2 error; 3 leadership lost.
+    Elect(elect::ElectArgs),
+    /// Who leads an election: elected, candidate, term, value, since_ms.
+    /// Exits 1 when nobody leads.
+    Leader(views::LeaderArgs),
+    /// Follow an election: a line for the state now, then one per change.
+    Observe(views::ObserveArgs),
+    /// Follow who holds a lock: a line for the holder now (event=current),
+    /// then one per change (acquired, released, expired, force_released,
+    /// changed).
+    Watch(views::WatchArgs),
 }
 
 /// `redlockctl locks …`
@@ -146,7 +161,9 @@ enum LocksCommand {
 }
 
 mod connect;
+mod elect;
 mod run;
+mod views;
 
 fn millis(d: Option<prost_types::Duration>) -> u128 {
     d.and_then(|d| Duration::try_from(d).ok())
@@ -173,6 +190,19 @@ fn holder_fields(holder: &Holder) -> String {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let connected = || async {
+        connect::connect(&cli.addr, &cli.connection).await.map_err(|error| {
+            eprintln!("redlockctl: {error}");
+            ExitCode::from(2)
+        })
+    };
+    match cli.command {
+        Command::Elect(args) => return run_with(connected().await, |c| elect::elect(c, args)).await,
+        Command::Leader(args) => return run_with(connected().await, |c| views::leader(c, args)).await,
+        Command::Observe(args) => return run_with(connected().await, |c| views::observe(c, args)).await,
+        Command::Watch(args) => return run_with(connected().await, |c| views::watch(c, args)).await,
+        _ => {}
+    }
     if let Command::Run {
         resource,
         lock:
@@ -215,6 +245,17 @@ async fn main() -> ExitCode {
             eprintln!("redlockctl: {status}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Runs a command that has its own exit codes, once connected.
+async fn run_with<F: Future<Output = ExitCode>>(
+    client: Result<redlockd_client::Client, ExitCode>,
+    command: impl FnOnce(redlockd_client::Client) -> F,
+) -> ExitCode {
+    match client {
+        Ok(client) => command(client).await,
+        Err(code) => code,
     }
 }
 
@@ -373,6 +414,8 @@ async fn call(cli: Cli) -> Result<bool, String> {
             }
             Ok(true)
         }
-        Command::Run { .. } => unreachable!("handled in main"),
+        Command::Run { .. } | Command::Elect(_) | Command::Leader(_) | Command::Observe(_) | Command::Watch(_) => {
+            unreachable!("handled in main")
+        }
     }
 }

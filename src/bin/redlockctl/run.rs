@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 /// The exit code when the lock was lost.
-const EXIT_LOST: u8 = 3;
+pub const EXIT_LOST: u8 = 3;
 
 /// What `run` was asked to do.
 pub struct Job {
@@ -103,7 +103,7 @@ pub async fn run(client: Client, job: Job) -> ExitCode {
 }
 
 /// The command's exit code, or 128 + the signal that killed it (as shells do).
-fn exit_code(status: std::io::Result<std::process::ExitStatus>) -> u8 {
+pub fn exit_code(status: std::io::Result<std::process::ExitStatus>) -> u8 {
     use std::os::unix::process::ExitStatusExt;
     match status {
         Ok(s) => match (s.code(), s.signal()) {
@@ -116,7 +116,7 @@ fn exit_code(status: std::io::Result<std::process::ExitStatus>) -> u8 {
 }
 
 /// SIGTERM, then SIGKILL after `grace`.
-async fn stop(child: &mut Child, grace: Duration) {
+pub async fn stop(child: &mut Child, grace: Duration) {
     if let Some(pid) = child.id() {
         let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status().await;
     }
