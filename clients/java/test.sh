@@ -8,11 +8,16 @@
 #      wire), LockingTest (tokens above 2^53 from a real daemon among them),
 #      SessionsTest (a holding JVM killed with kill -9 among them), KindsTest,
 #      SetsTest, SlowNetworkTest (a delaying TCP proxy: validity counted from
-#      the send, a silent daemon, a daemon that never answers);
-#   2. the test that kills three masters, on a daemon of its own (killed
-#      masters stay dead for the rest of that daemon's life);
-#   3. mutual TLS + bearer token, on the --secure daemon;
-#   4. `mvn install` of the jar into the local Maven repository (~/.m2), then
+#      the send, a silent daemon, a daemon that never answers), ElectionsTest
+#      (campaign, leader, proclaim, resign, terms above 2^53, lock delay),
+#      ObserveWatchTest;
+#   2. the test that kills three masters under a lock and a leader, on a
+#      daemon of its own (killed masters stay dead for the rest of that
+#      daemon's life);
+#   3. the daemon frozen with SIGSTOP under a leader and a lock, on a daemon
+#      of its own: both stop on their own deadline;
+#   4. mutual TLS + bearer token, on the --secure daemon;
+#   5. `mvn install` of the jar into the local Maven repository (~/.m2), then
 #      a fresh Maven project that depends on it runs the README's first lock
 #      (its first ```java block, as written) against a daemon.
 # Installs a JDK and Maven (Debian's packages) and redis-server when missing;
@@ -38,7 +43,9 @@ say "1. mvn verify: the stubs generated from proto/, the plain suite"
 run "${mvn[@]}" verify 2>&1 | clean
 say "2. three masters killed, on a daemon of its own"
 run "${mvn[@]}" surefire:test -Dgroups=kills-masters -DexcludedGroups= 2>&1 | clean
-say "3. mutual TLS and a bearer token"
+say "3. the daemon frozen (SIGSTOP), on a daemon of its own"
+run "${mvn[@]}" surefire:test -Dgroups=frozen-daemon -DexcludedGroups= 2>&1 | clean
+say "4. mutual TLS and a bearer token"
 run --secure "${mvn[@]}" surefire:test -Dgroups=secure -DexcludedGroups= 2>&1 | clean
 # What ran, from Surefire's reports (a failure has stopped the script already).
 counts="$(cat "$here"/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*>' |
@@ -46,7 +53,7 @@ counts="$(cat "$here"/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [
   awk '{ t += $1; e += $2; s += $3; f += $4 } END { printf "%d passed, %d failed, %d skipped", t - e - s - f, e + f, s }')"
 say "surefire: $counts"
 
-say "4. mvn install, then a fresh project runs the README's first lock"
+say "5. mvn install, then a fresh project runs the README's first lock"
 "${mvn[@]}" install -DskipTests 2>&1 | clean
 version="$(sed -n 's|^  <version>\(.*\)</version>$|\1|p' "$here/pom.xml" | head -1)"
 mkdir -p "$fresh/src/main/java"

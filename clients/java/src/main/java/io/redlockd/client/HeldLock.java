@@ -1,16 +1,13 @@
 package io.redlockd.client;
 
 import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import redlockd.v1.LockOuterClass.HoldRelease;
 import redlockd.v1.LockOuterClass.HoldRequest;
 import redlockd.v1.LockOuterClass.HoldResponse;
+import redlockd.v1.LockOuterClass.HoldStart;
 
 /**
  * The lock of a Hold session ({@link RedlockdClient#hold}): the daemon extends it at about a third
@@ -23,39 +20,57 @@ import redlockd.v1.LockOuterClass.HoldResponse;
  * #validUntilNanos()} passes without an extension. Stop working under the lock then. Closing after
  * a loss, or a release that finds the lock gone, throws {@link LockLostException}. Thread-safe.
  */
-public final class HeldLock implements AutoCloseable {
+public final class HeldLock extends Session<HoldRequest, HoldResponse> implements AutoCloseable {
   /** How long closing waits for the daemon to confirm the release. */
-  static final Duration RELEASE_TIMEOUT = Duration.ofSeconds(10);
+  static final Duration RELEASE_TIMEOUT = END_TIMEOUT;
 
-  /** Watches every session's validity, should the daemon fall silent. */
-  private static final ScheduledExecutorService WATCH =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "redlockd-hold-watch");
-            t.setDaemon(true);
-            return t;
-          });
-
-  private final ClientCallStreamObserver<HoldRequest> requests;
   private final Granted granted;
-  private final CompletableFuture<String> lost = new CompletableFuture<>();
-  /** Counted down when the session is over: RELEASED, LOST, or the stream's end. */
-  private final CountDownLatch done = new CountDownLatch(1);
-  private volatile long validUntilNanos;
   private volatile boolean releasing;
   /** RELEASED's held_to_end, once it came. */
   private volatile Boolean heldToEnd;
   /** Why the stream ended without RELEASED, if it did. */
   private volatile String endedBecause = "";
-  private ScheduledFuture<?> watch;
   private boolean finished;
   private boolean releaseCalled;
   private RedlockdException failure;
 
   HeldLock(ClientCallStreamObserver<HoldRequest> requests, Granted granted, long validUntilNanos) {
-    this.requests = requests;
+    super(requests, validUntilNanos);
     this.granted = granted;
-    this.validUntilNanos = validUntilNanos;
+  }
+
+  /**
+   * Opens a session with {@code start}, asking to wait {@code wait} for the lock.
+   *
+   * @throws NotAcquiredException when the wait ran out
+   */
+  static HeldLock open(
+      Function<StreamObserver<HoldResponse>, StreamObserver<HoldRequest>> call, HoldStart start, Duration wait) {
+    HoldStart.Builder first = start.toBuilder();
+    if (!wait.isZero()) {
+      first.setWait(Wire.duration(wait));
+    }
+    // A daemon that never answers must not hang the caller.
+    Duration limit = wait.plus(Backoff.callSlack);
+    return SessionStream.open(
+        call,
+        HoldRequest.newBuilder().setStart(first).build(),
+        "session",
+        HeldLock::first,
+        limit,
+        () -> new DeadlineExceededException("no answer from the daemon within " + limit.toSeconds() + " s"));
+  }
+
+  private static HeldLock first(HoldResponse message, long received, ClientCallStreamObserver<HoldRequest> requests) {
+    switch (message.getEvent()) {
+      case HOLD_EVENT_ACQUIRED:
+        long validUntil = Granted.deadline(received, message.getLease().getValidity());
+        return new HeldLock(requests, Granted.of(message.getLease()), validUntil);
+      case HOLD_EVENT_NOT_ACQUIRED:
+        throw new NotAcquiredException(message.getReason(), Wire.outcomes(message.getNodesValueList()));
+      default:
+        throw new RedlockdException("the session ended before the lock was held: " + message.getReason());
+    }
   }
 
   /** The locked resource, as requested. */
@@ -81,32 +96,6 @@ public final class HeldLock implements AutoCloseable {
   /** The permit's slot, 0 to permits - 1 (0 for a lock). */
   public int slot() {
     return granted.slot;
-  }
-
-  /**
-   * Until when the lock is guaranteed, on {@link System#nanoTime()}'s clock: counted from each
-   * ACQUIRED / EXTENDED message's arrival, as the proto says; it moves on with every extension.
-   */
-  public long validUntilNanos() {
-    return validUntilNanos;
-  }
-
-  /** What is left of the validity (zero once it has passed). */
-  public Duration remaining() {
-    return Granted.remaining(validUntilNanos);
-  }
-
-  /**
-   * Completes with the reason the moment the lock is lost; never completes while it is held. Its
-   * dependent actions run on a client thread: hand long work to an executor of your own.
-   */
-  public CompletableFuture<String> lost() {
-    return lost.copy();
-  }
-
-  /** Whether the lock was lost (see {@link #lost()}). */
-  public boolean isLost() {
-    return lost.isDone();
   }
 
   /**
@@ -147,39 +136,23 @@ public final class HeldLock implements AutoCloseable {
     finished = true;
     releasing = true;
     boolean answered;
-    if (lost.isDone()) {
+    if (isLost()) {
       // Nothing to confirm: the daemon releases a cancelled session at once (and one that said
       // LOST has released already).
       cancel("the lock was lost");
+      over();
       answered = true;
     } else {
-      try {
-        synchronized (requests) {
-          requests.onNext(HoldRequest.newBuilder().setRelease(HoldRelease.getDefaultInstance()).build());
-          requests.onCompleted();
-        }
-      } catch (RuntimeException e) {
-        // The call is over already: done says how it ended.
-      }
-      try {
-        answered = done.await(RELEASE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        answered = false;
-      }
-      if (!answered) {
-        cancel("no answer to the release");
-      }
+      answered = endWith(HoldRequest.newBuilder().setRelease(HoldRelease.getDefaultInstance()).build());
     }
-    stopWatch();
     failure = exitError(answered);
     return failure;
   }
 
   /** What closing throws: never silent about a failed release. */
   private RedlockdException exitError(boolean answered) {
-    if (lost.isDone()) {
-      return new LockLostException(lost.getNow(""));
+    if (isLost()) {
+      return new LockLostException(lostBecause());
     }
     if (Boolean.FALSE.equals(heldToEnd)) {
       return new LockLostException("released, but a majority of the masters no longer held the lock");
@@ -193,10 +166,11 @@ public final class HeldLock implements AutoCloseable {
 
   // What the session's messages mean (called on gRPC's thread, one at a time).
 
+  @Override
   void on(HoldResponse message) {
     switch (message.getEvent()) {
       case HOLD_EVENT_EXTENDED:
-        validUntilNanos = Granted.deadline(System.nanoTime(), message.getLease().getValidity());
+        extendTo(Granted.deadline(System.nanoTime(), message.getLease().getValidity()));
         break;
       case HOLD_EVENT_LOST:
         lose("lost: " + message.getReason());
@@ -214,7 +188,7 @@ public final class HeldLock implements AutoCloseable {
     }
   }
 
-  /** The stream ended (or broke). */
+  @Override
   void ended(String why) {
     if (heldToEnd == null) {
       endedBecause = why;
@@ -225,49 +199,6 @@ public final class HeldLock implements AutoCloseable {
     over();
   }
 
-  private void over() {
-    done.countDown();
-    stopWatch();
-  }
-
-  private void lose(String reason) {
-    lost.complete(reason);
-  }
-
-  private void cancel(String why) {
-    synchronized (requests) {
-      requests.cancel(why, null);
-    }
-  }
-
-  // The watch: should the daemon fall silent, the lock is lost when valid_until passes.
-
-  synchronized void startWatch() {
-    scheduleCheck(Math.max(0, validUntilNanos - System.nanoTime()));
-  }
-
-  private synchronized void scheduleCheck(long delayNanos) {
-    if (done.getCount() == 0 || lost.isDone()) {
-      return;
-    }
-    watch = WATCH.schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
-  }
-
-  private void check() {
-    long left = validUntilNanos - System.nanoTime();
-    if (left <= 0) {
-      lose("no extension came from the daemon before valid_until");
-    } else {
-      scheduleCheck(left);
-    }
-  }
-
-  private synchronized void stopWatch() {
-    if (watch != null) {
-      watch.cancel(false);
-    }
-  }
-
   String value() {
     return granted.value;
   }
@@ -275,6 +206,6 @@ public final class HeldLock implements AutoCloseable {
   /** The resource, the token, the kind, the time left and whether it is lost; never the value. */
   @Override
   public String toString() {
-    return granted.describe("HeldLock", validUntilNanos, isLost() ? ", lost" : "");
+    return granted.describe("HeldLock", validUntilNanos(), isLost() ? ", lost" : "");
   }
 }

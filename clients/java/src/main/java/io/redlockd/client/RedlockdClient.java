@@ -1,5 +1,6 @@
 package io.redlockd.client;
 
+import io.grpc.ClientInterceptor;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -27,6 +28,7 @@ import redlockd.v1.LockOuterClass.InspectResponse;
 import redlockd.v1.LockOuterClass.LockMode;
 import redlockd.v1.LockOuterClass.ReleaseManyRequest;
 import redlockd.v1.LockOuterClass.ReleaseRequest;
+import redlockd.v1.LockOuterClass.WatchRequest;
 
 /**
  * A connection to one redlockd (or a load balancer in front of several). Thread-safe; close it when
@@ -43,20 +45,24 @@ public final class RedlockdClient implements AutoCloseable {
   private final ManagedChannel channel;
   private final LockGrpc.LockBlockingStub blocking;
   private final LockGrpc.LockStub async;
+  private final Elections elections;
 
   private RedlockdClient(Settings settings) {
     this.channel = Grpc.newChannelBuilder(settings.target, settings.credentials()).build();
     LockGrpc.LockBlockingStub blocking = LockGrpc.newBlockingStub(channel);
     LockGrpc.LockStub async = LockGrpc.newStub(channel);
+    ClientInterceptor bearer = null;
     if (settings.token != null) {
       Metadata headers = new Metadata();
       Metadata.Key<String> authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
       headers.put(authorization, "Bearer " + settings.token);
-      blocking = blocking.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
-      async = async.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+      bearer = MetadataUtils.newAttachHeadersInterceptor(headers);
+      blocking = blocking.withInterceptors(bearer);
+      async = async.withInterceptors(bearer);
     }
     this.blocking = blocking;
     this.async = async;
+    this.elections = new Elections(channel, bearer);
   }
 
   /**
@@ -281,10 +287,13 @@ public final class RedlockdClient implements AutoCloseable {
     if (options.maxHold != null) {
       start.setMaxHold(Wire.duration(Validate.duration(options.maxHold, "max_hold")));
     }
+    if (options.lockDelay != null) {
+      start.setLockDelay(Wire.duration(Validate.duration(options.lockDelay, "lock_delay")));
+    }
     Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
     while (true) {
       try {
-        return HoldStream.open(async, start.build(), backoff.left());
+        return HeldLock.open(async::hold, start.build(), backoff.left());
       } catch (UnavailableException e) {
         if (!backoff.pause()) {
           throw e;
@@ -297,6 +306,64 @@ public final class RedlockdClient implements AutoCloseable {
   public InspectResponse inspect(String resource) {
     Validate.resource(resource);
     return call(s -> s.inspect(InspectRequest.newBuilder().setResource(resource).build()), Duration.ZERO);
+  }
+
+  /**
+   * Follows who holds {@code resource}: the state now first ({@link WatchChange.Event#CURRENT}),
+   * then each change as the daemon sees it. A view, not a lock; close it to end the stream.
+   */
+  public Follower<WatchChange> watch(String resource) {
+    Validate.resource(resource);
+    return Follower.open(async::watch, WatchRequest.newBuilder().setResource(resource).build(), WatchChange::of);
+  }
+
+  /**
+   * Campaigns in {@code election} (docs/design.md#elections): waits in line behind the other
+   * candidates, here and on other daemons, and returns once this one leads. Its {@link
+   * Leadership#lost()} completes the moment the leadership is lost, or when its last validity runs
+   * out with no word from the daemon: stop leading then, and send {@link Leadership#term()} with
+   * every write. Closing it resigns.
+   *
+   * @throws NotElectedException when the options' wait ran out first
+   */
+  public Leadership campaign(String election, CampaignOptions options) {
+    return elections.campaign(election, options);
+  }
+
+  /** Who leads {@code election} now, as a majority of the masters agree. */
+  public LeaderState leader(String election) {
+    return elections.leader(election);
+  }
+
+  /**
+   * Follows {@code election}: the state now first, then every change (a new leader, a new value, no
+   * leader); terms never go back. A view, not a lock; close it to end the stream.
+   */
+  public Follower<LeaderState> observe(String election) {
+    return elections.observe(election);
+  }
+
+  /**
+   * Publishes {@code value} (at most 4096 bytes) for the leader of {@code term}, from anywhere.
+   *
+   * @throws FailedPreconditionException naming the current term, when {@code term} no longer leads
+   */
+  public void proclaim(String election, FencingToken term, byte[] value) {
+    elections.proclaim(election, term, value);
+  }
+
+  /**
+   * Ends the leadership of {@code term}, from anywhere: its lock is released at once.
+   *
+   * @throws FailedPreconditionException naming the current term, when {@code term} no longer leads
+   */
+  public void resign(String election, FencingToken term) {
+    elections.resign(election, term);
+  }
+
+  /** The candidates THIS daemon queues for {@code election}, first in line first. */
+  public List<String> participants(String election) {
+    return elections.participants(election);
   }
 
   /**

@@ -34,6 +34,43 @@ final class Validate {
     printable("owner", value, 0, MAX_OWNER_BYTES);
   }
 
+  /** The largest value a leader may publish, in bytes. */
+  static final int MAX_ELECTION_VALUE_BYTES = 4096;
+
+  /** An election's name: 1 to 256 bytes of printable UTF-8, as a resource's. */
+  static void election(String value) {
+    printable("election", value, 1, MAX_RESOURCE_BYTES);
+  }
+
+  /** A candidate's name: 1 to 256 bytes of printable UTF-8. */
+  static void candidate(String value) {
+    printable("candidate", value, 1, MAX_OWNER_BYTES);
+  }
+
+  /** A leader's value: at most 4096 bytes, anything. */
+  static byte[] electionValue(byte[] value) {
+    if (value == null) {
+      throw new InvalidArgumentException("invalid value: must be bytes (empty: none), not null");
+    }
+    if (value.length > MAX_ELECTION_VALUE_BYTES) {
+      // The daemon's words (src/api/request.rs).
+      throw new InvalidArgumentException(
+          "invalid value: is " + value.length + " bytes long; at most " + MAX_ELECTION_VALUE_BYTES + " are allowed");
+    }
+    return value;
+  }
+
+  /** A term: what ELECTED or Leader gave, never 0. */
+  static long term(FencingToken term) {
+    if (term == null) {
+      throw new InvalidArgumentException("invalid term: must be a FencingToken, not null");
+    }
+    if (term.wireValue() == 0) {
+      throw new InvalidArgumentException("invalid term: must be set: the term ELECTED or Leader gave");
+    }
+    return term.wireValue();
+  }
+
   /**
    * A set's names: 1 to 16, each a valid resource, counted as given (repeats too, as the daemon
    * counts them).

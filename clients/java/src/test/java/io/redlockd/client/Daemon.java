@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The real daemon and five real masters the tests run against, started by
  * scripts/with-dev-daemon (test.sh does it): REDLOCKD_ADDR names the daemon,
- * REDLOCKD_DEV_MASTER_PIDS and REDLOCKD_DEV_MASTER_PORTS its masters.
+ * REDLOCKD_DEV_MASTER_PIDS and REDLOCKD_DEV_MASTER_PORTS its masters, REDLOCKD_DEV_DAEMON_PID
+ * its process.
  */
 final class Daemon {
   private Daemon() {}
@@ -36,6 +37,20 @@ final class Daemon {
   /** A fresh resource name, under "examples/": the prefix the secure daemon's tenant may lock. */
   static String resource() {
     return "examples/java-" + UUID.randomUUID().toString().substring(0, 12);
+  }
+
+  /** A fresh election name (a tenant's prefixes apply to election names too). */
+  static String election() {
+    return "examples/java-election-" + UUID.randomUUID().toString().substring(0, 12);
+  }
+
+  /** The daemon's pid (to freeze it with SIGSTOP). */
+  static long daemonPid() {
+    String pid = System.getenv("REDLOCKD_DEV_DAEMON_PID");
+    if (pid == null || pid.isEmpty()) {
+      fail("REDLOCKD_DEV_DAEMON_PID is not set: run the tests through clients/java/test.sh");
+    }
+    return Long.parseLong(pid.trim());
   }
 
   static long[] masterPids() {

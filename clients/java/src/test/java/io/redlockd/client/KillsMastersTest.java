@@ -1,6 +1,7 @@
 package io.redlockd.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -12,8 +13,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Three of the five masters killed under an open session. Killed masters stay dead for the rest
- * of that daemon's life, so test.sh runs this on a daemon of its own (the kills-masters tag).
+ * Three of the five masters killed under an open session and a leader. Killed masters stay dead
+ * for the rest of that daemon's life, so test.sh runs this on a daemon of its own (the
+ * kills-masters tag).
  */
 @Tag("kills-masters")
 class KillsMastersTest {
@@ -29,25 +31,40 @@ class KillsMastersTest {
   }
 
   @Test
-  void theLostFutureCompletesBeforeValidUntilThenUnavailableSaysWhatEachMasterSaid() throws Exception {
+  void theLostFuturesCompleteBeforeValidUntilThenUnavailableSaysWhatEachMasterSaid() throws Exception {
     String resource = Daemon.resource();
+    String election = Daemon.election();
     Duration wait = Duration.ofSeconds(1);
     try (RedlockdClient client = Daemon.client()) {
+      Leadership leadership = client.campaign(election, CampaignOptions.defaults().ttl(Duration.ofSeconds(2)));
       LockLostException lost = assertThrows(LockLostException.class, () -> {
         try (HeldLock lock = client.hold(resource, HoldOptions.defaults().ttl(Duration.ofSeconds(2)))) {
           long[] pids = Daemon.masterPids();
           for (int i = 0; i < 3; i++) {
             Daemon.run("kill", "-9", Long.toString(pids[i]));
           }
-          String reason = lock.lost().get(10, TimeUnit.SECONDS);
-          long told = System.nanoTime();
-          assertTrue(told < lock.validUntilNanos(),
-              "told " + (told - lock.validUntilNanos()) / 1e6 + " ms after the validity ran out");
-          assertTrue(reason.startsWith("lost: "), reason);
+          for (Session<?, ?> session : List.<Session<?, ?>>of(lock, leadership)) {
+            String reason = session.lost().get(10, TimeUnit.SECONDS);
+            long told = System.nanoTime();
+            assertTrue(told < session.validUntilNanos(),
+                session + ": told " + (told - session.validUntilNanos()) / 1e6 + " ms after the validity ran out");
+            // The daemon's LOST, not the client's own deadline.
+            assertTrue(reason.startsWith("lost: "), reason);
+          }
           // The body ends normally; closing still throws.
         }
       });
       assertTrue(lost.getMessage().startsWith("lost: "), lost.getMessage());
+      assertThrows(LeadershipLostException.class, leadership::close);
+      assertThrows(UnavailableException.class, () -> client.leader(election));
+      // An observer starts from a known state: without a majority, its first read is an error.
+      try (Follower<LeaderState> states = client.observe(election)) {
+        assertThrows(UnavailableException.class, states::hasNext);
+        assertFalse(states.hasNext(), "a failed follower goes on");
+      }
+      // A candidate waits on without a quorum (the daemon tries again and again) until its wait runs out.
+      assertThrows(NotElectedException.class,
+          () -> client.campaign(election, CampaignOptions.defaults().wait(Duration.ofSeconds(1))));
 
       long started = System.nanoTime();
       UnavailableException acquire = assertThrows(UnavailableException.class,

@@ -38,6 +38,16 @@ class SecureTest {
           () -> client.tryAcquire("outside/" + resource));
       assertTrue(denied.getMessage().contains("examples/"), denied.getMessage());
       assertEquals(Status.Code.PERMISSION_DENIED, denied.code());
+      // Elections: the tenant's prefixes apply to election names.
+      try (Leadership leadership = client.campaign(resource, CampaignOptions.defaults().candidate("secure"));
+          Follower<LeaderState> states = client.observe(resource)) {
+        assertEquals(leadership.term(), client.leader(resource).term());
+        assertEquals(leadership.term(), states.next().term());
+      }
+      assertThrows(PermissionDeniedException.class, () -> client.campaign("outside/" + resource, CampaignOptions.defaults()));
+      try (Follower<LeaderState> states = client.observe("outside/" + resource)) {
+        assertThrows(PermissionDeniedException.class, states::hasNext);
+      }
     }
     try (RedlockdClient https = RedlockdClient.builder().address("https://" + Daemon.addr()).build()) {
       assertTrue(https.tryAcquire(resource).orElseThrow().release());

@@ -1,0 +1,183 @@
+package io.redlockd.client;
+
+import io.grpc.stub.ClientCallStreamObserver;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * What a Hold session's lock ({@link HeldLock}) and a campaign's leadership ({@link Leadership})
+ * share: a stream the daemon keeps alive, and a {@link #lost()} future completed the moment what it
+ * holds is lost: when the daemon says so, when the stream breaks, and, should the daemon fall
+ * silent, when the last validity runs out with no extension (the client's own deadline, counted
+ * from when each message arrived on {@link System#nanoTime()}'s monotonic clock:
+ * docs/design.md#sessions, docs/design.md#elections).
+ *
+ * @param <Q> the stream's requests
+ * @param <R> the stream's replies
+ */
+abstract class Session<Q, R> {
+  /** How long ending a session waits for the daemon to confirm it. */
+  static final Duration END_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Watches every session's validity, should the daemon fall silent. */
+  private static final ScheduledExecutorService WATCH =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "redlockd-session-watch");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private final ClientCallStreamObserver<Q> requests;
+  private final CompletableFuture<String> lost = new CompletableFuture<>();
+  /** Counted down when the session is over: its last message, or the stream's end. */
+  private final CountDownLatch done = new CountDownLatch(1);
+  private volatile long validUntilNanos;
+  /** Guards {@link #watch}; never held while waiting (the watch thread serves every session). */
+  private final Object watchLock = new Object();
+  private ScheduledFuture<?> watch;
+
+  Session(ClientCallStreamObserver<Q> requests, long validUntilNanos) {
+    this.requests = requests;
+    this.validUntilNanos = validUntilNanos;
+  }
+
+  /**
+   * Until when it is guaranteed, on {@link System#nanoTime()}'s clock: counted from each message's
+   * arrival, as the proto says; it moves on with every extension.
+   */
+  public long validUntilNanos() {
+    return validUntilNanos;
+  }
+
+  /** What is left of the validity (zero once it has passed). */
+  public Duration remaining() {
+    return Granted.remaining(validUntilNanos);
+  }
+
+  /**
+   * Completes with the reason the moment it is lost; never completes while it is held. Its
+   * dependent actions run on a client thread: hand long work to an executor of your own.
+   */
+  public CompletableFuture<String> lost() {
+    return lost.copy();
+  }
+
+  /** Whether it was lost (see {@link #lost()}). */
+  public boolean isLost() {
+    return lost.isDone();
+  }
+
+  /** A message after the first (called on gRPC's thread, one at a time). */
+  abstract void on(R message);
+
+  /** The stream ended (or broke), saying {@code why}. */
+  abstract void ended(String why);
+
+  /** The daemon extended it: valid until {@code validUntilNanos}. */
+  final void extendTo(long validUntilNanos) {
+    this.validUntilNanos = validUntilNanos;
+  }
+
+  /** Completes {@link #lost()} with {@code reason}, unless it is complete already. */
+  final void lose(String reason) {
+    lost.complete(reason);
+  }
+
+  /** The reason it was lost, or null. */
+  final String lostBecause() {
+    return lost.getNow(null);
+  }
+
+  /** Runs {@code action} with the reason once it is lost (on the thread that loses it). */
+  final void whenLost(Consumer<String> action) {
+    lost.thenAccept(action);
+  }
+
+  /** The session is over: no more watching. */
+  void over() {
+    done.countDown();
+    stopWatch();
+  }
+
+  final boolean isOver() {
+    return done.getCount() == 0;
+  }
+
+  final void send(Q message) {
+    synchronized (requests) {
+      requests.onNext(message);
+    }
+  }
+
+  final void cancel(String why) {
+    synchronized (requests) {
+      requests.cancel(why, null);
+    }
+  }
+
+  /**
+   * Sends {@code last}, half-closes, and waits up to {@link #END_TIMEOUT} for the session to be
+   * over; cancels it (the daemon lets go at once) and returns false when it is not.
+   */
+  final boolean endWith(Q last) {
+    try {
+      synchronized (requests) {
+        requests.onNext(last);
+        requests.onCompleted();
+      }
+    } catch (RuntimeException e) {
+      // The call is over already: done says how it ended.
+    }
+    boolean answered;
+    try {
+      answered = done.await(END_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      answered = false;
+    }
+    if (!answered) {
+      cancel("no answer");
+    }
+    stopWatch();
+    return answered;
+  }
+
+  // The watch: should the daemon fall silent, it is lost when valid_until passes.
+
+  final void startWatch() {
+    scheduleCheck(Math.max(0, validUntilNanos - System.nanoTime()));
+  }
+
+  private void scheduleCheck(long delayNanos) {
+    synchronized (watchLock) {
+      if (isOver() || lost.isDone()) {
+        return;
+      }
+      watch = WATCH.schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void check() {
+    long left = validUntilNanos - System.nanoTime();
+    if (left <= 0) {
+      lose("no extension came from the daemon before valid_until");
+    } else {
+      scheduleCheck(left);
+    }
+  }
+
+  private void stopWatch() {
+    synchronized (watchLock) {
+      if (watch != null) {
+        watch.cancel(false);
+      }
+    }
+  }
+}
