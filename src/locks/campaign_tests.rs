@@ -247,3 +247,25 @@ async fn an_observer_sees_the_state_then_every_change_with_terms_that_only_rise(
     assert!(timeout(Duration::from_secs(5), observer.next()).await.is_err());
     drop(b);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_observers_first_read_is_tried_again_before_it_is_an_error() {
+    let (locks, _, nodes) = locks();
+    for node in &nodes[..3] {
+        node.set_fault(Fault::Down);
+    }
+    assert!(locks.observe(NAME).next().await.is_err(), "no quorum at all");
+    let mut observer = locks.observe(NAME);
+    let healing = nodes[..3].to_vec();
+    tokio::spawn(async move {
+        sleep(super::session_tests::NODE_TIMEOUT).await;
+        for node in &healing {
+            node.set_fault(Fault::None);
+        }
+    });
+    assert_eq!(
+        observer.next().await.unwrap(),
+        None,
+        "a quorum again by the second read"
+    );
+}

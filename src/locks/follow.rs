@@ -154,7 +154,12 @@ pub(crate) struct Observer<N> {
     last: Option<Option<Leader>>,
     /// The highest term passed on.
     highest: u64,
+    /// First reads that found no quorum.
+    first_tries: u32,
 }
+
+/// How many reads an observer's first state may take before it is an error.
+const FIRST_READ_TRIES: u32 = 3;
 
 impl<N: Node> Locks<N> {
     /// Observes election lock `name`.
@@ -165,6 +170,7 @@ impl<N: Node> Locks<N> {
             name: name.to_owned(),
             last: None,
             highest: 0,
+            first_tries: 0,
         }
     }
 }
@@ -174,8 +180,9 @@ impl<N: Node> Observer<N> {
     /// A read without a majority is retried at the next change or period.
     ///
     /// # Errors
-    /// `Unavailable` for the very first read only, when fewer than a
-    /// majority answered (an observer starts from a known state).
+    /// `Unavailable` for the very first state only, when three reads in a
+    /// row found fewer than a majority answering (an observer starts from a
+    /// known state).
     pub(crate) async fn next(&mut self) -> Result<Option<Leader>, Error> {
         loop {
             if self.last.is_some() {
@@ -184,7 +191,16 @@ impl<N: Node> Observer<N> {
             let read = self.locks.engine.leader(&self.name).await.map(|t| t.map(|t| t.leader));
             let state = match read {
                 Ok(state) => state,
-                Err(error) if self.last.is_none() => return Err(error.into()),
+                // A first read is tried a few times (a busy master may miss
+                // one round) before the observer is told there is no quorum.
+                Err(error) if self.last.is_none() => {
+                    self.first_tries += 1;
+                    if self.first_tries >= FIRST_READ_TRIES {
+                        return Err(error.into());
+                    }
+                    tokio::time::sleep(self.locks.node_timeout() * 2).await;
+                    continue;
+                }
                 Err(_) => continue,
             };
             if self.last.as_ref() == Some(&state) {
