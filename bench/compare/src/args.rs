@@ -30,7 +30,10 @@ pub struct Args {
         default_value = "redlockd,rslock,node,go,redisson,redisson-redlock,etcd"
     )]
     pub systems: Vec<System>,
-    /// Which workloads to run (comma-separated).
+    /// Which workloads to run (comma-separated). (e) and (f), the
+    /// elections (redlockd and etcd only, one run each whatever `--rounds`),
+    /// run only when named: etcd's failovers wait out a lease TTL each, about
+    /// 8 minutes for 50 at 10 s.
     #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
     pub workloads: Vec<Workload>,
     /// Concurrent clients in (b) and (c).
@@ -49,6 +52,28 @@ pub struct Args {
     /// TTL of the sessions of (d); the daemon renews each at about a third of it.
     #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
     pub hold_ttl: Duration,
+    /// Failovers measured in (e).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub failovers: u32,
+    /// Candidates campaigning at once in (e) and (f), each on a connection of its own.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub candidates: u32,
+    /// The TTL of a term in (e) and (f), and of each etcd candidate's lease
+    /// (rounded up to whole seconds; etcd's shortest is about 2 s). The
+    /// default is the daemon's lock.default_ttl.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub election_ttl: Duration,
+    /// Observe streams on one election in (f).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub observers: u32,
+    /// HTTP/2 connections the observers of (f) are spread over (the
+    /// daemon's server.max_concurrent_streams, 1000 by default, bounds the
+    /// streams on one).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub observer_connections: u32,
+    /// New values the leader proclaims in (f), one after another.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub proclaims: u32,
     /// How the redlockd clients of (a)-(c) call: `pipeline` (one `Pipeline`
     /// stream per connection, shared by its clients) or `unary`.
     #[arg(long, default_value = "pipeline")]
@@ -116,10 +141,18 @@ impl System {
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
 pub enum Workload {
+    /// One client, acquire + release on distinct names.
     A,
+    /// `--clients` clients on distinct names.
     B,
+    /// `--clients` clients on one name, each waiting until it holds it.
     C,
+    /// `--sessions` open Hold sessions (redlockd only).
     D,
+    /// Leader failover: the leader's connection dropped → the next candidate elected, `--failovers` times.
+    E,
+    /// Observe fan-out: a proclaimed value → every one of `--observers` observers told, `--proclaims` times.
+    F,
 }
 
 impl Workload {
@@ -129,6 +162,18 @@ impl Workload {
             Workload::B => "b",
             Workload::C => "c",
             Workload::D => "d",
+            Workload::E => "e",
+            Workload::F => "f",
         }
+    }
+
+    /// (a)-(c): the closed loops every system runs.
+    pub fn is_lock_loop(self) -> bool {
+        matches!(self, Workload::A | Workload::B | Workload::C)
+    }
+
+    /// (e) and (f): redlockd's and etcd's elections.
+    pub fn is_election(self) -> bool {
+        matches!(self, Workload::E | Workload::F)
     }
 }

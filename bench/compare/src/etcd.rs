@@ -184,10 +184,12 @@ impl Locker for EtcdLocker {
 }
 
 async fn grant(channel: &Channel) -> anyhow::Result<i64> {
-    let request = tonic::Request::new(LeaseGrantRequest {
-        ttl: LEASE_TTL_SECONDS,
-        id: 0,
-    });
+    grant_for(channel, LEASE_TTL_SECONDS).await
+}
+
+/// A new lease of `ttl` seconds.
+pub(crate) async fn grant_for(channel: &Channel, ttl: i64) -> anyhow::Result<i64> {
+    let request = tonic::Request::new(LeaseGrantRequest { ttl, id: 0 });
     let reply: LeaseGrantResponse = unary(channel, "/etcdserverpb.Lease/LeaseGrant", request).await?;
     if reply.error.is_empty() {
         Ok(reply.id)
@@ -202,7 +204,7 @@ async fn revoke(channel: &Channel, id: i64) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn unary<Req, Resp>(
+pub(crate) async fn unary<Req, Resp>(
     channel: &Channel,
     path: &'static str,
     request: tonic::Request<Req>,
@@ -274,4 +276,4 @@ struct UnlockResponse {}
 
 /// Any reply whose fields are not needed.
 #[derive(Clone, PartialEq, prost::Message)]
-struct Empty {}
+pub(crate) struct Empty {}

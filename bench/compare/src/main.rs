@@ -14,7 +14,8 @@
 //! (b) `--clients` concurrent clients, distinct names; (c) `--clients` clients
 //! on one name, each waiting until it holds it, releasing at once;
 //! (d) `--sessions` open `Hold` sessions (redlockd only): the daemon's RSS
-//! and CPU while it renews them.
+//! and CPU while it renews them; (e) leader failover and (f) observe
+//! fan-out, redlockd's elections beside etcd's ([`elections`]), when named.
 //!
 //! Prints Markdown tables on stdout (progress on stderr):
 //!
@@ -27,9 +28,14 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod candidate;
 mod clusters;
 mod daemon;
 mod drive;
+mod elections;
+mod elections_daemon;
+mod elections_etcd;
+mod elections_report;
 mod etcd;
 mod in_process;
 mod measure;
@@ -67,6 +73,7 @@ pub struct Results {
     /// (a)'s gRPC hop alone: Health/Check latencies, one client, no master.
     pub hop: Option<measure::Samples>,
     pub sessions: Option<Result<daemon::SessionOutcome, String>>,
+    pub elections: Option<elections::ElectionResults>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -107,8 +114,12 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     let mut workloads = args.workloads.clone();
     workloads.sort();
     workloads.dedup();
-    // The workloads every system runs (d is redlockd's alone).
-    let shared: Vec<Workload> = workloads.iter().copied().filter(|w| *w != Workload::D).collect();
+    // The workloads every system runs (d is redlockd's alone; e and f
+    // redlockd's and etcd's).
+    let shared: Vec<Workload> = workloads.iter().copied().filter(|w| w.is_lock_loop()).collect();
+    let election_workloads: Vec<Workload> = workloads.iter().copied().filter(|w| w.is_election()).collect();
+    // Why etcd is not there, when it was asked for and is not.
+    let mut etcd_missing = None;
 
     say("starting five redis-server masters");
     let masters = tokio::task::spawn_blocking(|| redlockd::dev::start_masters(5))
@@ -151,7 +162,8 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         None
     };
     let etcd_binary = etcd::find();
-    let etcd = match (&etcd_binary, wants(System::Etcd) && !shared.is_empty()) {
+    let etcd_wanted = wants(System::Etcd) && !(shared.is_empty() && election_workloads.is_empty());
+    let etcd = match (&etcd_binary, etcd_wanted) {
         (Some(binary), true) => {
             say(format!("starting {}", binary.display()));
             match etcd::Etcd::start(binary).await {
@@ -162,15 +174,17 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                     for &w in &shared {
                         runs.insert((w, System::Etcd), Run::Failed(message.clone()));
                     }
+                    etcd_missing = Some(message);
                     None
                 }
             }
         }
         (None, true) => {
+            let note = "not installed (`apt-get install etcd-server`)".to_owned();
             for &w in &shared {
-                let note = "not installed (`apt-get install etcd-server`)".to_owned();
-                runs.insert((w, System::Etcd), Run::Skipped(note));
+                runs.insert((w, System::Etcd), Run::Skipped(note.clone()));
             }
+            etcd_missing = Some(format!("skipped: {note}"));
             None
         }
         _ => None,
@@ -324,6 +338,30 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         let positions = format!("five Redis Clusters of {} primaries each", args.cluster_primaries);
         environment.push(("redlockd's positions".to_owned(), positions));
     }
+    let elections = if election_workloads.is_empty() {
+        None
+    } else {
+        let plan = elections::ElectionPlan {
+            candidates: args.candidates as usize,
+            failovers: args.failovers as usize,
+            ttl: args.election_ttl,
+            observers: args.observers as usize,
+            observer_connections: args.observer_connections as usize,
+            proclaims: args.proclaims as usize,
+        };
+        let servers = elections::Servers {
+            daemon: daemon
+                .as_ref()
+                .map(|d| (d, watch(&me, &daemon_redis, d.pid().map(|pid| (Role::Daemon, pid))))),
+            etcd: match (&etcd, etcd_missing) {
+                (Some(etcd), _) => Some(Ok((etcd, watch(&me, &[], etcd.pid().map(|pid| (Role::Etcd, pid)))))),
+                (None, Some(why)) => Some(Err(why)),
+                (None, None) => None,
+            },
+        };
+        quiet(args.quiet).await;
+        Some(elections::run(&election_workloads, plan, servers).await)
+    };
     // (d) measures sessions alone: etcd is no longer needed, and the daemon
     // starts afresh (its RSS before the sessions is a new daemon's).
     drop(etcd);
@@ -374,6 +412,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         rounds,
         hop,
         sessions,
+        elections,
     })
 }
 

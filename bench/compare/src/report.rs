@@ -41,6 +41,9 @@ pub fn markdown(results: &Results) -> String {
     if let Some(sessions) = &results.sessions {
         sessions_table(&mut out, sessions);
     }
+    if let Some(elections) = &results.elections {
+        crate::elections_report::table(&mut out, elections);
+    }
     targets(&mut out, results);
     out
 }
@@ -379,6 +382,8 @@ fn workload_label(w: Workload, clients: usize) -> String {
         Workload::B => format!("(b) {clients} clients, distinct names"),
         Workload::C => format!("(c) {clients} clients on one name, wait until held, release at once"),
         Workload::D => "(d) Hold sessions".into(),
+        Workload::E => "(e) leader failover".into(),
+        Workload::F => "(f) observe fan-out".into(),
     }
 }
 
@@ -457,12 +462,12 @@ fn p(o: &Outcome, q: f64) -> Option<Duration> {
     o.latencies.quantile(q)
 }
 
-fn secs(d: Option<Duration>) -> f64 {
+pub(crate) fn secs(d: Option<Duration>) -> f64 {
     d.map_or(f64::NAN, |d| d.as_secs_f64())
 }
 
 /// ×0.35, ×4.4, ×18, ×32,348.
-fn ratio(x: f64) -> String {
+pub(crate) fn ratio(x: f64) -> String {
     if !x.is_finite() {
         "—".into()
     } else if x >= 100.0 {
@@ -475,7 +480,7 @@ fn ratio(x: f64) -> String {
 }
 
 /// 137 µs, 4.0 ms, 350 ms, 1.20 s.
-fn lat(d: Option<Duration>) -> String {
+pub(crate) fn lat(d: Option<Duration>) -> String {
     let Some(d) = d else { return "—".into() };
     let us = d.as_secs_f64() * 1e6;
     if us < 1000.0 {
@@ -490,7 +495,7 @@ fn lat(d: Option<Duration>) -> String {
 }
 
 /// 22,700.
-fn int(x: f64) -> String {
+pub(crate) fn int(x: f64) -> String {
     if !x.is_finite() {
         return "—".into();
     }
@@ -509,7 +514,7 @@ fn mb(bytes: Option<u64>) -> String {
     bytes.map_or_else(|| "—".into(), |b| format!("{:.1} MB", b as f64 / MB))
 }
 
-fn short(s: &str) -> String {
+pub(crate) fn short(s: &str) -> String {
     let line = s.lines().next().unwrap_or("").replace('|', "/");
     if line.chars().count() > 80 {
         format!("{}…", line.chars().take(80).collect::<String>())
