@@ -15,6 +15,9 @@ use crate::locks::who::{Who, audit};
 use crate::redlock::election::Leader;
 use crate::redlock::{Acquired, LockValue, Node};
 
+/// How many times a new leader's record is written before the lock is let go.
+const RECORD_TRIES: usize = 3;
+
 impl<N: Node> Locks<N> {
     /// Waits in the election's queue until elected (records written), the
     /// client withdraws or leaves, or the daemon shuts down; `None` when the
@@ -70,11 +73,20 @@ impl<N: Node> Locks<N> {
                 candidacy.candidate.as_str(),
                 candidacy.value.as_slice(),
             );
-            match self
-                .engine
-                .write_record(&plan.name, &lease.value, record, plan.ttl)
-                .await
-            {
+            // A master that answers late leaves the record short of a
+            // majority in this round, though it may land: write it again
+            // (the same term) before letting the lock go, so that an
+            // observer never reads a term that was not told ELECTED.
+            let mut recorded = Ok(false);
+            for _ in 0..RECORD_TRIES {
+                recorded = (self.engine)
+                    .write_record(&plan.name, &lease.value, record, plan.ttl)
+                    .await;
+                if matches!(recorded, Ok(true)) {
+                    break;
+                }
+            }
+            match recorded {
                 Ok(true) => {
                     audit("elected", &who, None, &lease.resource, Some(lease.fencing_token));
                     self.metrics.elections.with_label_values(&["elected"]).inc();
