@@ -16,7 +16,11 @@ const LISTEN_LIMIT: Duration = Duration::from_secs(120);
 pub struct Daemon {
     child: Child,
     pub addr: String,
+    /// Where Prometheus would scrape it.
+    metrics: String,
     dir: tempfile::TempDir,
+    /// Under callgrind.
+    callgrind: bool,
     /// Dumps made so far (callgrind only).
     dumps: usize,
 }
@@ -31,6 +35,7 @@ impl Daemon {
         }
         let dir = tempfile::Builder::new().prefix("redlockd-budget-").tempdir()?;
         let addr = format!("127.0.0.1:{}", redlockd::dev::free_port()?);
+        let metrics = format!("127.0.0.1:{}", redlockd::dev::free_port()?);
         let mut command = if callgrind {
             let mut valgrind = Command::new("valgrind");
             valgrind
@@ -46,7 +51,7 @@ impl Daemon {
             .env_remove("RUST_LOG")
             .env("NO_COLOR", "1")
             .env("REDLOCKD__SERVER__LISTEN", &addr)
-            .env("REDLOCKD__METRICS__LISTEN", "127.0.0.1:0")
+            .env("REDLOCKD__METRICS__LISTEN", &metrics)
             .env("REDLOCKD__REDIS__NODES", nodes.join(","))
             // Fresh masters would sit in quarantine for lock.max_ttl.
             .env("REDLOCKD__SAFETY__QUARANTINE", "false")
@@ -76,7 +81,9 @@ impl Daemon {
         let mut daemon = Daemon {
             child,
             addr,
+            metrics,
             dir,
+            callgrind,
             dumps: 0,
         };
         daemon.wait_listening().await?;
@@ -104,6 +111,30 @@ impl Daemon {
             self.addr,
             self.log()
         )
+    }
+
+    pub fn under_callgrind(&self) -> bool {
+        self.callgrind
+    }
+
+    /// Waits until the daemon counts all `masters` usable (verified, so
+    /// that no lock is refused for a master still starting), by its
+    /// `redlock_node_state` series, or `limit` passes.
+    pub async fn wait_usable(&self, masters: usize, limit: Duration) -> anyhow::Result<()> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut usable = 0;
+        while tokio::time::Instant::now() < deadline {
+            let page = scrape(&self.metrics).await.unwrap_or_default();
+            usable = page
+                .lines()
+                .filter(|l| l.starts_with("redlock_node_state{") && l.contains("state=\"usable\"") && l.ends_with(" 1"))
+                .count();
+            if usable == masters {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        bail!("{usable} of {masters} masters usable after {limit:?} (redlock_node_state)")
     }
 
     /// Callgrind: zeroes the counters.
@@ -139,6 +170,18 @@ impl Daemon {
         }
         Ok(())
     }
+}
+
+/// `GET /metrics` from `addr`: the text of the page.
+async fn scrape(addr: &str) -> anyhow::Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    stream
+        .write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await?;
+    let mut page = String::new();
+    stream.read_to_string(&mut page).await?;
+    Ok(page)
 }
 
 /// Callgrind's output: dumps go to `<this>.1`, `<this>.2`, ...

@@ -71,12 +71,16 @@ pub async fn first_grant(pipeline: &Pipeline, limit: Duration) -> anyhow::Result
     bail!("redlockd granted no lock within {limit:?}: {last}")
 }
 
-/// One pass of `workload`, always on the same names.
-pub async fn pass(pipeline: &Pipeline, workload: Workload) -> anyhow::Result<()> {
+/// One pass of `workload`, always on the same names; (a) pauses `gap`
+/// after each cycle.
+pub async fn pass(pipeline: &Pipeline, workload: Workload, gap: Duration) -> anyhow::Result<()> {
     match workload {
         Workload::A => {
             for n in 0..A_CYCLES {
                 cycle(pipeline, format!("budget/a/{n}")).await?;
+                if !gap.is_zero() {
+                    tokio::time::sleep(gap).await;
+                }
             }
         }
         Workload::B => {
