@@ -27,6 +27,7 @@ const FILES: &[(&str, &str)] = &[
         include_str!("lua/hand_off_check_by_cache.lua"),
     ),
     ("run_id_from_info", include_str!("lua/run_id_from_info.lua")),
+    ("seed_from_clock", include_str!("lua/seed_from_clock.lua")),
     ("publish_fence", include_str!("lua/publish_fence.lua")),
     ("extend", include_str!("lua/extend.lua")),
     ("repair", include_str!("lua/repair.lua")),

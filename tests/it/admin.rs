@@ -46,6 +46,26 @@ async fn force_release_takes_the_lock_away_and_the_fence_rejects_the_old_holder(
     let acquired = session.message().await.unwrap().unwrap();
     assert_eq!(acquired.event(), HoldEvent::Acquired);
 
+    // A grant answers at quorum, and a force release does not queue behind
+    // the slowest master's grant (docs/design.md#batching): wait until
+    // every master holds both, so that each one has a lock to delete.
+    for resource in ["stuck", "held-by-session"] {
+        let key = crate::support::keys::lock(&format!("tenant:alpha:lock:{resource}"));
+        for i in 0..5 {
+            let master = cluster.admin(i).await;
+            let mut held = 0;
+            for _ in 0..100 {
+                held = fred::prelude::KeysInterface::exists::<i64, _>(&master, key.as_str())
+                    .await
+                    .unwrap();
+                if held == 1 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert_eq!(held, 1, "master {i} never held {resource}");
+        }
+    }
     let mut admin = admin(&daemon).await;
     for resource in ["stuck", "held-by-session"] {
         let reply = admin

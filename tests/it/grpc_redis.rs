@@ -65,11 +65,14 @@ async fn tokens_come_from_the_nodes_clock_and_keep_every_digit() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_micros() as u64;
+    // The node's clock (µs) rounded up to 2^20, the same on every master
+    // (docs/design.md#the-fencing-token): the first grant of a bucket.
     let counter = lease.fencing_token / 16;
     assert!(
-        counter <= now_us && now_us - counter < 60_000_000,
+        counter <= now_us + (1 << 20) && counter + 60_000_000 > now_us,
         "counter {counter} vs now {now_us}"
     );
+    assert_eq!(counter % (1 << 20), 0, "counter {counter} is not a seed");
     // Every counter is stored as a plain integer, never as 1.7e+15.
     for i in 0..5 {
         let raw = cluster.fence(i, "clock").await.expect("the counter is seeded");

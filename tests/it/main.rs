@@ -28,6 +28,7 @@ mod handoffs;
 mod identity;
 mod key_layout;
 mod listing;
+mod lock_costs;
 mod lua_scripts;
 mod node_details;
 mod operations;

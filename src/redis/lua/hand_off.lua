@@ -8,6 +8,7 @@
 -- releases), and whether a daemon other than ARGV[4] (this one's tag) was
 -- refused since the last announced release: the mark (KEYS[4], left for
 -- the ROUND release that announces) names another daemon or several.
+--@seed_from_clock
 local found = redis.call('MGET', KEYS[1], KEYS[3], KEYS[2], KEYS[4])
 local held, marker = found[1], found[2]
 local waited = 0
@@ -31,7 +32,7 @@ local counter
 if found[3] ~= false then
   counter = redis.call('INCR', KEYS[2])
 else
-  counter = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  counter = seed(t)
   redis.call('SET', KEYS[2], string.format('%d', counter))
 end
 redis.call('SET', KEYS[1], ARGV[2] .. string.format('\n%d\n%d\n', counter,

@@ -10,6 +10,7 @@
 -- `{-2}`), each member takes the next counter value of its bucket (seeded
 -- from the clock; `{-3}` at 2^53) and its holder record, and the reply is
 -- `{1, counter per member}`.
+--@seed_from_clock
 local value, ttl, tag = ARGV[1], ARGV[2], ARGV[4]
 local refused = false
 for i = 1, #KEYS, 4 do
@@ -45,7 +46,7 @@ for i = 1, #KEYS, 4 do
       return {-2}
     end
     if head[2] == false then
-      counters[fence] = tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1
+      counters[fence] = seed(t) - 1
     else
       counters[fence] = tonumber(head[2])
     end

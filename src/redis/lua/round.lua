@@ -39,7 +39,8 @@
 -- - On a verified node the bucket's counter is advanced by `INCR` and a
 --   free key taken with one `SET NX` holding the new value. A counter
 --   that was missing (`INCR` gave 1) is kept only where the bucket's
---   marker exists, seeded from the node's clock (µs, written with
+--   marker exists, seeded from the node's clock (`seed`: µs rounded up
+--   to 2^20, the same on every master within a second; written with
 --   `string.format('%d')`, which keeps all digits where `tostring` would
 --   print 1.7e+15); without the marker it is deleted again and the lock
 --   refused as unverified. So, in the cached variant, which reads no
@@ -73,6 +74,7 @@
 -- `SET NX` (plus, once per batch, `TIME`, and in the `INFO` variant
 -- `INFO` once and a `GET` of each bucket's marker), a release a `GET` and
 -- a `DEL`.
+--@seed_from_clock
 local tag, publish, writer_wait = ARGV[1], ARGV[2], ARGV[3]
 local replies = {}
 local checked = {}
@@ -104,7 +106,7 @@ for i = 1, #KEYS / 4 do
       following = redis.call('INCR', fence)
       if following == 1 then
         if redis.call('EXISTS', KEYS[4 * i]) == 1 then
-          following = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+          following = seed(clock)
           redis.call('SET', fence, string.format('%d', following))
         else
           redis.call('DEL', fence)

@@ -13,6 +13,7 @@
 -- (seeded from the clock when missing, raised to 1 from 0, since 0 says
 -- "refused"; -3 at 2^53). A key that was free
 -- drops readers left over from a force release.
+--@seed_from_clock
 local held = redis.call('GET', KEYS[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -44,7 +45,7 @@ end
 local stored = redis.call('GET', KEYS[2])
 local counter
 if stored == false then
-  counter = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  counter = seed(t)
   redis.call('SET', KEYS[2], string.format('%d', counter))
 elseif tonumber(stored) < 1 then
   counter = 1
