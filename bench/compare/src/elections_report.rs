@@ -63,7 +63,8 @@ pub fn table(out: &mut String, results: &ElectionResults) {
             (
                 format!(
                     "(f) a proclaimed value → the last of {} observers told ({} proclaims)",
-                    plan.observers, plan.proclaims
+                    int(plan.observers as f64),
+                    plan.proclaims
                 ),
                 |o| &o.last,
                 &[0.5, 0.99],
