@@ -91,11 +91,7 @@ impl<N: Node> Locks<N> {
                     audit("elected", &who, None, &lease.resource, Some(lease.fencing_token));
                     self.metrics.elections.with_label_values(&["elected"]).inc();
                     self.followed.changed(Some(&plan.name));
-                    return Some(Holding {
-                        plan: *plan,
-                        lease,
-                        who: Box::new(who),
-                    });
+                    return Some(Holding::new(*plan, lease, Box::new(who)));
                 }
                 // The lock is gone already, or too few masters took the
                 // record: let it go and campaign on.
@@ -117,22 +113,22 @@ impl<N: Node> Locks<N> {
         value: Vec<u8>,
         events: &E,
     ) -> Result<(), Lost> {
-        let Some(candidacy) = held.plan.campaign.as_deref_mut() else {
+        let Some(candidacy) = held.terms.campaign.as_deref_mut() else {
             return Ok(());
         };
         let record = (held.lease.fencing_token, candidacy.candidate.as_str(), value.as_slice());
         match self
             .engine
-            .write_record(&held.plan.name, &held.lease.value, record, held.plan.ttl)
+            .write_record(&held.lease.resource, &held.lease.value, record, held.terms.ttl)
             .await
         {
             Ok(true) => {
                 candidacy.value = value;
-                self.followed.changed(Some(&held.plan.name));
+                self.followed.changed(Some(&held.lease.resource));
                 let told = Event::Proclaimed {
                     value: &candidacy.value,
                 };
-                let _ = events.tell(&held.plan.resource, told, Delivery::Always);
+                let _ = events.tell(&held.terms.resource, told, Delivery::Always);
                 Ok(())
             }
             Ok(false) => Err(Lost::ExpiredOrTakenOver),
@@ -144,9 +140,9 @@ impl<N: Node> Locks<N> {
     pub(super) async fn extend_term_record(&self, held: &Holding) {
         let extended = self
             .engine
-            .extend_record(&held.plan.name, &held.lease.value, held.plan.ttl);
+            .extend_record(&held.lease.resource, &held.lease.value, held.terms.ttl);
         if !matches!(extended.await, Ok(true)) {
-            tracing::debug!(election = %held.plan.resource, "the election's record was not extended on a majority");
+            tracing::debug!(election = %held.terms.resource, "the election's record was not extended on a majority");
         }
     }
 

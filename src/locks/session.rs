@@ -28,10 +28,47 @@ use crate::redlock::{Acquired, Lease, Node};
 
 /// The lock a session holds.
 pub(super) struct Holding {
-    pub(super) plan: Plan,
+    pub(super) terms: Terms,
     pub(super) lease: Lease,
     /// Who holds it (for audit events).
     pub(super) who: Box<Who>,
+}
+
+/// What a session keeps of its `Plan` once granted: the rest (the lock
+/// name, which the lease keeps; the kind, the wait and the reentrancy key,
+/// which only the acquisition needs) is dropped at the grant, so that an
+/// open session keeps nothing twice (docs/performance.md, workload (d)).
+pub(super) struct Terms {
+    /// The resource as the client named it (events carry it back).
+    pub(super) resource: String,
+    pub(super) ttl: Duration,
+    /// When `max_hold` is used up: counted from the grant, which is when
+    /// the hold begins.
+    pub(super) max_hold_end: Instant,
+    pub(super) lock_delay: Duration,
+    pub(super) campaign: Option<Box<Candidacy>>,
+}
+
+impl Holding {
+    /// The lock `lease`, granted as `plan` asked, held for `who`.
+    pub(super) fn new(plan: Plan, lease: Lease, who: Box<Who>) -> Holding {
+        let Plan {
+            resource,
+            ttl,
+            max_hold,
+            lock_delay,
+            campaign,
+            ..
+        } = plan;
+        let terms = Terms {
+            resource,
+            ttl,
+            max_hold_end: Instant::now() + max_hold,
+            lock_delay,
+            campaign,
+        };
+        Holding { terms, lease, who }
+    }
 }
 
 /// How the hold loop ended: the closing event to send (none when the
@@ -62,12 +99,7 @@ impl Ending {
 }
 
 impl<N: Node> Locks<N> {
-    /// Runs one session until it ends.
-    ///
-    /// An open session is one task, and most of its life is spent in
-    /// `hold`: the opening (acquiring) and the closing (releasing) are
-    /// boxed, so the task keeps room only for the hold loop, and an idle
-    /// session stays small (docs/performance.md, workload (d)).
+    /// Runs one session until it ends, owning its inputs and events.
     #[allow(
         clippy::manual_async_fn,
         reason = "an async fn's future keeps its arguments twice; this one is kept per open session"
@@ -79,17 +111,53 @@ impl<N: Node> Locks<N> {
         mut inputs: I,
         events: E,
     ) -> impl Future<Output = ()> + Send + 'static {
+        let who = Box::new(who);
+        async move { self.session(plan, who, &mut inputs, &events).await }
+    }
+
+    /// Runs one session until it ends, on inputs and events its caller's
+    /// task keeps: a transport that read `start` from its stream keeps the
+    /// stream once, not once more in this future.
+    ///
+    /// An open session is one task, and most of its life is spent in
+    /// `hold`: the opening (acquiring) and the closing (releasing) are
+    /// boxed, so the task keeps room only for the hold loop, and an idle
+    /// session stays small (docs/performance.md, workload (d)). The size
+    /// is pinned by a test (`api/hold.rs`).
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn's future keeps its arguments twice; this one is kept per open session"
+    )]
+    pub(crate) fn session<'a, I: Inputs, E: Events>(
+        self: &'a Arc<Self>,
+        plan: Box<Plan>,
+        who: Box<Who>,
+        inputs: &'a mut I,
+        events: &'a E,
+    ) -> impl Future<Output = ()> + Send + 'a {
         async move {
-            let opened = if plan.campaign.is_some() {
-                Box::pin(self.campaign_until_elected(plan, who, &mut inputs, &events)).await
-            } else {
-                Box::pin(self.acquire_for_session(plan, who, &events)).await
-            };
-            let Some(mut held) = opened else {
+            // Bound straight from the boxed opening: a local in between
+            // would be kept beside `held` for the session's life.
+            let Some(mut held) = Box::pin(self.open(plan, who, inputs, events)).await else {
                 return;
             };
-            let ending = self.hold(&mut held, &mut inputs, &events).await;
-            Box::pin(self.close(&held, ending, &events)).await;
+            let ending = self.hold(&mut held, inputs, events).await;
+            Box::pin(self.close(&held, ending, events)).await;
+        }
+    }
+
+    /// Acquires the planned lock, or campaigns until elected.
+    async fn open<I: Inputs, E: Events>(
+        self: &Arc<Self>,
+        plan: Box<Plan>,
+        who: Box<Who>,
+        inputs: &mut I,
+        events: &E,
+    ) -> Option<Holding> {
+        if plan.campaign.is_some() {
+            self.campaign_until_elected(plan, *who, inputs, events).await
+        } else {
+            self.acquire_for_session(plan, who, events).await
         }
     }
 
@@ -103,7 +171,7 @@ impl<N: Node> Locks<N> {
     async fn acquire_for_session<E: Events>(
         self: &Arc<Self>,
         plan: Box<Plan>,
-        who: Who,
+        who: Box<Who>,
         transport: &E,
     ) -> Option<Holding> {
         let asked = self.acquire_planned(&plan, &who, plan.wait, transport).await;
@@ -111,11 +179,7 @@ impl<N: Node> Locks<N> {
             let _ = transport.tell(&plan.resource, Event::Failed(error), Delivery::Always);
         };
         match asked {
-            Ok(Acquired::Granted(lease)) => Some(Holding {
-                plan: *plan,
-                lease,
-                who: Box::new(who),
-            }),
+            Ok(Acquired::Granted(lease)) => Some(Holding::new(*plan, lease, who)),
             Ok(Acquired::NotGranted { reason, votes, .. }) => {
                 let told = Event::NotAcquired { reason, votes: &votes };
                 let _ = transport.tell(&plan.resource, told, Delivery::Always);
@@ -157,136 +221,162 @@ impl<N: Node> Locks<N> {
     /// Tells the client how its session ends, and releases the lock (or,
     /// with a lock delay and no release asked for, lets it expire then).
     async fn close<E: Events>(&self, held: &Holding, ending: Ending, transport: &E) {
-        let Holding { plan, lease, who } = held;
+        let Holding { terms, lease, who } = held;
         if let Ending::Lost(lost) = ending {
             // LOST first: the client must stop now, not after our cleanup.
-            let _ = transport.tell(&plan.resource, Event::Lost(lost), Delivery::Last);
-            let event = if plan.campaign.is_some() { "leader_lost" } else { "lost" };
+            let _ = transport.tell(&terms.resource, Event::Lost(lost), Delivery::Last);
+            let event = if terms.campaign.is_some() {
+                "leader_lost"
+            } else {
+                "lost"
+            };
             audit(event, who, None, &lease.resource, Some(lease.fencing_token));
         }
-        if plan.campaign.is_some() {
+        if terms.campaign.is_some() {
             let outcome = if ending.unasked() { "lost" } else { "resigned" };
             self.metrics.elections.with_label_values(&[outcome]).inc();
         }
-        if ending.unasked() && !plan.lock_delay.is_zero() {
-            self.delay_release(&lease.resource, &lease.value, plan.lock_delay, who)
+        if ending.unasked() && !terms.lock_delay.is_zero() {
+            self.delay_release(&lease.resource, &lease.value, terms.lock_delay, who)
                 .await;
             self.election_changed(&lease.resource);
-            tracing::debug!(resource = %plan.resource, "session ended; the lock is kept for its lock delay");
+            tracing::debug!(resource = %terms.resource, "session ended; the lock is kept for its lock delay");
             return;
         }
         let held_to_end = self.release(&lease.resource, &lease.value, who).await.unwrap_or(false);
-        if plan.campaign.is_some() {
+        if terms.campaign.is_some() {
             self.election_changed(&lease.resource);
         }
         if let Ending::Released(why) = ending {
             let told = Event::Released { held_to_end, why };
-            let _ = transport.tell(&plan.resource, told, Delivery::Last);
+            let _ = transport.tell(&terms.resource, told, Delivery::Last);
         }
-        tracing::debug!(resource = %plan.resource, held_to_end, "session ended");
+        tracing::debug!(resource = %terms.resource, held_to_end, "session ended");
     }
 
     /// Keeps the lock until the session ends; returns how it ended. The
     /// caller releases.
-    async fn hold<I: Inputs, E: Events>(&self, held: &mut Holding, inputs: &mut I, transport: &E) -> Ending {
-        // `held`'s fields are named in place, not bound: every local here is
-        // kept for the session's life (docs/performance.md, workload (d)).
-        let node_timeout = self.node_timeout();
-        let started = Instant::now();
-        // Validity counts from the end of the rounds, which is about now.
-        let mut deadline = started + held.lease.validity;
-        let acquired = Event::Acquired {
-            lease: &held.lease,
-            validity: held.lease.validity,
-            published: held.plan.campaign.as_deref().map(|c| c.value.as_slice()),
-        };
-        if transport.tell(&held.plan.resource, acquired, Delivery::Always).is_err() {
-            return Ending::Silent;
-        }
-        let mut next_extend = next_extension(deadline, held.plan.ttl, node_timeout);
-        let max_hold_end = started + held.plan.max_hold;
-        // Woken by a shutdown that starts from now on; one already started is
-        // seen by `is_closing`.
-        let closing = self.shutdown_notified();
-        tokio::pin!(closing);
-        closing.as_mut().enable();
-        if self.is_closing() {
-            return Ending::Released(Released::ShuttingDown);
-        }
-        // One timer for the three deadlines (LOST, max_hold, next extension):
-        // an idle session is mostly this loop's state, kept small.
-        let timer = sleep_until(next_extend);
-        tokio::pin!(timer);
-        let mut revoked = self.revocations();
-        loop {
-            timer
-                .as_mut()
-                .reset(lost_at(deadline, node_timeout).min(max_hold_end).min(next_extend));
-            // Only small values leave the `select!`, and nothing of it is
-            // kept across the extension's await.
-            let step = tokio::select! {
-                biased;
-                () = &mut closing => Step::End(Ending::Released(Released::ShuttingDown)),
-                () = transport.closed() => Step::End(Ending::Silent),
-                () = &mut timer => Step::Timer,
-                name = revoked.recv() => match name {
-                    Ok((name, why)) if name == held.lease.resource => match why {
-                        Revoked::ForceReleased => Step::End(Ending::Lost(Lost::TakenAway)),
-                        Revoked::Resigned(term) if term == held.lease.fencing_token => {
-                            Step::End(Ending::Released(Released::Resigned))
-                        }
-                        Revoked::Resigned(_) => Step::Again,
-                    },
-                    // Missed some: an extension now finds out.
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Step::Timer,
-                    Ok(_) | Err(_) => Step::Again,
-                },
-                input = inputs.next() => match input {
-                    Input::Command(Command::Release) | Input::Finished => Step::End(Ending::Released(Released::ByClient)),
-                    Input::Command(Command::Proclaim(value)) => Step::Proclaim(value),
-                    Input::Refused(why) => Step::End(Ending::Released(Released::Refused(why))),
-                    Input::Gone => Step::End(Ending::Silent),
-                },
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn's future keeps its arguments twice; this one is kept per open session"
+    )]
+    fn hold<'a, I: Inputs, E: Events>(
+        &'a self,
+        held: &'a mut Holding,
+        inputs: &'a mut I,
+        transport: &'a E,
+    ) -> impl Future<Output = Ending> + Send + 'a {
+        async move {
+            // `held`'s fields are named in place, not bound: every local here is
+            // kept for the session's life (docs/performance.md, workload (d)).
+            // Validity counts from the end of the rounds, which is about now.
+            let mut deadline = Instant::now() + held.lease.validity;
+            let acquired = Event::Acquired {
+                lease: &held.lease,
+                validity: held.lease.validity,
+                published: held.terms.campaign.as_deref().map(|c| c.value.as_slice()),
             };
-            match step {
-                Step::End(ending) => return ending,
-                Step::Again => continue,
-                Step::Proclaim(value) => {
-                    if let Err(lost) = Box::pin(self.proclaim_held(held, value, transport)).await {
-                        return Ending::Lost(lost);
-                    }
-                    continue;
-                }
-                Step::Timer => {}
+            if transport
+                .tell(&held.terms.resource, acquired, Delivery::Always)
+                .is_err()
+            {
+                return Ending::Silent;
             }
-            let now = Instant::now();
-            if now >= lost_at(deadline, node_timeout) {
-                return Ending::Lost(Lost::NotExtendedInTime);
+            let mut next_extend = next_extension(deadline, held.terms.ttl, self.node_timeout());
+            // Woken by a shutdown that starts from now on; one already started is
+            // seen by `is_closing`.
+            let closing = self.shutdown_notified();
+            tokio::pin!(closing);
+            closing.as_mut().enable();
+            if self.is_closing() {
+                return Ending::Released(Released::ShuttingDown);
             }
-            if now >= max_hold_end {
-                return Ending::Released(Released::MaxHoldUsedUp);
-            }
-            let extended = Box::pin(self.extend(&held.lease.resource, &held.lease.value, held.plan.ttl, &held.who));
-            match extended.await {
-                Ok(Some(validity)) => {
-                    deadline = Instant::now() + validity;
-                    next_extend = next_extension(deadline, held.plan.ttl, node_timeout);
-                    if held.plan.campaign.is_some() {
-                        Box::pin(self.extend_term_record(held)).await;
-                    }
-                    // Never queue behind a slow reader: a stale EXTENDED
-                    // would make the client count validity too late.
-                    let told = Event::Extended {
-                        lease: &held.lease,
-                        validity,
+            // One timer for the three deadlines (LOST, max_hold, next extension):
+            // an idle session is mostly this loop's state, kept small.
+            let timer = sleep_until(next_extend);
+            tokio::pin!(timer);
+            let mut revoked = self.revocations();
+            loop {
+                timer.as_mut().reset(
+                    lost_at(deadline, self.node_timeout())
+                        .min(held.terms.max_hold_end)
+                        .min(next_extend),
+                );
+                // Only small values leave the `select!`, and nothing of this
+                // block is kept across the extension's await: the step and
+                // `now` end with it (bound in the loop's body, they would be
+                // kept across every await below).
+                {
+                    let step = tokio::select! {
+                        biased;
+                        () = &mut closing => Step::End(Ending::Released(Released::ShuttingDown)),
+                        () = transport.closed() => Step::End(Ending::Silent),
+                        () = &mut timer => Step::Timer,
+                        name = revoked.recv() => match name {
+                            Ok((name, why)) if name == held.lease.resource => match why {
+                                Revoked::ForceReleased => Step::End(Ending::Lost(Lost::TakenAway)),
+                                Revoked::Resigned(term) if term == held.lease.fencing_token => {
+                                    Step::End(Ending::Released(Released::Resigned))
+                                }
+                                Revoked::Resigned(_) => Step::Again,
+                            },
+                            // Missed some: an extension now finds out.
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Step::Timer,
+                            Ok(_) | Err(_) => Step::Again,
+                        },
+                        input = inputs.next() => match input {
+                            Input::Command(Command::Release) | Input::Finished => Step::End(Ending::Released(Released::ByClient)),
+                            Input::Command(Command::Proclaim(value)) => Step::Proclaim(value),
+                            Input::Refused(why) => Step::End(Ending::Released(Released::Refused(why))),
+                            Input::Gone => Step::End(Ending::Silent),
+                        },
                     };
-                    if transport.tell(&held.plan.resource, told, Delivery::IfRoom) == Err(Refused::Closed) {
-                        return Ending::Silent;
+                    match step {
+                        Step::End(ending) => return ending,
+                        Step::Again => continue,
+                        Step::Proclaim(value) => {
+                            if let Err(lost) = Box::pin(self.proclaim_held(held, value, transport)).await {
+                                return Ending::Lost(lost);
+                            }
+                            continue;
+                        }
+                        Step::Timer => {}
+                    }
+                    let now = Instant::now();
+                    if now >= lost_at(deadline, self.node_timeout()) {
+                        return Ending::Lost(Lost::NotExtendedInTime);
+                    }
+                    if now >= held.terms.max_hold_end {
+                        return Ending::Released(Released::MaxHoldUsedUp);
                     }
                 }
-                Ok(None) => return Ending::Lost(Lost::ExpiredOrTakenOver),
-                // No quorum now: try again soon; the LOST timer bounds it.
-                Err(_) => next_extend = Instant::now() + node_timeout * 2,
+                // Matched at once: the outcome (its error is large) is not kept
+                // across the record's await below.
+                let extended =
+                    Box::pin(self.extend(&held.lease.resource, &held.lease.value, held.terms.ttl, &held.who));
+                let validity = match extended.await {
+                    Ok(Some(validity)) => validity,
+                    Ok(None) => return Ending::Lost(Lost::ExpiredOrTakenOver),
+                    // No quorum now: try again soon; the LOST timer bounds it.
+                    Err(_) => {
+                        next_extend = Instant::now() + self.node_timeout() * 2;
+                        continue;
+                    }
+                };
+                deadline = Instant::now() + validity;
+                next_extend = next_extension(deadline, held.terms.ttl, self.node_timeout());
+                if held.terms.campaign.is_some() {
+                    Box::pin(self.extend_term_record(held)).await;
+                }
+                // Never queue behind a slow reader: a stale EXTENDED would make
+                // the client count validity too late.
+                let told = Event::Extended {
+                    lease: &held.lease,
+                    validity,
+                };
+                if transport.tell(&held.terms.resource, told, Delivery::IfRoom) == Err(Refused::Closed) {
+                    return Ending::Silent;
+                }
             }
         }
     }
