@@ -86,7 +86,7 @@ pub(crate) struct Locks<N> {
     /// the sessions holding them here.
     revoked: broadcast::Sender<(String, sessions::Revoked)>,
     /// Elections and locks followed here (docs/design.md#elections).
-    pub(crate) followed: Arc<follow::Followed>,
+    followed: Arc<follow::Followed>,
 }
 
 impl<N: Node> Locks<N> {
