@@ -191,13 +191,13 @@ impl<N: Node> Calls for LockService<N> {
                 Some(Call::Extend(req)) => LockService::extend(&self, &caller, req).await.map(Answer::Extend),
                 Some(Call::Release(req)) => LockService::release(&self, &caller, req).await.map(Answer::Release),
                 Some(Call::AcquireMany(req)) => {
-                    (LockService::acquire_many(&self, &caller, req).await).map(Answer::AcquireMany)
+                    (LockService::acquire_set(&self, &caller, req).await).map(Answer::AcquireMany)
                 }
                 Some(Call::ExtendMany(req)) => {
-                    (LockService::extend_many(&self, &caller, req).await).map(Answer::ExtendMany)
+                    (LockService::extend_set(&self, &caller, req).await).map(Answer::ExtendMany)
                 }
                 Some(Call::ReleaseMany(req)) => {
-                    (LockService::release_many(&self, &caller, req).await).map(Answer::ReleaseMany)
+                    (LockService::release_set(&self, &caller, req).await).map(Answer::ReleaseMany)
                 }
                 None => Err(Error::invalid("call", "one of acquire, extend or release must be set")),
             };
@@ -283,13 +283,13 @@ impl<N: Node> Lock for LockService<N> {
         request: Request<AcquireManyRequest>,
     ) -> Result<Response<AcquireManyResponse>, Status> {
         let caller = caller_of(&request)?;
-        let reply = LockService::acquire_many(self, &caller, request.into_inner()).await?;
+        let reply = LockService::acquire_set(self, &caller, request.into_inner()).await?;
         Ok(Response::new(reply))
     }
 
     async fn extend_many(&self, request: Request<ExtendManyRequest>) -> Result<Response<ExtendManyResponse>, Status> {
         let caller = caller_of(&request)?;
-        let reply = LockService::extend_many(self, &caller, request.into_inner()).await?;
+        let reply = LockService::extend_set(self, &caller, request.into_inner()).await?;
         Ok(Response::new(reply))
     }
 
@@ -298,7 +298,7 @@ impl<N: Node> Lock for LockService<N> {
         request: Request<ReleaseManyRequest>,
     ) -> Result<Response<ReleaseManyResponse>, Status> {
         let caller = caller_of(&request)?;
-        let reply = LockService::release_many(self, &caller, request.into_inner()).await?;
+        let reply = LockService::release_set(self, &caller, request.into_inner()).await?;
         Ok(Response::new(reply))
     }
 }

@@ -27,7 +27,7 @@ struct Held {
     streak: u32,
     /// The tenant's `max_locks_held` unit, given back with the entry.
     _quota: Option<Taken>,
-    /// For a set (docs/design.md#several-resources-at-once), the lock names
+    /// For a set (docs/design.md#sets), the lock names
     /// of its members.
     set: Vec<String>,
 }

@@ -9,13 +9,13 @@ mod campaign_tests;
 pub mod error;
 pub(crate) mod follow;
 mod held;
-mod many;
 mod reentry;
 pub(crate) mod session;
 mod session_io;
 #[cfg(test)]
 mod session_tests;
 mod sessions;
+mod set;
 pub(crate) mod watcher;
 #[cfg(test)]
 mod watcher_tests;

@@ -2,7 +2,7 @@
 //! the fred client, the process proof of its script cache, how releases are
 //! announced, and the one path every script call takes — by SHA, reloaded
 //! on `NOSCRIPT`, timed for the observer. The lock kinds (`exclusive.rs`,
-//! `shared.rs`, `permits.rs`, `many.rs`, `listing.rs`) and the batches
+//! `shared.rs`, `permits.rs`, `set.rs`, `listing.rs`) and the batches
 //! (`batch.rs`) call their scripts through it.
 
 use std::sync::atomic::{AtomicBool, Ordering};

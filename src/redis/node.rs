@@ -1,6 +1,6 @@
 //! The `Node` implementation over one master's connection (`conn.rs`): each
 //! operation goes to its lock kind (`exclusive.rs`, `shared.rs`,
-//! `permits.rs`, `many.rs`, `listing.rs`), round-1 requests through the
+//! `permits.rs`, `set.rs`, `listing.rs`), round-1 requests through the
 //! batches (`batch.rs`), and the monitor's probe and repair run on a
 //! connection of their own (`probe.rs`, `cluster_probe.rs`).
 
@@ -17,7 +17,7 @@ use super::cluster::Lanes;
 use super::conn::{Conn, failed, glob_escaped, ttl_arg};
 use super::proof::Proof;
 use super::replies::{self, Locked};
-use super::{exclusive, keys, listing, many, permits, shared};
+use super::{exclusive, keys, listing, permits, set, shared};
 use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
@@ -242,7 +242,7 @@ impl Node for RedisNode {
         self.counted_grant(shared::share(&self.conn, key, value, ttl).await?)
     }
 
-    async fn try_lock_many(
+    async fn try_lock_set(
         &self,
         keys: &[String],
         value: &str,
@@ -253,7 +253,7 @@ impl Node for RedisNode {
         // slot (docs/design.md#cluster-positions): a slot refused gives back
         // the slots taken before it, so the position holds the whole set or
         // none of it once the call returns.
-        let outcome = many::lock(&self.conn, keys, value, ttl, holder).await;
+        let outcome = set::lock(&self.conn, keys, value, ttl, holder).await;
         if self.clustered() && !matches!(outcome, Ok(Ok(_))) {
             for key in keys {
                 let _ = Node::unlock(self, key, value, Announce::No).await;

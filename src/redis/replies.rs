@@ -39,13 +39,13 @@ pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
     each_integer(reply, count, "round", "integers", Some)
 }
 
-/// `MANY` for `members` keys: `{1, a positive counter per member}` when
+/// `SET` for `members` keys: `{1, a positive counter per member}` when
 /// granted, else one lock answer as `ROUND`'s (0, -1, -2, -3), read by
 /// `locked`, never a grant.
 ///
 /// # Errors
 /// Anything else.
-pub fn many(reply: Value, members: usize) -> Result<Result<Vec<u64>, Locked>, NodeError> {
+pub fn set(reply: Value, members: usize) -> Result<Result<Vec<u64>, Locked>, NodeError> {
     let unexpected = |reply: &Value| NodeError::Reply(format!("unexpected set reply {reply:?} ({members} members)"));
     let Value::Array(parts) = &reply else {
         return Err(unexpected(&reply));

@@ -40,7 +40,7 @@ const FILES: &[(&str, &str)] = &[
     ("shared_fence", include_str!("lua/shared_fence.lua")),
     ("permits", include_str!("lua/permits.lua")),
     ("permit_extend", include_str!("lua/permit_extend.lua")),
-    ("many", include_str!("lua/many.lua")),
+    ("set", include_str!("lua/set.lua")),
     ("bulk_get", include_str!("lua/bulk_get.lua")),
     ("bulk_repair", include_str!("lua/bulk_repair.lua")),
 ];
@@ -211,7 +211,7 @@ pub struct Scripts {
     pub shared_fence: Script,
     pub permits: Script,
     pub permit_extend: Script,
-    pub many: Script,
+    pub set: Script,
     /// Read and repair every bucket of a cluster primary (`cluster_probe.rs`).
     pub bulk_get: Script,
     pub bulk_repair: Script,
@@ -240,7 +240,7 @@ pub static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| {
         shared_fence: per_lock("shared_fence", &[Lock, Fence, Readers, Marker]),
         permits: other("permits", Keys::Listed, Flags::None),
         permit_extend: per_lock("permit_extend", &[Lock, PermitsOfSlot]),
-        many: per_lock("many", &[Lock, Waiting, Fence, Marker]),
+        set: per_lock("set", &[Lock, Waiting, Fence, Marker]),
         bulk_get: other("bulk_get", Keys::InArgv, Flags::CrossSlotNoWrites),
         bulk_repair: other("bulk_repair", Keys::InArgv, Flags::CrossSlot),
     }
@@ -265,7 +265,7 @@ impl Scripts {
             &self.shared_fence,
             &self.permits,
             &self.permit_extend,
-            &self.many,
+            &self.set,
         ]
     }
 }

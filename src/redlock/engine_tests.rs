@@ -2,7 +2,7 @@
 //! with a short node timeout. The tests run with Tokio's clock paused, so
 //! every duration is exact and none sleeps in real time; they are by
 //! operation in `acquire_tests`, `extend_tests`, `release_tests` and
-//! `handoff_tests`, and `many_tests`, `permits_tests` and `shared_tests`
+//! `handoff_tests`, and `set_tests`, `permits_tests` and `shared_tests`
 //! use `config` too.
 
 use std::future::pending;

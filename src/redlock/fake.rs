@@ -232,7 +232,7 @@ impl Node for FakeNode {
         .await
     }
 
-    async fn try_lock_many(
+    async fn try_lock_set(
         &self,
         keys: &[String],
         value: &str,

@@ -25,9 +25,6 @@ mod handoff_tests;
 pub mod holder;
 mod inspect;
 mod listing;
-mod many;
-#[cfg(test)]
-mod many_tests;
 pub(crate) mod monitor;
 pub mod node;
 pub(crate) mod observer;
@@ -38,6 +35,9 @@ pub(crate) mod quorum;
 mod release;
 #[cfg(test)]
 mod release_tests;
+mod set;
+#[cfg(test)]
+mod set_tests;
 mod shards;
 #[cfg(test)]
 mod shared_tests;
@@ -53,9 +53,9 @@ pub use error::Error;
 pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use holder::Holder;
 pub use listing::{Listed, Page, PageEnd};
-pub use many::{AcquiredSet, MAX_SET};
 pub use node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 pub use permits::{permits_name, slot_name};
+pub use set::{AcquiredSet, MAX_SET};
 pub use vote::{Acquired, FailureReason, HandOff, Inspection, NodeInspection, NodeVote, summarize};
 
 /// Random bytes in a lock value (docs/design.md#the-lock-on-one-master: 20 bytes from the OS CSPRNG).

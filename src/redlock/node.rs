@@ -109,13 +109,13 @@ pub trait Node: Send + Sync + 'static {
         holder: &str,
     ) -> impl Future<Output = Result<Option<u64>, NodeError>> + Send;
 
-    /// Round 1 of a set (docs/design.md#several-resources-at-once): lock
+    /// Round 1 of a set (docs/design.md#sets): lock
     /// every one of `keys` with `value`, or none, in one step. Each key must
     /// be free or hold `value` already (a re-send); then each takes the next
     /// fence counter value, as `try_lock` does, and the counters come back
     /// in the keys' order. `Ok(None)` when any key is held by another value
     /// (nothing is written but the waiting marks of the held keys).
-    fn try_lock_many(
+    fn try_lock_set(
         &self,
         keys: &[String],
         value: &str,

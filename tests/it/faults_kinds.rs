@@ -71,7 +71,7 @@ async fn permits_through_kill_9_and_empty_restarts_are_safe() {
     );
 }
 
-/// Clients taking "r" alone and together with "s" as a set (docs/design.md#several-resources-at-once)
+/// Clients taking "r" alone and together with "s" as a set (docs/design.md#sets)
 /// through kill -9 of two masters and their empty restarts: no holder of a member overlaps a set holding
 /// it, tokens rise per member, and the fenced store takes "r"'s tokens only upward.
 #[tokio::test]

@@ -59,7 +59,7 @@ impl redlockd::redlock::Node for Gate {
         Ok(Some(advanced))
     }
 
-    async fn try_lock_many(
+    async fn try_lock_set(
         &self,
         keys: &[String],
         value: &str,
@@ -67,7 +67,7 @@ impl redlockd::redlock::Node for Gate {
         holder: &str,
     ) -> Result<Option<Vec<u64>>, redlockd::redlock::NodeError> {
         self.check()?;
-        self.node.try_lock_many(keys, value, ttl, holder).await
+        self.node.try_lock_set(keys, value, ttl, holder).await
     }
 
     async fn agree_permits(

@@ -1,5 +1,5 @@
 //! Several resources at once against a real daemon and five real masters
-//! (docs/design.md#several-resources-at-once): all or nothing, one value and
+//! (docs/design.md#sets): all or nothing, one value and
 //! a token per member, per-member and whole-set extend and release, no
 //! deadlock between overlapping sets (and its control: member by member,
 //! two callers deadlock, and the checker's liveness rule says so), bad

@@ -1,4 +1,4 @@
-//! Rig clients that take two resources as a set (docs/design.md#several-resources-at-once): each member's
+//! Rig clients that take two resources as a set (docs/design.md#sets): each member's
 //! grant and release is recorded as a lock of its own, so every rule of the checker holds per member; the
 //! first member's token goes to the fenced store, as a single lock's would.
 

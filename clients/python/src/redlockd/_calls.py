@@ -4,7 +4,7 @@ the generator that a driver runs. ``clock`` (``time.monotonic``) is read
 right before each request is sent: the client rule counts a lease's
 validity from then (docs/design.md#the-wire-contract).
 
-A set (docs/design.md#several-resources-at-once) is taken all or none: one
+A set (docs/design.md#sets) is taken all or none: one
 value for the set, a fencing token per member."""
 
 from __future__ import annotations

@@ -186,7 +186,7 @@ public final class RedlockdClient implements AutoCloseable {
   }
 
   /**
-   * Takes the locks on several resources at once, all or none (docs/design.md#several-resources-at-once),
+   * Takes the locks on several resources at once, all or none (docs/design.md#sets),
    * trying for up to the options' wait: 1 to 16 names, repeats dropped. One {@link Lease} per
    * resource, sorted by resource, or empty when any of them stayed with someone else all along:
    * then none is held, and none was held while waiting (callers with overlapping sets cannot

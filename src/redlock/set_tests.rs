@@ -1,5 +1,5 @@
 //! Sets in the engine, on in-memory nodes
-//! (docs/design.md#several-resources-at-once): all or none on each node, a
+//! (docs/design.md#sets): all or none on each node, a
 //! quorum for the whole set, nothing left behind by a refused attempt.
 
 use std::future::pending;
@@ -30,7 +30,7 @@ async fn each_node_takes_the_whole_set_or_none_and_a_quorum_takes_it() {
         node.try_lock(&b, stranger.expose(), TTL, "").await.unwrap();
     }
     let outcome = engine
-        .acquire_many(&names(), TTL, Duration::ZERO, pending(), "")
+        .acquire_set(&names(), TTL, Duration::ZERO, pending(), "")
         .await
         .unwrap();
     assert!(matches!(outcome, AcquiredSet::NotGranted { .. }), "{outcome:?}");
@@ -43,7 +43,7 @@ async fn each_node_takes_the_whole_set_or_none_and_a_quorum_takes_it() {
         node.unlock(&b, stranger.expose(), Announce::No).await.unwrap();
     }
     let AcquiredSet::Granted(leases) = engine
-        .acquire_many(&names(), TTL, Duration::ZERO, pending(), "")
+        .acquire_set(&names(), TTL, Duration::ZERO, pending(), "")
         .await
         .unwrap()
     else {

@@ -1,6 +1,6 @@
 //! Several resources at once on one master
-//! (docs/design.md#several-resources-at-once): the whole set or none of it,
-//! in one script (`lua/many.lua`) per slot.
+//! (docs/design.md#sets): the whole set or none of it,
+//! in one script (`lua/set.lua`) per slot.
 
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use super::scripts::SCRIPTS;
 use crate::redlock::node::NodeError;
 
 /// Takes the set `keys` for `value`: a counter per member, or why not (a
-/// refusal, or the node's state: `replies::many`). On a cluster each slot's
+/// refusal, or the node's state: `replies::set`). On a cluster each slot's
 /// members go in one call, slot after slot, stopping at the first that is
 /// not granted; the caller gives back what the slots before it took.
 pub(super) async fn lock(
@@ -42,7 +42,7 @@ pub(super) async fn lock(
     Ok(Ok(counters))
 }
 
-/// MANY in one call: the members must share one slot on a cluster.
+/// SET in one call: the members must share one slot on a cluster.
 async fn in_one_call(
     conn: &Conn,
     members: &[&String],
@@ -59,5 +59,5 @@ async fn in_one_call(
         conn.waiter_tag.clone(),
         conn.writer_wait.clone(),
     ];
-    replies::many(conn.eval(&SCRIPTS.many, all, args).await?, members.len())
+    replies::set(conn.eval(&SCRIPTS.set, all, args).await?, members.len())
 }

@@ -1,5 +1,5 @@
 //! `AcquireMany`, `ExtendMany` and `ReleaseMany` of the `redlockd.v1.Lock`
-//! service (docs/design.md#several-resources-at-once): validation and
+//! service (docs/design.md#sets): validation and
 //! translation; the set logic is in `locks` and `redlock`.
 
 use std::time::Duration;
@@ -18,7 +18,7 @@ use crate::locks::error::Error;
 use crate::redlock::{AcquiredSet, Node};
 
 impl<N: Node> LockService<N> {
-    pub(crate) async fn acquire_many(
+    pub(crate) async fn acquire_set(
         &self,
         caller: &Caller,
         req: AcquireManyRequest,
@@ -31,7 +31,7 @@ impl<N: Node> LockService<N> {
             return Err(Error::ShuttingDown);
         }
         // Sorted and without repeats: every caller takes the members in one
-        // order (docs/design.md#several-resources-at-once).
+        // order (docs/design.md#sets).
         let mut members: Vec<(String, String)> = (req.resources.iter())
             .map(|resource| Ok((caller.lock_name(resource)?, resource.clone())))
             .collect::<Result<_, Error>>()?;
@@ -40,7 +40,7 @@ impl<N: Node> LockService<N> {
         let names = members.iter().map(|(name, _)| name.clone()).collect();
         let who = caller.who(&req.owner);
         let outcome = (self.locks)
-            .acquire_many(names, (ttl, wait), std::future::pending(), &who)
+            .acquire_set(names, (ttl, wait), std::future::pending(), &who)
             .await?;
         Ok(match outcome {
             AcquiredSet::Granted(leases) => AcquireManyResponse {
@@ -64,7 +64,7 @@ impl<N: Node> LockService<N> {
         })
     }
 
-    pub(crate) async fn extend_many(
+    pub(crate) async fn extend_set(
         &self,
         caller: &Caller,
         req: ExtendManyRequest,
@@ -83,7 +83,7 @@ impl<N: Node> LockService<N> {
         })
     }
 
-    pub(crate) async fn release_many(
+    pub(crate) async fn release_set(
         &self,
         caller: &Caller,
         req: ReleaseManyRequest,

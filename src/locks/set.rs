@@ -1,5 +1,5 @@
 //! Several resources at once through the daemon
-//! (docs/design.md#several-resources-at-once): quotas, metrics and audit as
+//! (docs/design.md#sets): quotas, metrics and audit as
 //! for one lock; the acquisition runs in a task of its own, so a caller that
 //! leaves never leaks a set.
 
@@ -35,7 +35,7 @@ impl<N: Node> Locks<N> {
     ///
     /// # Errors
     /// As `Locks::acquire`.
-    pub(crate) async fn acquire_many(
+    pub(crate) async fn acquire_set(
         self: &Arc<Self>,
         names: Vec<String>,
         (ttl, wait): (Duration, Duration),
@@ -44,7 +44,7 @@ impl<N: Node> Locks<N> {
     ) -> Result<AcquiredSet, Error> {
         let started = Instant::now();
         let outcome = match self.check_quota(who) {
-            Ok(()) => self.acquire_many_unrecorded(names, (ttl, wait), give_up, who).await,
+            Ok(()) => self.acquire_set_unrecorded(names, (ttl, wait), give_up, who).await,
             Err(e) => Err(e),
         };
         if let Ok(AcquiredSet::Granted(leases)) = &outcome {
@@ -64,7 +64,7 @@ impl<N: Node> Locks<N> {
         outcome
     }
 
-    async fn acquire_many_unrecorded(
+    async fn acquire_set_unrecorded(
         self: &Arc<Self>,
         names: Vec<String>,
         (ttl, wait): (Duration, Duration),
@@ -82,7 +82,7 @@ impl<N: Node> Locks<N> {
                     () = give_up => {}
                 }
             };
-            let outcome = (locks.engine.acquire_many(&names, ttl, wait, stop, &holder).await).map_err(Error::from);
+            let outcome = (locks.engine.acquire_set(&names, ttl, wait, stop, &holder).await).map_err(Error::from);
             if let Err(Ok(AcquiredSet::Granted(leases))) = tx.send(outcome) {
                 tracing::info!(
                     members = leases.len(),

@@ -1,4 +1,4 @@
-//! Several resources at once (docs/design.md#several-resources-at-once):
+//! Several resources at once (docs/design.md#sets):
 //! each master takes the whole set or none of it in one step, the grant
 //! needs a quorum for the whole set, and a failed attempt gives every
 //! member back before the next: waiting never holds part of a set, so two
@@ -20,7 +20,7 @@ use super::{Engine, Error, Lease, LockValue};
 /// The most resources one set may hold.
 pub const MAX_SET: usize = 16;
 
-/// The outcome of `Engine::acquire_many`.
+/// The outcome of `Engine::acquire_set`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AcquiredSet {
     /// Every member is held, with one value; a lease per member, in the
@@ -45,7 +45,7 @@ impl<N: Node> Engine<N> {
     /// # Errors
     /// `Error::Unavailable` when the last attempt reached fewer than a quorum
     /// of nodes.
-    pub async fn acquire_many(
+    pub async fn acquire_set(
         &self,
         names: &[String],
         ttl: Duration,
@@ -61,7 +61,7 @@ impl<N: Node> Engine<N> {
         loop {
             attempts += 1;
             let value = LockValue::random();
-            let failure = match self.attempt_many(&keys, &value, ttl, holder).await {
+            let failure = match self.attempt_set(&keys, &value, ttl, holder).await {
                 Ok(tokens) => {
                     let leases = (names.iter().zip(tokens))
                         .map(|(name, (fencing_token, validity))| Lease {
@@ -104,7 +104,7 @@ impl<N: Node> Engine<N> {
     /// One whole-set attempt: round 1 on every node (all or none there),
     /// then per member round 2 and the validity, as for one lock. On
     /// failure every member is released on every node that may hold it.
-    async fn attempt_many(
+    async fn attempt_set(
         &self,
         keys: &[String],
         value: &LockValue,
@@ -112,8 +112,8 @@ impl<N: Node> Engine<N> {
         holder: &str,
     ) -> Result<Vec<(u64, Duration)>, Attempt> {
         let t0 = Instant::now();
-        let answers = self.round_one_many(keys, value, ttl, holder).await;
-        let result = self.granted_many(keys, value, ttl, t0, &answers).await;
+        let answers = self.round_one_set(keys, value, ttl, holder).await;
+        let result = self.granted_set(keys, value, ttl, t0, &answers).await;
         if result.is_err() {
             let maybe_ours: Vec<bool> = (answers.iter())
                 .map(|(vote, _)| !matches!(vote, NodeVote::Taken | NodeVote::Quarantined | NodeVote::Unusable(_)))
@@ -130,7 +130,7 @@ impl<N: Node> Engine<N> {
 
     /// Round 1 of a set: per node its vote and, when it granted, a counter
     /// per member.
-    async fn round_one_many(
+    async fn round_one_set(
         &self,
         keys: &[String],
         value: &LockValue,
@@ -149,7 +149,7 @@ impl<N: Node> Engine<N> {
                 Standing::Unverified => return (NodeVote::Unusable("not verified yet".into()), Vec::new()),
                 Standing::Failed { reason, .. } => return (NodeVote::Unusable(reason), Vec::new()),
             }
-            match node.try_lock_many(keys, value.expose(), ttl, holder).await {
+            match node.try_lock_set(keys, value.expose(), ttl, holder).await {
                 Ok(Some(counters)) if counters.len() == keys.len() => (NodeVote::Granted(counters[0]), counters),
                 Ok(Some(_)) => (
                     NodeVote::Errored("a counter per member was expected".into()),
@@ -178,7 +178,7 @@ impl<N: Node> Engine<N> {
 
     /// A quorum for the whole set, then each member's token and validity
     /// as `granted` makes them for one lock.
-    async fn granted_many(
+    async fn granted_set(
         &self,
         keys: &[String],
         value: &LockValue,
