@@ -8,7 +8,10 @@
 #      on a daemon of its own (killed masters stay dead for the rest of that
 #      daemon's life);
 #   4. mutual TLS + bearer token, on the --secure daemon;
-#   5. the packages a registry would get: `python -m build` makes an sdist
+#   5. the conformance scenarios (clients/conformance/README.md), through
+#      the blocking and the asyncio client, a line per scenario; each one
+#      that kills masters once per client, on a daemon of its own;
+#   6. the packages a registry would get: `python -m build` makes an sdist
 #      and, from it, a wheel; the wheel goes into a fresh venv, which runs
 #      the README's first lock (its first ```python block, as written)
 #      against a daemon; the sdist into another, which imports it.
@@ -68,7 +71,16 @@ done
 say "4. mutual TLS and a bearer token"
 "$root/scripts/with-dev-daemon" --secure "${pytest[@]}" -m secure .
 
-say "5. python -m build; the wheel and the sdist, each in a fresh venv"
+say "5. the conformance scenarios"
+"$root/scripts/with-dev-daemon" "$py" -m conformance
+for id in $("$py" -m conformance --own-daemon-ids); do
+  for driver in sync async; do
+    say "5. $id ($driver), on a daemon of its own"
+    "$root/scripts/with-dev-daemon" "$py" -m conformance --client "$driver" --only "$id"
+  done
+done
+
+say "6. python -m build; the wheel and the sdist, each in a fresh venv"
 # setuptools' build/lib and the egg-info's SOURCES.txt (which the sdist's
 # file list starts from) keep deleted modules: never ship them.
 rm -rf "$here/build" "$here/src/redlockd.egg-info"

@@ -9,6 +9,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from google.protobuf.duration_pb2 import Duration
 
 import redlockd
 from redlockd import _calls as calls
@@ -146,6 +147,41 @@ def test_a_set_is_taken_with_one_request_and_released_only_as_leases_of_one_valu
         calls.release_many(redlockd.Lease(CLIENT, "a", "v" * 40, 3, 0.0, None), redlockd.Lease)
     with pytest.raises(redlockd.InvalidArgument, match="^invalid leases: 0 leases; 1 to 16 are allowed$"):
         calls.release_many([], redlockd.Lease)
+
+
+def test_a_released_lease_asks_the_daemon_nothing_more():
+    lease = redlockd.Lease(CLIENT, "a", "v" * 40, 3, 500.0, 10)
+    steps = calls.release(lease)
+    assert next(steps) == Call("Release", pb.ReleaseRequest(resource="a", value="v" * 40))
+    for again in (calls.release(lease), calls.extend(lease, None)):
+        with pytest.raises(StopIteration) as done:
+            next(again)
+        assert done.value.value is False, "a released lease asked the daemon again"
+    member = redlockd.Lease(CLIENT, "b", "v" * 40, 3, 500.0, 10)
+    next(calls.release_many([member], redlockd.Lease))
+    with pytest.raises(StopIteration) as done:
+        next(calls.release(member))
+    assert done.value.value is False, "a lease given to release_many was released again"
+
+
+def test_extend_many_extends_a_set_in_one_request_and_moves_the_extended_leases_on():
+    clock = FakeClock()
+    a, b, c = (redlockd.Lease(CLIENT, name, "v" * 40, 3, 500.0, 10) for name in "abc")
+    steps = calls.extend_many([a, c], redlockd.Lease, None, clock)
+    request = pb.ExtendManyRequest(resources=["a", "c"], value="v" * 40, ttl=timedelta(seconds=10))
+    assert next(steps) == Call("ExtendMany", request), "not the set's own TTL, or not one request"
+    clock.now += 0.5
+    with pytest.raises(StopIteration) as done:
+        steps.send(pb.ExtendManyResponse(extended=False, members=[True, False], validity=timedelta(seconds=9)))
+    assert done.value.value is False
+    assert (a.valid_until, b.valid_until, c.valid_until) == (509.0, 500.0, 500.0), "only the extended lease moves on"
+    assert next(calls.extend_many([b], redlockd.Lease, 2.5)).request.ttl == Duration(seconds=2, nanos=500_000_000)
+    with pytest.raises(redlockd.InvalidArgument, match="^invalid leases: .* extend_many takes leases of one acquire_many$"):
+        calls.extend_many([a, redlockd.Lease(CLIENT, "d", "w" * 40, 1, 0.0, None)], redlockd.Lease, None)
+    with pytest.raises(redlockd.InvalidArgument, match="^invalid ttl: -1s 0ns is not a valid non-negative duration"):
+        calls.extend_many([a], redlockd.Lease, -1)
+    with pytest.raises(redlockd.InvalidArgument, match="^invalid leases: 17 leases; 1 to 16 are allowed$"):
+        calls.extend_many([a] * 17, redlockd.Lease, None)
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,10 @@ class AsyncClient:
         """As ``Client.release_many``."""
         return await self._run(calls.release_many(leases, AsyncLease))
 
+    async def extend_many(self, leases: Iterable["AsyncLease"], ttl: Optional[v.Seconds] = None) -> bool:
+        """As ``Client.extend_many``."""
+        return await self._run(calls.extend_many(leases, AsyncLease, ttl))
+
     def hold(
         self,
         resource: str,

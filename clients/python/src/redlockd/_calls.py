@@ -17,7 +17,7 @@ from . import _validate as v
 from ._errors import InvalidArgument
 from ._lease import K, LeaseBase, LeaseInfo
 from ._retry import Clock, retried
-from ._steps import Call, Steps
+from ._steps import Call, Steps, T
 from .v1 import lock_pb2 as pb
 
 #: What leaving a lease's ``with`` block raises (as ``LockLost``) when the
@@ -83,9 +83,42 @@ def acquire_many(
 def release_many(leases: Iterable[LeaseInfo], kind: type) -> Steps[bool]:
     """``Client.release_many``: 1 to 16 ``kind`` leases (those
     ``acquire_many`` returns, or some of them), all with one value."""
+    given = _one_set(leases, kind, "release_many")
+    for lease in given:
+        lease._released = True
+    request = pb.ReleaseManyRequest(resources=[lease.resource for lease in given], value=given[0]._value)
+    return _field(Call("ReleaseMany", request), "released")
+
+
+def extend_many(
+    leases: Iterable[LeaseBase], kind: type, ttl: Optional[v.Seconds], clock: Clock = time.monotonic
+) -> Steps[bool]:
+    """``Client.extend_many``: resets the TTL of 1 to 16 ``kind`` leases of
+    one set to ``ttl`` (``None``: the TTL the set was taken with) and moves
+    each extended lease's ``valid_until`` on; ``False`` when any was lost."""
+    given = _one_set(leases, kind, "extend_many")
+    ttl_s = given[0]._ttl if ttl is None else v.seconds(ttl, "ttl")
+    request = pb.ExtendManyRequest(resources=[lease.resource for lease in given], value=given[0]._value)
+    _durations(request, ttl_s, 0)
+
+    def attempt() -> Steps[bool]:
+        sent = clock()
+        reply = yield Call("ExtendMany", request)
+        # The validity is the shortest of the extended ones'.
+        for lease, extended in zip(given, reply.members):
+            if extended:
+                lease.valid_until = sent + v.from_wire(reply.validity)
+        return reply.extended
+
+    return attempt()
+
+
+def _one_set(leases: Iterable[LeaseInfo], kind: type, method: str) -> Sequence:
+    """``leases`` as a list: 1 to 16 ``kind`` leases that hold one value
+    (of one ``acquire_many``); ``InvalidArgument`` naming ``leases``."""
     if isinstance(leases, LeaseInfo) or not isinstance(leases, abc.Iterable):
         raise InvalidArgument(f"invalid leases: must be a list of {kind.__name__}, not {type(leases).__name__}")
-    given: Sequence[LeaseInfo] = list(leases)
+    given: Sequence = list(leases)
     for lease in given:
         if not isinstance(lease, kind):
             raise InvalidArgument(
@@ -95,10 +128,9 @@ def release_many(leases: Iterable[LeaseInfo], kind: type) -> Steps[bool]:
         raise InvalidArgument(f"invalid leases: {len(given)} leases; 1 to {v.MAX_SET} are allowed")
     if len({lease._value for lease in given}) != 1:
         raise InvalidArgument(
-            "invalid leases: they hold more than one value: release_many takes leases of one acquire_many"
+            f"invalid leases: they hold more than one value: {method} takes leases of one acquire_many"
         )
-    request = pb.ReleaseManyRequest(resources=[lease.resource for lease in given], value=given[0]._value)
-    return _field(Call("ReleaseMany", request), "released")
+    return given
 
 
 def extend(lease: LeaseBase, ttl: Optional[v.Seconds], clock: Clock = time.monotonic) -> Steps[bool]:
@@ -109,6 +141,8 @@ def extend(lease: LeaseBase, ttl: Optional[v.Seconds], clock: Clock = time.monot
     _durations(request, ttl_s, 0)
 
     def attempt() -> Steps[bool]:
+        if lease._released:
+            return False  # nothing is held to extend
         sent = clock()
         reply = yield Call("Extend", request)
         if reply.extended:
@@ -119,8 +153,19 @@ def extend(lease: LeaseBase, ttl: Optional[v.Seconds], clock: Clock = time.monot
 
 
 def release(lease: LeaseBase) -> Steps[bool]:
-    """``Lease.release``: ``True`` when the lock was held to the end."""
+    """``Lease.release``: ``True`` when the lock was held to the end;
+    ``False``, asking the daemon nothing, when the lease was released
+    before."""
+    if lease._released:
+        return _answer(False)
+    lease._released = True
     return _field(Call("Release", pb.ReleaseRequest(resource=lease.resource, value=lease._value)), "released")
+
+
+def _answer(value: T) -> Steps[T]:
+    """Steps that perform nothing and return ``value``."""
+    return value
+    yield  # a generator, as every operation is
 
 
 def inspect(resource: str) -> Steps[pb.InspectResponse]:

@@ -81,7 +81,7 @@ class LeaseBase(LeaseInfo):
     """What ``Lease`` and ``AsyncLease`` keep: the client that took the lock
     (to extend and release through it) and the TTL it was taken with."""
 
-    __slots__ = ("_client", "_ttl")
+    __slots__ = ("_client", "_ttl", "_released")
 
     def __init__(
         self,
@@ -98,6 +98,10 @@ class LeaseBase(LeaseInfo):
         super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
         self._client = client
         self._ttl = ttl
+        #: Released (or given to ``release_many``): it asks the daemon
+        #: nothing more, since with a reentrancy key its value is another
+        #: acquisition's too.
+        self._released = False
 
     @classmethod
     def _of(cls: Type[K], client, wire: pb.Lease, sent: float, ttl: Optional[float]) -> K:

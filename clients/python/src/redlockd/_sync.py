@@ -117,6 +117,15 @@ class Client:
         released already."""
         return self._run(calls.release_many(leases, Lease))
 
+    def extend_many(self, leases: Iterable["Lease"], ttl: Optional[v.Seconds] = None) -> bool:
+        """Extends leases of one set (what ``acquire_many`` returned, or
+        some of them) in one call: resets their time to live to ``ttl``
+        (default: the TTL the set was taken with) and moves each extended
+        lease's ``valid_until`` on. ``True`` when every one was extended;
+        ``False`` when any had expired, been taken over or been released:
+        stop working under the set."""
+        return self._run(calls.extend_many(leases, Lease, ttl))
+
     def hold(
         self,
         resource: str,
@@ -241,12 +250,14 @@ class Lease(LeaseBase):
     def extend(self, ttl: Optional[v.Seconds] = None) -> bool:
         """Resets the lock's time to live to ``ttl`` (default: the TTL it
         was taken with) and moves ``valid_until`` on. ``False`` when the lock
-        is lost (expired or taken over): stop working under it."""
+        is lost (expired or taken over) or this lease was released: stop
+        working under it."""
         return self._client._run(calls.extend(self, ttl))
 
     def release(self) -> bool:
         """Gives the lock back. ``True`` when it was still held to the end;
-        ``False`` when it had expired or been taken over meanwhile."""
+        ``False`` when it had expired or been taken over meanwhile, or (the
+        daemon is not asked again) when this lease was released before."""
         return self._client._run(calls.release(self))
 
     def __enter__(self) -> "Lease":
