@@ -44,7 +44,7 @@ fn wire_leader(leader: Option<Leader>) -> LeaderResponse {
             candidate: leader.candidate,
             value: leader.value,
             term: leader.term,
-            since: Some(prost_types::Timestamp {
+            since: Some(pbjson_types::Timestamp {
                 seconds: (leader.since_ms / 1000) as i64,
                 nanos: ((leader.since_ms % 1000) * 1_000_000) as i32,
             }),

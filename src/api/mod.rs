@@ -10,6 +10,7 @@ pub(crate) mod codec;
 pub(crate) mod election;
 pub mod health;
 pub(crate) mod hold;
+pub(crate) mod http;
 pub(crate) mod outbox;
 pub(crate) mod page_token;
 pub(crate) mod peer;

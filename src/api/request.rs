@@ -51,7 +51,7 @@ impl Limits {
     ///
     /// # Errors
     /// `InvalidArgument` naming `field` when out of range.
-    pub fn ttl(&self, field: &'static str, ttl: Option<prost_types::Duration>) -> Result<Duration, Error> {
+    pub fn ttl(&self, field: &'static str, ttl: Option<pbjson_types::Duration>) -> Result<Duration, Error> {
         let Some(ttl) = ttl else {
             return Ok(self.default_ttl);
         };
@@ -100,7 +100,7 @@ impl Limits {
     ///
     /// # Errors
     /// `InvalidArgument` naming `wait` when out of range.
-    pub fn wait(&self, wait: Option<prost_types::Duration>) -> Result<Duration, Error> {
+    pub fn wait(&self, wait: Option<pbjson_types::Duration>) -> Result<Duration, Error> {
         let wait = wait.map_or(Ok(Duration::ZERO), |w| duration("wait", w))?;
         if wait > self.max_wait {
             return Err(Error::invalid(
@@ -118,7 +118,7 @@ impl Limits {
     ///
     /// # Errors
     /// `InvalidArgument` naming `max_hold` when out of range.
-    pub fn max_hold(&self, max_hold: Option<prost_types::Duration>) -> Result<Duration, Error> {
+    pub fn max_hold(&self, max_hold: Option<pbjson_types::Duration>) -> Result<Duration, Error> {
         let Some(max_hold) = max_hold else {
             return Ok(self.max_hold);
         };
@@ -141,7 +141,7 @@ impl Limits {
     ///
     /// # Errors
     /// `InvalidArgument` naming `lock_delay`, outside `[0, max_lock_delay]`.
-    pub fn lock_delay(&self, lock_delay: Option<prost_types::Duration>) -> Result<Duration, Error> {
+    pub fn lock_delay(&self, lock_delay: Option<pbjson_types::Duration>) -> Result<Duration, Error> {
         let Some(lock_delay) = lock_delay else {
             return Ok(Duration::ZERO);
         };
@@ -161,7 +161,7 @@ impl Limits {
 }
 
 /// A protobuf duration as a non-negative `Duration`.
-fn duration(field: &'static str, d: prost_types::Duration) -> Result<Duration, Error> {
+fn duration(field: &'static str, d: pbjson_types::Duration) -> Result<Duration, Error> {
     let canonical = d.seconds >= 0 && (0..1_000_000_000).contains(&d.nanos);
     let converted = if canonical { Duration::try_from(d).ok() } else { None };
     converted.ok_or_else(|| {
@@ -370,8 +370,8 @@ mod tests {
         }
     }
 
-    fn pd(seconds: i64, nanos: i32) -> Option<prost_types::Duration> {
-        Some(prost_types::Duration { seconds, nanos })
+    fn pd(seconds: i64, nanos: i32) -> Option<pbjson_types::Duration> {
+        Some(pbjson_types::Duration { seconds, nanos })
     }
 
     fn field_of(e: Error) -> &'static str {

@@ -1,11 +1,13 @@
 //! The gRPC server around the service: TLS, HTTP/2 keepalive and limits,
-//! `grpc.health.v1`, server reflection, and a graceful stop.
+//! `grpc.health.v1`, server reflection, the HTTP/JSON routes beside them
+//! (docs/http.md), and a graceful stop.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
@@ -14,6 +16,7 @@ use super::admin::AdminService;
 use super::auth::{Auth, Authenticate};
 use super::election::ElectionService;
 use super::health::Health;
+use super::http;
 use super::proto;
 use super::service::LockService;
 use crate::config::ServerTls;
@@ -94,18 +97,37 @@ pub(crate) async fn serve<N: Node>(
         .build_v1alpha()
         .map_err(|e| ServeError::Reflection(e.to_string()))?;
     let max_message = settings.max_message_size;
-    let lock_server = proto::lock_server::LockServer::new(service)
+    // One copy of each service, shared by its gRPC server and the HTTP routes.
+    let (service, admin, election) = (Arc::new(service), Arc::new(admin), Arc::new(election));
+    let http_routes = http::router(http::Http {
+        lock: service.clone(),
+        admin: admin.clone(),
+        election: election.clone(),
+        auth: auth.clone(),
+    });
+    let lock_server = proto::lock_server::LockServer::from_arc(service)
         .max_decoding_message_size(max_message)
         .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
     // Every call is authenticated once, before the service sees it.
     let lock_server = InterceptedService::new(lock_server, Authenticate(auth.clone()));
-    let admin_server =
-        InterceptedService::new(proto::admin_server::AdminServer::new(admin), Authenticate(auth.clone()));
+    let admin_server = InterceptedService::new(
+        proto::admin_server::AdminServer::from_arc(admin),
+        Authenticate(auth.clone()),
+    );
     // A leader's value may be 4 KiB (request::MAX_ELECTION_VALUE_BYTES).
-    let election_server = proto::election_server::ElectionServer::new(election)
+    let election_server = proto::election_server::ElectionServer::from_arc(election)
         .max_decoding_message_size(max_message + super::request::MAX_ELECTION_VALUE_BYTES)
         .max_encoding_message_size(max_message.max(MIN_REPLY_LIMIT));
     let election_server = InterceptedService::new(election_server, Authenticate(auth));
+    // gRPC services by their paths, everything else to the HTTP routes
+    // (docs/http.md): the same listener, TLS and keepalive.
+    let routes = Routes::from(http_routes)
+        .add_service(lock_server)
+        .add_service(admin_server)
+        .add_service(election_server)
+        .add_service(health.service())
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha);
     tracing::info!(
         listen = %listener.local_addr().map_or_else(|e| e.to_string(), |a| a.to_string()),
         tls = settings.tls.is_some(),
@@ -130,12 +152,9 @@ pub(crate) async fn serve<N: Node>(
         .concurrency_limit_per_connection(settings.max_requests_per_connection)
         // Metadata (a bearer token included) fits in far less.
         .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
-        .add_service(lock_server)
-        .add_service(admin_server)
-        .add_service(election_server)
-        .add_service(health.service())
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
+        // HTTP/1.1 (and 1.0) for the HTTP routes; gRPC stays on HTTP/2.
+        .accept_http1(true)
+        .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, stop)
         .await?;
     Ok(())

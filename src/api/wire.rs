@@ -54,11 +54,17 @@ pub(crate) fn wire_reason(reason: FailureReason) -> WireReason {
 }
 
 /// A `Duration` on the wire (saturating).
-pub(crate) fn wire_duration(d: Duration) -> prost_types::Duration {
-    prost_types::Duration::try_from(d).unwrap_or(prost_types::Duration {
-        seconds: i64::MAX,
-        nanos: 0,
-    })
+pub(crate) fn wire_duration(d: Duration) -> pbjson_types::Duration {
+    match i64::try_from(d.as_secs()) {
+        Ok(seconds) => pbjson_types::Duration {
+            seconds,
+            nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+        },
+        Err(_) => pbjson_types::Duration {
+            seconds: i64::MAX,
+            nanos: 0,
+        },
+    }
 }
 
 /// Who holds a lock, on the wire.
@@ -67,7 +73,7 @@ pub(crate) fn wire_holder(holder: &Holder) -> WireHolder {
         owner: holder.owner.clone(),
         tenant: holder.tenant.clone(),
         daemon: holder.daemon.clone(),
-        since: Some(prost_types::Timestamp {
+        since: Some(pbjson_types::Timestamp {
             seconds: (holder.since_ms / 1000) as i64,
             nanos: ((holder.since_ms % 1000) * 1_000_000) as i32,
         }),

@@ -25,6 +25,7 @@ mod faults_kinds;
 mod floods;
 mod grpc_redis;
 mod handoffs;
+mod http_unary;
 mod identity;
 mod key_layout;
 mod listing;

@@ -6,6 +6,7 @@ pub mod certs;
 pub mod clusters;
 pub mod history;
 pub mod hold;
+pub mod http;
 pub mod keys;
 pub mod proxy;
 pub mod redis_node;
