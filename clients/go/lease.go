@@ -102,7 +102,7 @@ func (l *Lease) GoString() string { return l.String() }
 // # Errors
 //
 // false with nil when the lock is lost (expired or taken over: stop
-// working under it; Context is then cancelled). ErrLockLost when the
+// working under it; Context is then cancelled) or was released. ErrLockLost when the
 // validity had already run out, ErrInvalidArgument for a Hold session's
 // lock (the daemon extends it) or a bad ttl; the daemon's errors.
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
@@ -112,6 +112,12 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 	if ttl < 0 {
 		p := durationpb.New(ttl)
 		return false, invalid("ttl", "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)
+	}
+	l.mu.Lock()
+	released := l.released
+	l.mu.Unlock()
+	if released {
+		return false, nil // nothing is held to extend
 	}
 	if err := l.Err(); err != nil {
 		return false, err
@@ -157,6 +163,63 @@ func (l *Lease) Release(ctx context.Context) (bool, error) {
 	return reply.Released, nil
 }
 
+// ExtendMany extends leases of one set (what AcquireMany returned, or some
+// of them) to ttl in one call, counted from the moment it is sent, and
+// reports whether every one was extended. A lease that was not (expired,
+// taken over or released) is lost: its Context is cancelled and its Err
+// wraps ErrLockLost; the others' validity is the shortest of the extended
+// ones'.
+//
+// # Errors
+//
+// ErrInvalidArgument, before anything is sent, as ReleaseMany's, and for
+// a negative ttl; the daemon's errors (a ttl out of its range among them);
+// ctx's error if it ends before the daemon answers.
+func (c *Client) ExtendMany(ctx context.Context, leases []*Lease, ttl time.Duration) (bool, error) {
+	resources, err := setOf(leases, "ExtendMany")
+	if err != nil {
+		return false, err
+	}
+	if ttl < 0 {
+		p := durationpb.New(ttl)
+		return false, invalid("ttl", "%ds %dns is not a valid non-negative duration (seconds >= 0, 0 <= nanos < 1e9)", p.Seconds, p.Nanos)
+	}
+	sent := time.Now()
+	reply, err := c.stub.ExtendMany(c.Outgoing(ctx), &pb.ExtendManyRequest{Resources: resources, Value: leases[0].value, Ttl: durationpb.New(ttl)})
+	if err != nil {
+		return false, fromStatus(err)
+	}
+	for i, l := range leases {
+		if i < len(reply.Members) && reply.Members[i] {
+			l.setValidity(sent, reply.Validity.AsDuration())
+		} else {
+			l.cancel(&Error{Kind: ErrLockLost, Message: "the lock expired, was taken over or was released"})
+		}
+	}
+	return reply.Extended, nil
+}
+
+// setOf is the resources of leases of one set, checked for call (ExtendMany
+// or ReleaseMany) as the daemon would.
+func setOf(leases []*Lease, call string) ([]string, error) {
+	if len(leases) < 1 || len(leases) > MaxSet {
+		return nil, invalid("leases", "%d leases; 1 to %d are allowed", len(leases), MaxSet)
+	}
+	resources := make([]string, len(leases))
+	for i, l := range leases {
+		switch {
+		case l == nil:
+			return nil, invalid("leases", "[%d] is nil", i)
+		case l.session != nil:
+			return nil, invalid("leases", "[%d] is a Hold session's lock; %s is for AcquireMany's leases", i, call)
+		case l.value != leases[0].value:
+			return nil, invalid("leases", "they hold more than one value: %s takes leases of one AcquireMany", call)
+		}
+		resources[i] = l.resource
+	}
+	return resources, nil
+}
+
 // ReleaseMany gives back leases of one set (what AcquireMany returned, or
 // some of them) in one call and reports whether every one was still held
 // to the end: false when any had expired, been taken over or been released
@@ -168,20 +231,9 @@ func (l *Lease) Release(ctx context.Context) (bool, error) {
 // Hold session's, or leases of more than one value; the daemon's errors;
 // ctx's error if it ends before the daemon confirms.
 func (c *Client) ReleaseMany(ctx context.Context, leases []*Lease) (bool, error) {
-	if len(leases) < 1 || len(leases) > MaxSet {
-		return false, invalid("leases", "%d leases; 1 to %d are allowed", len(leases), MaxSet)
-	}
-	resources := make([]string, len(leases))
-	for i, l := range leases {
-		switch {
-		case l == nil:
-			return false, invalid("leases", "[%d] is nil", i)
-		case l.session != nil:
-			return false, invalid("leases", "[%d] is a Hold session's lock; ReleaseMany is for AcquireMany's leases", i)
-		case l.value != leases[0].value:
-			return false, invalid("leases", "they hold more than one value: ReleaseMany takes leases of one AcquireMany")
-		}
-		resources[i] = l.resource
+	resources, err := setOf(leases, "ReleaseMany")
+	if err != nil {
+		return false, err
 	}
 	for _, l := range leases {
 		l.mu.Lock()

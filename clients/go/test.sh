@@ -7,9 +7,11 @@
 #      (protoc and its pinned Go plugins, installed by gen.sh);
 #   3. gofmt, go vet (the client and examples/go);
 #   4. the tests, with the race detector, against a real daemon and five
-#      real masters (scripts/with-dev-daemon): TestClient*, then each
-#      TestKillsMasters* and TestFreezesDaemon* on a daemon of its own (the
-#      killed masters stay dead; the frozen daemon is continued), then
+#      real masters (scripts/with-dev-daemon): TestClient* (the
+#      conformance scenarios, ../conformance, among them), then each
+#      TestKillsMasters* and TestFreezesDaemon*, and each conformance
+#      scenario that kills masters, on a daemon of its own (the killed
+#      masters stay dead; the frozen daemon is continued), then
 #      TestSecure* on the --secure daemon (mutual TLS and a bearer token);
 #   5. the README's five lines, as pasted, in a user's program: a fresh
 #      module outside the repository that `go get`s this client through a
@@ -60,6 +62,13 @@ alone="$("$scratch/redlockd.test" -test.list '^(TestKillsMasters|TestFreezesDaem
 [ "$(wc -w <<<"$alone")" -ge 3 ] || { say "found $(wc -w <<<"$alone") tests that kill masters or freeze the daemon, not 3"; exit 1; }
 for test in $alone; do
   run "$scratch/redlockd.test" -test.run "^$test\$" -test.v -test.count=1
+done
+# The conformance scenarios that kill masters (TestClientConformance played
+# the others above), each on a daemon of its own.
+owned="$(cd "$here" && "$scratch/redlockd.test" -test.run '^TestConformanceOnOwnDaemon$' | sed -n 's/^own-daemon //p')"
+[ "$(wc -w <<<"$owned")" -ge 2 ] || { say "found $(wc -w <<<"$owned") conformance scenarios that need a daemon of their own, not 2"; exit 1; }
+for id in $owned; do
+  REDLOCKD_CONFORMANCE_SCENARIO="$id" run "$scratch/redlockd.test" -test.run '^TestConformanceOnOwnDaemon$' -test.count=1
 done
 run --secure "$scratch/redlockd.test" -test.run '^TestSecure' -test.v -test.count=1
 
