@@ -25,7 +25,7 @@ use crate::api::wire::{wire_duration, wire_holder, wire_lease, wire_outcomes, wi
 use crate::api::{hold as session, pipeline, watch};
 use crate::locks::Locks;
 use crate::locks::error::Error;
-use crate::redlock::{Acquired, FailureReason, Node};
+use crate::redlock::{Acquired, FailureReason, Lifetime, Node};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
 pub(crate) struct LockService<N> {
@@ -84,6 +84,7 @@ impl<N: Node> LockService<N> {
         request::owner(&req.owner)?;
         let kind = self.limits.kind(req.mode, req.permits)?;
         let key = request::reentrancy_key(&req.reentrancy_key)?;
+        let lock_delay = self.limits.lock_delay(req.lock_delay)?;
         if self.locks.is_closing() {
             return Err(Error::ShuttingDown);
         }
@@ -96,7 +97,13 @@ impl<N: Node> LockService<N> {
         // stops and a lock granted meanwhile is released.
         let who = caller.who(&req.owner);
         let outcome = (self.locks)
-            .acquire_keyed(name, (kind, ttl), wait, std::future::pending(), (&who, key))
+            .acquire_keyed(
+                name,
+                (kind, Lifetime { ttl, lock_delay }),
+                wait,
+                std::future::pending(),
+                (&who, key),
+            )
             .await?;
         Ok(match outcome {
             Acquired::Granted(lease) => {

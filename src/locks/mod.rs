@@ -40,7 +40,8 @@ use crate::locks::who::{Who, audit};
 use crate::redlock::Head;
 use crate::redlock::node::Announce;
 use crate::redlock::{
-    Acquired, Engine, FailureReason, HandOff, Inspection, Kind, Listed, LockValue, Mode, Node, Page, PageEnd, slot_name,
+    Acquired, Engine, FailureReason, HandOff, Inspection, Kind, Lifetime, Listed, LockValue, Mode, Node, Page, PageEnd,
+    slot_name,
 };
 use crate::telemetry::metrics::{Metrics, Status};
 
@@ -242,7 +243,10 @@ impl<N: Node> Locks<N> {
     /// Releases `value` by handing the lock to the waiter that made
     /// `offer`; returns whether `value` was held to the end.
     async fn hand_off(&self, resource: &str, value: &LockValue, offer: Offer, streak: u32) -> Result<bool, Error> {
-        let handed = self.engine.hand_off(resource, value, offer.ttl, &offer.holder).await;
+        let handed = self
+            .engine
+            .hand_off(resource, value, offer.lifetime, &offer.holder)
+            .await;
         let outcome = match &handed {
             Ok(HandOff { lease: Some(_), .. }) => "handed",
             Ok(HandOff { lease: None, .. }) => "failed",
@@ -283,7 +287,7 @@ impl<N: Node> Locks<N> {
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         resource: String,
-        (kind, ttl): (Kind, Duration),
+        (kind, lifetime): (Kind, Lifetime),
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
         who: &Who,
@@ -291,7 +295,9 @@ impl<N: Node> Locks<N> {
         let started = Instant::now();
         let outcome = match self.check_quota(who) {
             Ok(()) => {
-                let outcome = self.acquire_unrecorded(resource, (kind, ttl), wait, give_up, who).await;
+                let outcome = self
+                    .acquire_unrecorded(resource, (kind, lifetime), wait, give_up, who)
+                    .await;
                 if let Ok(Acquired::Granted(lease)) = &outcome {
                     let unit = who.quota.as_ref().map(|q| q.count_one(Quota::LocksHeld));
                     self.held.granted(lease, &who.owner, 0, unit);
@@ -336,7 +342,7 @@ impl<N: Node> Locks<N> {
     async fn acquire_unrecorded(
         self: &Arc<Self>,
         resource: String,
-        (kind, ttl): (Kind, Duration),
+        (kind, lifetime): (Kind, Lifetime),
         wait: Duration,
         give_up: impl Future<Output = ()> + Send + 'static,
         who: &Who,
@@ -368,7 +374,7 @@ impl<N: Node> Locks<N> {
                         () = tx.closed() => return Err(Error::Cancelled),
                         () = &mut give_up => return Err(Error::Cancelled),
                     }
-                    let (from, held) = slot.offer(ttl, holder.clone());
+                    let (from, held) = slot.offer(lifetime, holder.clone());
                     offer = Some(from);
                     held_here = held;
                 }
@@ -397,7 +403,7 @@ impl<N: Node> Locks<N> {
                 };
                 locks
                     .engine
-                    .acquire(&resource, (kind, ttl), left, stop, head, &holder)
+                    .acquire(&resource, (kind, lifetime), left, stop, head, &holder)
                     .await
                     .map_err(Error::from)
             }

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use crate::locks::error::Error;
 use crate::locks::quota::{Kind, Taken};
 use crate::locks::who::Who;
-use crate::redlock::Lease;
+use crate::redlock::{Lease, Lifetime};
 
 /// The queues of one daemon, with limits.
 pub(crate) struct Waiters {
@@ -64,8 +64,8 @@ struct Queue {
 /// The head of a queue, ready to be handed the lock by a local release.
 pub(crate) struct Offer {
     ticket: u64,
-    /// The TTL the head asked for.
-    pub ttl: Duration,
+    /// The TTL (and lock delay) the head asked for.
+    pub lifetime: Lifetime,
     /// The head's holder tag (`Engine::holder_tag`).
     pub holder: String,
     /// Where the lock goes; closed when the head has left.
@@ -266,17 +266,17 @@ impl Place {
         &self.released
     }
 
-    /// Offers (as head) to be handed the lock with `ttl` by a release in
+    /// Offers (as head) to be handed the lock with `lifetime` by a release in
     /// this daemon; the lease arrives on the receiver. Also says whether
     /// the head before left holding the lock (see `leave_holding`).
-    pub(crate) fn offer(&self, ttl: Duration, holder: String) -> (oneshot::Receiver<Lease>, bool) {
+    pub(crate) fn offer(&self, lifetime: Lifetime, holder: String) -> (oneshot::Receiver<Lease>, bool) {
         let (to, from) = oneshot::channel();
         let mut state = self.waiters.state();
         let mut held_here = false;
         if let Some(queue) = state.queues.get_mut(&self.resource) {
             queue.offer = Some(Offer {
                 ticket: self.ticket,
-                ttl,
+                lifetime,
                 holder,
                 to,
             });
@@ -406,17 +406,17 @@ mod tests {
         let second = waiters.join("r", &Who::default()).unwrap();
         let third = waiters.join("r", &Who::default()).unwrap();
         assert!(
-            !first.offer(TTL, String::new()).1,
+            !first.offer(TTL.into(), String::new()).1,
             "nobody held it before the first head"
         );
         first.leave_holding();
         second.until_head().await;
-        assert!(second.offer(TTL, String::new()).1);
+        assert!(second.offer(TTL.into(), String::new()).1);
         // The hint is read once, and a head that left empty-handed gives none.
-        assert!(!second.offer(TTL, String::new()).1);
+        assert!(!second.offer(TTL.into(), String::new()).1);
         drop(second);
         third.until_head().await;
-        assert!(!third.offer(TTL, String::new()).1);
+        assert!(!third.offer(TTL.into(), String::new()).1);
     }
 
     #[tokio::test(start_paused = true)]
@@ -424,11 +424,11 @@ mod tests {
         let window = Duration::from_millis(50);
         let waiters = Arc::new(Waiters::new(10, 100).with_handoffs(4, window));
         let head = waiters.join("r", &Who::default()).unwrap();
-        let (_lease, _) = head.offer(TTL, String::new());
+        let (_lease, _) = head.offer(TTL.into(), String::new());
         // Within the streak the head is handed the lock; nobody steps aside.
         assert!(waiters.take_offer("r", 3).is_some());
         assert_eq!(head.yielding(), None);
-        let (_lease, _) = head.offer(TTL, String::new());
+        let (_lease, _) = head.offer(TTL.into(), String::new());
         let ended = Instant::now();
         assert!(waiters.take_offer("r", 4).is_none(), "the fifth release is published");
         assert_eq!(head.yielding(), Some(ended + window));
@@ -444,7 +444,7 @@ mod tests {
         // With hand-offs off every release is published, and none yields.
         let off = Arc::new(Waiters::new(10, 100).with_handoffs(0, window));
         let head = off.join("r", &Who::default()).unwrap();
-        let (_lease, _) = head.offer(TTL, String::new());
+        let (_lease, _) = head.offer(TTL.into(), String::new());
         assert!(off.take_offer("r", 0).is_none());
         off.step_aside("r", 0);
         assert_eq!(head.yielding(), None);

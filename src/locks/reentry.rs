@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use crate::locks::Locks;
 use crate::locks::error::Error;
 use crate::locks::who::Who;
-use crate::redlock::{Acquired, Kind, Lease, Node};
+use crate::redlock::{Acquired, Kind, Lease, Lifetime, Node};
 
 /// From this many keys on, `turn` sweeps lapsed ones now and then.
 const SWEEP_FROM: usize = 1024;
@@ -229,13 +229,13 @@ impl<N: Node> Locks<N> {
     pub(crate) async fn acquire_keyed(
         self: &Arc<Self>,
         resource: String,
-        (kind, ttl): (Kind, std::time::Duration),
+        (kind, lifetime): (Kind, Lifetime),
         wait: std::time::Duration,
         give_up: impl std::future::Future<Output = ()> + Send + 'static,
         (who, key): (&Who, Option<&str>),
     ) -> Result<Acquired, Error> {
         let Some(key) = key else {
-            return self.acquire(resource, (kind, ttl), wait, give_up, who).await;
+            return self.acquire(resource, (kind, lifetime), wait, give_up, who).await;
         };
         let mut turn = self.reentries.turn(&resource, key).await;
         match turn.reenter(kind) {
@@ -252,7 +252,7 @@ impl<N: Node> Locks<N> {
             }
             Ok(None) => {}
         }
-        let outcome = self.acquire(resource, (kind, ttl), wait, give_up, who).await;
+        let outcome = self.acquire(resource, (kind, lifetime), wait, give_up, who).await;
         if let Ok(Acquired::Granted(lease)) = &outcome {
             turn.hold(lease, kind);
         }

@@ -215,7 +215,14 @@ impl<N: Node> Locks<N> {
             }
         };
         let key = plan.reentrancy_key.as_deref();
-        (self.acquire_keyed(plan.name.clone(), (plan.kind, plan.ttl), wait, give_up, (who, key))).await
+        (self.acquire_keyed(
+            plan.name.clone(),
+            (plan.kind, plan.ttl.into()),
+            wait,
+            give_up,
+            (who, key),
+        ))
+        .await
     }
 
     /// Tells the client how its session ends, and releases the lock (or,

@@ -27,7 +27,7 @@ async fn a_watcher_sees_the_state_then_each_change_named() {
     let granted = locks
         .acquire(
             "lock:w".into(),
-            (Kind::Exclusive, ttl),
+            (Kind::Exclusive, ttl.into()),
             Duration::ZERO,
             std::future::pending(),
             &who,
@@ -81,7 +81,7 @@ async fn a_watcher_sees_the_state_then_each_change_named() {
     locks
         .acquire(
             "lock:w".into(),
-            (Kind::Exclusive, ttl),
+            (Kind::Exclusive, ttl.into()),
             Duration::ZERO,
             std::future::pending(),
             &who,

@@ -14,7 +14,7 @@ use super::fanout::gather;
 use super::node::{Announce, Node, Standing};
 use super::quorum::{self, Decision, Minted};
 use super::vote::{Acquired, FailureReason, NodeVote, summarize};
-use super::{Engine, Error, Kind, Lease, LockValue, Mode};
+use super::{Engine, Error, Kind, Lease, Lifetime, LockValue, Mode};
 
 /// How a single attempt failed, with what the nodes said in round 1.
 pub(super) enum Attempt {
@@ -60,13 +60,14 @@ impl<N: Node> Engine<N> {
     pub async fn acquire<H: Future<Output = Lease>>(
         &self,
         resource: &str,
-        (kind, ttl): (Kind, Duration),
+        (kind, lifetime): (Kind, impl Into<Lifetime>),
         wait: Duration,
         give_up: impl Future<Output = ()>,
         head: Option<Head<'_, H>>,
         holder: &str,
     ) -> Result<Acquired, Error> {
         let key = self.lock_key(resource);
+        let lifetime = lifetime.into();
         let deadline = Instant::now() + wait;
         let mut give_up = std::pin::pin!(give_up);
         let (wake, handed, mut defer, yielding) = match head {
@@ -107,7 +108,7 @@ impl<N: Node> Engine<N> {
                     }
                 }
                 attempts += 1;
-                let failure = match self.try_once(resource, &key, kind, ttl, holder).await {
+                let failure = match self.try_once(resource, &key, kind, lifetime, holder).await {
                     Ok(lease) => return Ok(Acquired::Granted(lease)),
                     Err(Attempt::Differ(held)) => {
                         let Kind::Permits(asked) = kind else {
@@ -165,15 +166,19 @@ impl<N: Node> Engine<N> {
         resource: &str,
         key: &str,
         kind: Kind,
-        ttl: Duration,
+        Lifetime { ttl, lock_delay }: Lifetime,
         holder: &str,
     ) -> Result<Lease, Attempt> {
         let mode = match kind {
             Kind::Exclusive => Mode::Exclusive,
             Kind::Shared => Mode::Shared,
-            Kind::Permits(n) => return self.attempt_permit(resource, n, ttl, holder).await,
+            Kind::Permits(n) => {
+                return self
+                    .attempt_permit(resource, n, Lifetime { ttl, lock_delay }, holder)
+                    .await;
+            }
         };
-        let value = LockValue::random_for(mode);
+        let value = LockValue::random_for(mode).delayed(lock_delay);
         let (fencing_token, validity) = self.attempt(key, &value, ttl, holder).await?;
         let resource = resource.to_owned();
         Ok(Lease {
@@ -281,8 +286,8 @@ impl<N: Node> Engine<N> {
                 Standing::Failed { reason, .. } => return NodeVote::Unusable(reason),
             }
             let locked = match value.mode() {
-                Mode::Exclusive => node.try_lock(key, value.expose(), ttl, holder).await,
-                Mode::Shared => node.try_share(key, value.expose(), ttl, holder).await,
+                Mode::Exclusive => node.try_lock(key, value.expose(), value.key_ttl(ttl), holder).await,
+                Mode::Shared => node.try_share(key, value.expose(), value.key_ttl(ttl), holder).await,
             };
             match locked {
                 Ok(Some(counter)) => NodeVote::Granted(counter),

@@ -94,7 +94,9 @@ impl<N: Node> Engine<N> {
         self.extensions.queue().push(QueuedExtension {
             key: self.lock_key(resource),
             value: value.expose().to_owned(),
-            ttl,
+            // The masters keep the key its lock delay longer; the validity
+            // below is counted from `ttl` alone (docs/design.md#lock-delay).
+            ttl: value.key_ttl(ttl),
             queued_at: Instant::now(),
             answer,
         });
@@ -107,8 +109,11 @@ impl<N: Node> Engine<N> {
         Ok(match extended {
             // Counted now, when the caller reads it: validity runs from
             // before the commands left until this very moment.
-            Extended::Yes { ttl, sent } => quorum::validity(ttl, sent.elapsed(), self.config.drift_factor)
-                .filter(|v| *v >= self.config.min_validity),
+            Extended::Yes { ttl, sent } => {
+                let ttl = ttl.saturating_sub(value.lock_delay());
+                quorum::validity(ttl, sent.elapsed(), self.config.drift_factor)
+                    .filter(|v| *v >= self.config.min_validity)
+            }
             Extended::Lost => None,
         })
     }

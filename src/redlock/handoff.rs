@@ -1,20 +1,19 @@
 //! Handing a lock straight to the next local waiter in one round
 //! (docs/design.md#hand-off).
 
-use std::time::Duration;
-
 use tokio::time::Instant;
 
 use super::fanout::gather;
 use super::node::{Announce, Node, Standing, Swap};
 use super::vote::{HandOff, NodeVote};
-use super::{Engine, Error, Lease, LockValue, quorum};
+use super::{Engine, Error, Lease, Lifetime, LockValue, quorum};
 
 impl<N: Node> Engine<N> {
     /// Hands the lock `old` on `resource` straight to a new owner (the next
     /// waiter in this daemon) in one round instead of a release, a
     /// published wake-up and a new acquisition: every usable node swaps
-    /// `old` (or a free key) for a fresh value with `ttl`, advancing its
+    /// `old` (or a free key) for a fresh value with `lifetime` (its lock
+    /// delay in the value: docs/design.md#lock-delay), advancing its
     /// fence counter; the token is minted from those counters exactly as in
     /// an acquisition (round 2 when needed), so it outranks every earlier
     /// grant. Nodes not usable for acquisitions only release `old`.
@@ -28,18 +27,20 @@ impl<N: Node> Engine<N> {
         &self,
         resource: &str,
         old: &LockValue,
-        ttl: Duration,
+        lifetime: impl Into<Lifetime>,
         holder: &str,
     ) -> Result<HandOff, Error> {
         let key = self.lock_key(resource);
-        let new = LockValue::random();
+        let Lifetime { ttl, lock_delay } = lifetime.into();
+        let new = LockValue::random().delayed(lock_delay);
         let t0 = Instant::now();
         let calls = self.nodes.iter().map(|node| {
             let (key, new) = (&key, &new);
             async move {
                 let usable = matches!(node.standing_of(key), Standing::Usable);
                 let answer = if usable {
-                    node.hand_off(key, old.expose(), new.expose(), ttl, holder).await
+                    node.hand_off(key, old.expose(), new.expose(), new.key_ttl(ttl), holder)
+                        .await
                 } else {
                     node.unlock(key, old.expose(), Announce::No).await.map(|was_held| Swap {
                         was_held,

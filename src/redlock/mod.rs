@@ -25,6 +25,7 @@ mod handoff_tests;
 pub mod holder;
 mod inspect;
 mod listing;
+mod lock_delay;
 pub(crate) mod monitor;
 pub mod node;
 pub(crate) mod observer;
@@ -53,6 +54,7 @@ pub use error::Error;
 pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use holder::Holder;
 pub use listing::{Listed, Page, PageEnd};
+pub use lock_delay::Lifetime;
 pub use node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 pub use permits::{permits_name, slot_name};
 pub use set::{AcquiredSet, MAX_SET};
@@ -204,9 +206,10 @@ impl LockValue {
     /// # Errors
     /// A message saying what the format is, when `s` is not in it.
     pub fn parse(s: &str) -> Result<LockValue, String> {
-        let hex = match s.strip_prefix(PERMIT_VALUE_START) {
+        let (base, _) = lock_delay::split_delay(s);
+        let hex = match base.strip_prefix(PERMIT_VALUE_START) {
             Some(rest) => permit_of(rest).map(|(_, hex)| hex),
-            None => Some(s.strip_prefix(SHARED_VALUE_START).unwrap_or(s)),
+            None => Some(base.strip_prefix(SHARED_VALUE_START).unwrap_or(base)),
         };
         let well_formed = hex.is_some_and(|hex| {
             hex.len() == 2 * VALUE_BYTES && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -215,7 +218,7 @@ impl LockValue {
             Ok(LockValue(s.to_owned()))
         } else {
             Err(format!(
-                "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock or `p<permits>.<slot>.` for a permit (got {} bytes)",
+                "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock or `p<permits>.<slot>.` for a permit, and `+<milliseconds>` after them for a lock delay (got {} bytes)",
                 2 * VALUE_BYTES,
                 s.len()
             ))

@@ -3,13 +3,11 @@
 //! values, so each inherits the quorum, fencing, quarantine and Hold
 //! machinery. Permits are never counted across masters.
 
-use std::time::Duration;
-
 use super::acquire::Attempt;
 use super::fanout::gather;
 use super::node::Node;
 use super::vote::FailureReason;
-use super::{Engine, Lease, LockValue, Permit};
+use super::{Engine, Lease, Lifetime, LockValue, Permit};
 
 /// The lock name of slot `slot` of the semaphore named `name` (apart from
 /// every lock name, which starts with `lock:` or `tenant:`).
@@ -31,13 +29,13 @@ impl<N: Node> Engine<N> {
         &self,
         name: &str,
         n: u32,
-        ttl: Duration,
+        Lifetime { ttl, lock_delay }: Lifetime,
         holder: &str,
     ) -> Result<Lease, Attempt> {
         let permits_key = self.lock_key(&permits_name(name));
         let slots: Vec<String> = (0..n).map(|slot| self.lock_key(&slot_name(name, slot))).collect();
-        let calls =
-            (self.nodes.iter()).map(|node| async { node.agree_permits(&permits_key, &slots, n, ttl).await.ok() });
+        let calls = (self.nodes.iter())
+            .map(|node| async { node.agree_permits(&permits_key, &slots, n, ttl + lock_delay).await.ok() });
         let (answers, _) = gather(calls, |_| false, self.config.node_timeout).await;
         let answers: Vec<_> = answers.into_iter().flatten().flatten().collect();
         let agreed: Vec<&Vec<bool>> = (answers.iter())
@@ -65,7 +63,7 @@ impl<N: Node> Engine<N> {
                 // Held by a majority: taken, as are the slots after it.
                 break;
             }
-            let value = LockValue::random_permit(Permit { of: n, slot });
+            let value = LockValue::random_permit(Permit { of: n, slot }).delayed(lock_delay);
             match self.attempt(&slots[slot as usize], &value, ttl, holder).await {
                 Ok((fencing_token, validity)) => {
                     let resource = name.to_owned();

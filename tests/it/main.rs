@@ -30,6 +30,7 @@ mod identity;
 mod key_layout;
 mod listing;
 mod lock_costs;
+mod lock_delay;
 mod lua_scripts;
 mod node_details;
 mod operations;

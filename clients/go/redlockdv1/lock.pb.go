@@ -813,6 +813,14 @@ type AcquireRequest struct {
 	// wait as for any holder. The same key asking another mode or number of
 	// permits is FAILED_PRECONDITION.
 	ReentrancyKey string `protobuf:"bytes,7,opt,name=reentrancy_key,json=reentrancyKey,proto3" json:"reentrancy_key,omitempty"`
+	// lock_delay, when set, keeps the lock on the masters this much longer
+	// than its validity, so that a holder that dies without releasing leaves
+	// the resource to nobody for that long after its lease ran out: for
+	// resources that cannot check fencing tokens. The delay rides in the
+	// lease's value, so every Extend keeps it; a Release frees the lock at
+	// once. At most the daemon's lock.max_lock_delay (by default 60s); unset
+	// or 0: none. A reentered lock keeps the delay it was first taken with.
+	LockDelay     *durationpb.Duration `protobuf:"bytes,8,opt,name=lock_delay,json=lockDelay,proto3" json:"lock_delay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -894,6 +902,13 @@ func (x *AcquireRequest) GetReentrancyKey() string {
 		return x.ReentrancyKey
 	}
 	return ""
+}
+
+func (x *AcquireRequest) GetLockDelay() *durationpb.Duration {
+	if x != nil {
+		return x.LockDelay
+	}
+	return nil
 }
 
 // Lease is a granted lock.
@@ -2635,7 +2650,7 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"K\n" +
 	"\x13ReleaseManyResponse\x12\x1a\n" +
 	"\breleased\x18\x01 \x01(\bR\breleased\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\bR\amembers\"\x8a\x02\n" +
+	"\amembers\x18\x02 \x03(\bR\amembers\"\xc4\x02\n" +
 	"\x0eAcquireRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12+\n" +
 	"\x03ttl\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12-\n" +
@@ -2643,7 +2658,9 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12)\n" +
 	"\x04mode\x18\x05 \x01(\x0e2\x15.redlockd.v1.LockModeR\x04mode\x12\x18\n" +
 	"\apermits\x18\x06 \x01(\rR\apermits\x12%\n" +
-	"\x0ereentrancy_key\x18\a \x01(\tR\rreentrancyKey\"\xee\x01\n" +
+	"\x0ereentrancy_key\x18\a \x01(\tR\rreentrancyKey\x128\n" +
+	"\n" +
+	"lock_delay\x18\b \x01(\v2\x19.google.protobuf.DurationR\tlockDelay\"\xee\x01\n" +
 	"\x05Lease\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12#\n" +
@@ -2867,70 +2884,71 @@ var file_redlockd_v1_lock_proto_depIdxs = []int32{
 	31, // 7: redlockd.v1.AcquireRequest.ttl:type_name -> google.protobuf.Duration
 	31, // 8: redlockd.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
 	0,  // 9: redlockd.v1.AcquireRequest.mode:type_name -> redlockd.v1.LockMode
-	31, // 10: redlockd.v1.Lease.validity:type_name -> google.protobuf.Duration
-	0,  // 11: redlockd.v1.Lease.mode:type_name -> redlockd.v1.LockMode
-	12, // 12: redlockd.v1.AcquireResponse.lease:type_name -> redlockd.v1.Lease
-	2,  // 13: redlockd.v1.AcquireResponse.reason:type_name -> redlockd.v1.FailureReason
-	1,  // 14: redlockd.v1.AcquireResponse.nodes:type_name -> redlockd.v1.NodeOutcome
-	31, // 15: redlockd.v1.AcquireResponse.validity_left:type_name -> google.protobuf.Duration
-	31, // 16: redlockd.v1.ExtendRequest.ttl:type_name -> google.protobuf.Duration
-	31, // 17: redlockd.v1.ExtendResponse.validity:type_name -> google.protobuf.Duration
-	19, // 18: redlockd.v1.HoldRequest.start:type_name -> redlockd.v1.HoldStart
-	20, // 19: redlockd.v1.HoldRequest.release:type_name -> redlockd.v1.HoldRelease
-	31, // 20: redlockd.v1.HoldStart.ttl:type_name -> google.protobuf.Duration
-	31, // 21: redlockd.v1.HoldStart.wait:type_name -> google.protobuf.Duration
-	31, // 22: redlockd.v1.HoldStart.max_hold:type_name -> google.protobuf.Duration
-	0,  // 23: redlockd.v1.HoldStart.mode:type_name -> redlockd.v1.LockMode
-	31, // 24: redlockd.v1.HoldStart.lock_delay:type_name -> google.protobuf.Duration
-	3,  // 25: redlockd.v1.HoldResponse.event:type_name -> redlockd.v1.HoldEvent
-	12, // 26: redlockd.v1.HoldResponse.lease:type_name -> redlockd.v1.Lease
-	1,  // 27: redlockd.v1.HoldResponse.nodes:type_name -> redlockd.v1.NodeOutcome
-	11, // 28: redlockd.v1.PipelineRequest.acquire:type_name -> redlockd.v1.AcquireRequest
-	14, // 29: redlockd.v1.PipelineRequest.extend:type_name -> redlockd.v1.ExtendRequest
-	16, // 30: redlockd.v1.PipelineRequest.release:type_name -> redlockd.v1.ReleaseRequest
-	5,  // 31: redlockd.v1.PipelineRequest.acquire_many:type_name -> redlockd.v1.AcquireManyRequest
-	7,  // 32: redlockd.v1.PipelineRequest.extend_many:type_name -> redlockd.v1.ExtendManyRequest
-	9,  // 33: redlockd.v1.PipelineRequest.release_many:type_name -> redlockd.v1.ReleaseManyRequest
-	13, // 34: redlockd.v1.PipelineResponse.acquire:type_name -> redlockd.v1.AcquireResponse
-	15, // 35: redlockd.v1.PipelineResponse.extend:type_name -> redlockd.v1.ExtendResponse
-	17, // 36: redlockd.v1.PipelineResponse.release:type_name -> redlockd.v1.ReleaseResponse
-	24, // 37: redlockd.v1.PipelineResponse.error:type_name -> redlockd.v1.CallError
-	6,  // 38: redlockd.v1.PipelineResponse.acquire_many:type_name -> redlockd.v1.AcquireManyResponse
-	8,  // 39: redlockd.v1.PipelineResponse.extend_many:type_name -> redlockd.v1.ExtendManyResponse
-	10, // 40: redlockd.v1.PipelineResponse.release_many:type_name -> redlockd.v1.ReleaseManyResponse
-	1,  // 41: redlockd.v1.CallError.nodes:type_name -> redlockd.v1.NodeOutcome
-	28, // 42: redlockd.v1.InspectResponse.nodes:type_name -> redlockd.v1.NodeView
-	27, // 43: redlockd.v1.InspectResponse.holder:type_name -> redlockd.v1.Holder
-	32, // 44: redlockd.v1.Holder.since:type_name -> google.protobuf.Timestamp
-	31, // 45: redlockd.v1.Holder.ttl:type_name -> google.protobuf.Duration
-	31, // 46: redlockd.v1.NodeView.ttl:type_name -> google.protobuf.Duration
-	4,  // 47: redlockd.v1.WatchResponse.event:type_name -> redlockd.v1.WatchEvent
-	27, // 48: redlockd.v1.WatchResponse.holder:type_name -> redlockd.v1.Holder
-	11, // 49: redlockd.v1.Lock.Acquire:input_type -> redlockd.v1.AcquireRequest
-	14, // 50: redlockd.v1.Lock.Extend:input_type -> redlockd.v1.ExtendRequest
-	16, // 51: redlockd.v1.Lock.Release:input_type -> redlockd.v1.ReleaseRequest
-	18, // 52: redlockd.v1.Lock.Hold:input_type -> redlockd.v1.HoldRequest
-	22, // 53: redlockd.v1.Lock.Pipeline:input_type -> redlockd.v1.PipelineRequest
-	25, // 54: redlockd.v1.Lock.Inspect:input_type -> redlockd.v1.InspectRequest
-	29, // 55: redlockd.v1.Lock.Watch:input_type -> redlockd.v1.WatchRequest
-	5,  // 56: redlockd.v1.Lock.AcquireMany:input_type -> redlockd.v1.AcquireManyRequest
-	7,  // 57: redlockd.v1.Lock.ExtendMany:input_type -> redlockd.v1.ExtendManyRequest
-	9,  // 58: redlockd.v1.Lock.ReleaseMany:input_type -> redlockd.v1.ReleaseManyRequest
-	13, // 59: redlockd.v1.Lock.Acquire:output_type -> redlockd.v1.AcquireResponse
-	15, // 60: redlockd.v1.Lock.Extend:output_type -> redlockd.v1.ExtendResponse
-	17, // 61: redlockd.v1.Lock.Release:output_type -> redlockd.v1.ReleaseResponse
-	21, // 62: redlockd.v1.Lock.Hold:output_type -> redlockd.v1.HoldResponse
-	23, // 63: redlockd.v1.Lock.Pipeline:output_type -> redlockd.v1.PipelineResponse
-	26, // 64: redlockd.v1.Lock.Inspect:output_type -> redlockd.v1.InspectResponse
-	30, // 65: redlockd.v1.Lock.Watch:output_type -> redlockd.v1.WatchResponse
-	6,  // 66: redlockd.v1.Lock.AcquireMany:output_type -> redlockd.v1.AcquireManyResponse
-	8,  // 67: redlockd.v1.Lock.ExtendMany:output_type -> redlockd.v1.ExtendManyResponse
-	10, // 68: redlockd.v1.Lock.ReleaseMany:output_type -> redlockd.v1.ReleaseManyResponse
-	59, // [59:69] is the sub-list for method output_type
-	49, // [49:59] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	31, // 10: redlockd.v1.AcquireRequest.lock_delay:type_name -> google.protobuf.Duration
+	31, // 11: redlockd.v1.Lease.validity:type_name -> google.protobuf.Duration
+	0,  // 12: redlockd.v1.Lease.mode:type_name -> redlockd.v1.LockMode
+	12, // 13: redlockd.v1.AcquireResponse.lease:type_name -> redlockd.v1.Lease
+	2,  // 14: redlockd.v1.AcquireResponse.reason:type_name -> redlockd.v1.FailureReason
+	1,  // 15: redlockd.v1.AcquireResponse.nodes:type_name -> redlockd.v1.NodeOutcome
+	31, // 16: redlockd.v1.AcquireResponse.validity_left:type_name -> google.protobuf.Duration
+	31, // 17: redlockd.v1.ExtendRequest.ttl:type_name -> google.protobuf.Duration
+	31, // 18: redlockd.v1.ExtendResponse.validity:type_name -> google.protobuf.Duration
+	19, // 19: redlockd.v1.HoldRequest.start:type_name -> redlockd.v1.HoldStart
+	20, // 20: redlockd.v1.HoldRequest.release:type_name -> redlockd.v1.HoldRelease
+	31, // 21: redlockd.v1.HoldStart.ttl:type_name -> google.protobuf.Duration
+	31, // 22: redlockd.v1.HoldStart.wait:type_name -> google.protobuf.Duration
+	31, // 23: redlockd.v1.HoldStart.max_hold:type_name -> google.protobuf.Duration
+	0,  // 24: redlockd.v1.HoldStart.mode:type_name -> redlockd.v1.LockMode
+	31, // 25: redlockd.v1.HoldStart.lock_delay:type_name -> google.protobuf.Duration
+	3,  // 26: redlockd.v1.HoldResponse.event:type_name -> redlockd.v1.HoldEvent
+	12, // 27: redlockd.v1.HoldResponse.lease:type_name -> redlockd.v1.Lease
+	1,  // 28: redlockd.v1.HoldResponse.nodes:type_name -> redlockd.v1.NodeOutcome
+	11, // 29: redlockd.v1.PipelineRequest.acquire:type_name -> redlockd.v1.AcquireRequest
+	14, // 30: redlockd.v1.PipelineRequest.extend:type_name -> redlockd.v1.ExtendRequest
+	16, // 31: redlockd.v1.PipelineRequest.release:type_name -> redlockd.v1.ReleaseRequest
+	5,  // 32: redlockd.v1.PipelineRequest.acquire_many:type_name -> redlockd.v1.AcquireManyRequest
+	7,  // 33: redlockd.v1.PipelineRequest.extend_many:type_name -> redlockd.v1.ExtendManyRequest
+	9,  // 34: redlockd.v1.PipelineRequest.release_many:type_name -> redlockd.v1.ReleaseManyRequest
+	13, // 35: redlockd.v1.PipelineResponse.acquire:type_name -> redlockd.v1.AcquireResponse
+	15, // 36: redlockd.v1.PipelineResponse.extend:type_name -> redlockd.v1.ExtendResponse
+	17, // 37: redlockd.v1.PipelineResponse.release:type_name -> redlockd.v1.ReleaseResponse
+	24, // 38: redlockd.v1.PipelineResponse.error:type_name -> redlockd.v1.CallError
+	6,  // 39: redlockd.v1.PipelineResponse.acquire_many:type_name -> redlockd.v1.AcquireManyResponse
+	8,  // 40: redlockd.v1.PipelineResponse.extend_many:type_name -> redlockd.v1.ExtendManyResponse
+	10, // 41: redlockd.v1.PipelineResponse.release_many:type_name -> redlockd.v1.ReleaseManyResponse
+	1,  // 42: redlockd.v1.CallError.nodes:type_name -> redlockd.v1.NodeOutcome
+	28, // 43: redlockd.v1.InspectResponse.nodes:type_name -> redlockd.v1.NodeView
+	27, // 44: redlockd.v1.InspectResponse.holder:type_name -> redlockd.v1.Holder
+	32, // 45: redlockd.v1.Holder.since:type_name -> google.protobuf.Timestamp
+	31, // 46: redlockd.v1.Holder.ttl:type_name -> google.protobuf.Duration
+	31, // 47: redlockd.v1.NodeView.ttl:type_name -> google.protobuf.Duration
+	4,  // 48: redlockd.v1.WatchResponse.event:type_name -> redlockd.v1.WatchEvent
+	27, // 49: redlockd.v1.WatchResponse.holder:type_name -> redlockd.v1.Holder
+	11, // 50: redlockd.v1.Lock.Acquire:input_type -> redlockd.v1.AcquireRequest
+	14, // 51: redlockd.v1.Lock.Extend:input_type -> redlockd.v1.ExtendRequest
+	16, // 52: redlockd.v1.Lock.Release:input_type -> redlockd.v1.ReleaseRequest
+	18, // 53: redlockd.v1.Lock.Hold:input_type -> redlockd.v1.HoldRequest
+	22, // 54: redlockd.v1.Lock.Pipeline:input_type -> redlockd.v1.PipelineRequest
+	25, // 55: redlockd.v1.Lock.Inspect:input_type -> redlockd.v1.InspectRequest
+	29, // 56: redlockd.v1.Lock.Watch:input_type -> redlockd.v1.WatchRequest
+	5,  // 57: redlockd.v1.Lock.AcquireMany:input_type -> redlockd.v1.AcquireManyRequest
+	7,  // 58: redlockd.v1.Lock.ExtendMany:input_type -> redlockd.v1.ExtendManyRequest
+	9,  // 59: redlockd.v1.Lock.ReleaseMany:input_type -> redlockd.v1.ReleaseManyRequest
+	13, // 60: redlockd.v1.Lock.Acquire:output_type -> redlockd.v1.AcquireResponse
+	15, // 61: redlockd.v1.Lock.Extend:output_type -> redlockd.v1.ExtendResponse
+	17, // 62: redlockd.v1.Lock.Release:output_type -> redlockd.v1.ReleaseResponse
+	21, // 63: redlockd.v1.Lock.Hold:output_type -> redlockd.v1.HoldResponse
+	23, // 64: redlockd.v1.Lock.Pipeline:output_type -> redlockd.v1.PipelineResponse
+	26, // 65: redlockd.v1.Lock.Inspect:output_type -> redlockd.v1.InspectResponse
+	30, // 66: redlockd.v1.Lock.Watch:output_type -> redlockd.v1.WatchResponse
+	6,  // 67: redlockd.v1.Lock.AcquireMany:output_type -> redlockd.v1.AcquireManyResponse
+	8,  // 68: redlockd.v1.Lock.ExtendMany:output_type -> redlockd.v1.ExtendManyResponse
+	10, // 69: redlockd.v1.Lock.ReleaseMany:output_type -> redlockd.v1.ReleaseManyResponse
+	60, // [60:70] is the sub-list for method output_type
+	50, // [50:60] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_redlockd_v1_lock_proto_init() }

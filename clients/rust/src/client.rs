@@ -43,6 +43,7 @@ pub struct AcquireOptions {
     pub(crate) shared: bool,
     pub(crate) permits: u32,
     pub(crate) reentrancy_key: String,
+    pub(crate) lock_delay: Option<Duration>,
 }
 
 impl AcquireOptions {
@@ -56,6 +57,16 @@ impl AcquireOptions {
     #[must_use]
     pub fn ttl(mut self, ttl: Duration) -> AcquireOptions {
         self.ttl = Some(ttl);
+        self
+    }
+
+    /// Keeps the lock on the masters this much longer than its validity
+    /// (at most the daemon's `lock.max_lock_delay`), so a holder that dies
+    /// without releasing leaves the resource to nobody for that long; a
+    /// release frees it at once, and extensions keep the delay.
+    #[must_use]
+    pub fn lock_delay(mut self, lock_delay: Duration) -> AcquireOptions {
+        self.lock_delay = Some(lock_delay);
         self
     }
 
@@ -146,6 +157,7 @@ impl Client {
                 mode: wire::mode(options.shared).into(),
                 permits: options.permits,
                 reentrancy_key: options.reentrancy_key.clone(),
+                lock_delay: options.lock_delay.map(wire::duration),
             };
             match self.stub.clone().acquire(request).await {
                 Ok(reply) => {

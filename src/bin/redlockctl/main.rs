@@ -51,6 +51,10 @@ struct LockArgs {
     /// holds it for another acquisition with this key (a job or trace id).
     #[arg(long, default_value = "", env = "REDLOCKD_REENTRANCY_KEY", hide_env_values = true)]
     reentrancy_key: String,
+    /// If the holder dies without releasing, the lock stays taken this much
+    /// longer (for resources that cannot check fencing tokens).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    lock_delay: Option<Duration>,
 }
 
 impl LockArgs {
@@ -213,6 +217,7 @@ async fn main() -> ExitCode {
                 shared,
                 permits,
                 reentrancy_key,
+                lock_delay,
             },
         grace,
         command,
@@ -233,6 +238,7 @@ async fn main() -> ExitCode {
             shared,
             permits,
             reentrancy_key,
+            lock_delay,
             grace,
             command,
         };
@@ -300,8 +306,10 @@ async fn call(cli: Cli) -> Result<bool, String> {
             Ok(true)
         }
         Command::Acquire { resources, lock } if resources.len() > 1 => {
-            if lock.shared || lock.permits > 0 || !lock.reentrancy_key.is_empty() {
-                return Err("several resources take neither --shared, --permits nor --reentrancy-key".into());
+            if lock.shared || lock.permits > 0 || !lock.reentrancy_key.is_empty() || lock.lock_delay.is_some() {
+                return Err(
+                    "several resources take neither --shared, --permits, --reentrancy-key nor --lock-delay".into(),
+                );
             }
             let request = AcquireManyRequest {
                 resources,
@@ -334,6 +342,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 permits: lock.permits,
                 reentrancy_key: lock.reentrancy_key,
                 owner: lock.owner,
+                lock_delay: lock.lock_delay.map(wire),
             };
             let reply = client.acquire(request).await.map_err(status)?.into_inner();
             match reply.lease {

@@ -31,6 +31,8 @@ pub struct Job {
     pub permits: u32,
     /// The reentrancy key (empty: none).
     pub reentrancy_key: String,
+    /// Kept this long after the session ends without a release.
+    pub lock_delay: Option<Duration>,
     pub grace: Duration,
     pub command: Vec<String>,
 }
@@ -50,6 +52,9 @@ pub async fn run(client: Client, job: Job) -> ExitCode {
     }
     if !job.reentrancy_key.is_empty() {
         options = options.reentrancy_key(job.reentrancy_key.clone());
+    }
+    if let Some(lock_delay) = job.lock_delay {
+        options = options.lock_delay(lock_delay);
     }
     let lock = match client.hold(&job.resource, options).await {
         Ok(lock) => lock,

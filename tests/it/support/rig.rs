@@ -311,6 +311,7 @@ async fn acquire(
         mode: mode.into(),
         permits,
         reentrancy_key: reentrancy_key.to_owned(),
+        lock_delay: None,
     });
     request.set_timeout(wait + Duration::from_secs(2));
     let reply = rpc.acquire(request).await?.into_inner();

@@ -141,7 +141,7 @@ class ReleaseManyResponse(_message.Message):
     def __init__(self, released: _Optional[bool] = ..., members: _Optional[_Iterable[bool]] = ...) -> None: ...
 
 class AcquireRequest(_message.Message):
-    __slots__ = ("resource", "ttl", "wait", "owner", "mode", "permits", "reentrancy_key")
+    __slots__ = ("resource", "ttl", "wait", "owner", "mode", "permits", "reentrancy_key", "lock_delay")
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
@@ -149,6 +149,7 @@ class AcquireRequest(_message.Message):
     MODE_FIELD_NUMBER: _ClassVar[int]
     PERMITS_FIELD_NUMBER: _ClassVar[int]
     REENTRANCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    LOCK_DELAY_FIELD_NUMBER: _ClassVar[int]
     resource: str
     ttl: _duration_pb2.Duration
     wait: _duration_pb2.Duration
@@ -156,7 +157,8 @@ class AcquireRequest(_message.Message):
     mode: LockMode
     permits: int
     reentrancy_key: str
-    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., reentrancy_key: _Optional[str] = ...) -> None: ...
+    lock_delay: _duration_pb2.Duration
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., mode: _Optional[_Union[LockMode, str]] = ..., permits: _Optional[int] = ..., reentrancy_key: _Optional[str] = ..., lock_delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ("resource", "value", "fencing_token", "validity", "mode", "permits", "slot")

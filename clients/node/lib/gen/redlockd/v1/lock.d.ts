@@ -264,6 +264,16 @@ export interface AcquireRequest {
      * permits is FAILED_PRECONDITION.
      */
     reentrancyKey: string;
+    /**
+     * lock_delay, when set, keeps the lock on the masters this much longer
+     * than its validity, so that a holder that dies without releasing leaves
+     * the resource to nobody for that long after its lease ran out: for
+     * resources that cannot check fencing tokens. The delay rides in the
+     * lease's value, so every Extend keeps it; a Release frees the lock at
+     * once. At most the daemon's lock.max_lock_delay (by default 60s); unset
+     * or 0: none. A reentered lock keeps the delay it was first taken with.
+     */
+    lockDelay?: Duration | undefined;
 }
 /** Lease is a granted lock. */
 export interface Lease {

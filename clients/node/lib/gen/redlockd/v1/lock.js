@@ -588,7 +588,16 @@ exports.ReleaseManyResponse = {
     },
 };
 function createBaseAcquireRequest() {
-    return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0, permits: 0, reentrancyKey: "" };
+    return {
+        resource: "",
+        ttl: undefined,
+        wait: undefined,
+        owner: "",
+        mode: 0,
+        permits: 0,
+        reentrancyKey: "",
+        lockDelay: undefined,
+    };
 }
 exports.AcquireRequest = {
     encode(message, writer = new wire_1.BinaryWriter()) {
@@ -612,6 +621,9 @@ exports.AcquireRequest = {
         }
         if (message.reentrancyKey !== "") {
             writer.uint32(58).string(message.reentrancyKey);
+        }
+        if (message.lockDelay !== undefined) {
+            duration_1.Duration.encode(message.lockDelay, writer.uint32(66).fork()).join();
         }
         return writer;
     },
@@ -675,6 +687,13 @@ exports.AcquireRequest = {
                             break;
                         }
                         message.reentrancyKey = reader.string();
+                        continue;
+                    }
+                    case 8: {
+                        if (tag !== 66) {
+                            break;
+                        }
+                        message.lockDelay = duration_1.Duration.decode(reader, reader.uint32());
                         continue;
                     }
                 }

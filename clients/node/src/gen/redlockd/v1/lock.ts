@@ -303,6 +303,16 @@ export interface AcquireRequest {
    * permits is FAILED_PRECONDITION.
    */
   reentrancyKey: string;
+  /**
+   * lock_delay, when set, keeps the lock on the masters this much longer
+   * than its validity, so that a holder that dies without releasing leaves
+   * the resource to nobody for that long after its lease ran out: for
+   * resources that cannot check fencing tokens. The delay rides in the
+   * lease's value, so every Extend keeps it; a Release frees the lock at
+   * once. At most the daemon's lock.max_lock_delay (by default 60s); unset
+   * or 0: none. A reentered lock keeps the delay it was first taken with.
+   */
+  lockDelay?: Duration | undefined;
 }
 
 /** Lease is a granted lock. */
@@ -1159,7 +1169,16 @@ export const ReleaseManyResponse: MessageFns<ReleaseManyResponse> = {
 };
 
 function createBaseAcquireRequest(): AcquireRequest {
-  return { resource: "", ttl: undefined, wait: undefined, owner: "", mode: 0, permits: 0, reentrancyKey: "" };
+  return {
+    resource: "",
+    ttl: undefined,
+    wait: undefined,
+    owner: "",
+    mode: 0,
+    permits: 0,
+    reentrancyKey: "",
+    lockDelay: undefined,
+  };
 }
 
 export const AcquireRequest: MessageFns<AcquireRequest> = {
@@ -1184,6 +1203,9 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
     }
     if (message.reentrancyKey !== "") {
       writer.uint32(58).string(message.reentrancyKey);
+    }
+    if (message.lockDelay !== undefined) {
+      Duration.encode(message.lockDelay, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -1255,6 +1277,14 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
             }
 
             message.reentrancyKey = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.lockDelay = Duration.decode(reader, reader.uint32());
             continue;
           }
         }
