@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The Rust client as the registry would ship it. Its own tests are the
-# daemon's (tests/it/client.rs, in scripts/test's cargo pass), and clippy and
+# daemon's (tests/it/client.rs) and its conformance runner
+# (tests/conformance/, ../conformance's scenarios), both in scripts/test's
+# cargo pass, and clippy and
 # fmt cover it as a workspace member; this runs none of them again. It:
 #   1. packs the crate with `cargo package`, which also builds the unpacked
 #      copy (target/package/redlockd-client-<version>/) on its own: the proto

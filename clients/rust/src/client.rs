@@ -184,7 +184,13 @@ impl Client {
     /// # Errors
     /// As [`Client::acquire`].
     pub async fn acquire_many(&self, resources: &[&str], options: AcquireOptions) -> Result<Option<Vec<Lease>>, Error> {
-        resources.iter().try_for_each(|resource| check_resource(resource))?;
+        // The daemon's words: the field is the list, and the member its index.
+        for (i, resource) in resources.iter().enumerate() {
+            if let Err(Error::InvalidArgument(why)) = check_resource(resource) {
+                let why = why.replacen("invalid resource:", &format!("invalid resources: [{i}]"), 1);
+                return Err(Error::InvalidArgument(why));
+            }
+        }
         check_owner(&options.owner)?;
         let sent = Instant::now();
         let request = AcquireManyRequest {

@@ -18,6 +18,8 @@ pub struct Lease {
     /// The ownership secret; `None` once released.
     value: Option<String>,
     fencing_token: u64,
+    shared: bool,
+    permits: u32,
     slot: u32,
     valid_until: Instant,
 }
@@ -31,8 +33,26 @@ impl Lease {
             resource: lease.resource,
             value: Some(lease.value),
             fencing_token: lease.fencing_token,
+            shared: lease.mode == i32::from(proto::LockMode::Shared),
+            permits: lease.permits,
             slot: lease.slot,
         }
+    }
+
+    /// The ownership secret while held (`None` once released).
+    pub(crate) fn value(&self) -> Option<&str> {
+        self.value.as_deref()
+    }
+
+    /// Moves the validity after an extension the daemon granted.
+    pub(crate) fn extended(&mut self, until: Instant) {
+        self.valid_until = until;
+    }
+
+    /// Takes the ownership secret: the lease is then released, by the
+    /// caller (`Client::release_many`), not by its drop.
+    pub(crate) fn take_value(&mut self) -> Option<String> {
+        self.value.take()
     }
 
     /// The locked resource.
@@ -44,6 +64,16 @@ impl Lease {
     /// the store reject a token lower than one it has seen.
     pub fn fencing_token(&self) -> u64 {
         self.fencing_token
+    }
+
+    /// Whether it is a shared lock (a reader, `AcquireOptions::shared`).
+    pub fn shared(&self) -> bool {
+        self.shared
+    }
+
+    /// For a permit of a semaphore, the number of permits (0 otherwise).
+    pub fn permits(&self) -> u32 {
+        self.permits
     }
 
     /// For a permit of a semaphore, the slot it holds (0 to permits - 1);

@@ -40,6 +40,7 @@ mod hold;
 mod lease;
 mod pipeline;
 pub mod proto;
+mod sets;
 mod views;
 mod wire;
 
