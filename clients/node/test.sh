@@ -7,7 +7,9 @@
 # raise every fence counter); on a daemon each, the tests that kill three
 # masters under a lock and under a leader, and the one that freezes the
 # daemon (SIGSTOP: the client stops leading and holding on its own deadline);
-# and the TLS + token test (the --secure daemon); last, packs the package (`npm pack`,
+# and the TLS + token test (the --secure daemon); the conformance scenarios
+# (clients/conformance/README.md), a line each, and each one that kills
+# masters on a daemon of its own; last, packs the package (`npm pack`,
 # what a registry would get), installs the tarball into a fresh npm project
 # outside the repository and takes a lock in five lines, from JavaScript
 # (the README's, as written) and from TypeScript.
@@ -47,6 +49,11 @@ nodetest=(node --test --test-timeout=120000)
 "$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t leader-loses-masters)
 "$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t frozen-daemon)
 "$root/scripts/with-dev-daemon" --secure "${nodetest[@]}" $(t secure)
+conformance=(node test/.build/conformance/main.js)
+"$root/scripts/with-dev-daemon" "${conformance[@]}"
+for id in $("${conformance[@]}" --own-daemon-ids); do
+  "$root/scripts/with-dev-daemon" "${conformance[@]}" --only "$id"
+done
 
 # The tarball, as `npm publish` would upload it: the compiled lib/ (the
 # generated gRPC code is compiled in; nothing reads a .proto file at run time)

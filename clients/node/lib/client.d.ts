@@ -109,6 +109,14 @@ export declare class Client {
      */
     acquireMany(resources: readonly string[], options?: AcquireManyOptions): Promise<Lease[] | null>;
     /**
+     * Extends leases of one set (what acquireMany() resolved to, or some of
+     * them) in one call: resets their time to live to `ttl` ms (default: the
+     * TTL the set was taken with) and moves each extended lease's validUntil
+     * on. Resolves true when every one was extended; false when any had
+     * expired, been taken over or been released: stop working under the set.
+     */
+    extendMany(leases: readonly Lease[], ttl?: number): Promise<boolean>;
+    /**
      * Gives back leases of one set (what acquireMany() resolved to, or some
      * of them) in one call. Resolves true when every one was still held to
      * the end; false when any had expired, been taken over or been released

@@ -38,6 +38,7 @@ class Client {
         this.#calls = {
             extend: (request) => this.#unary('extend', request, 0),
             release: (request) => this.#unary('release', request, 0),
+            extendMany: (request) => this.#unary('extendMany', request, 0),
             releaseMany: (request) => this.#unary('releaseMany', request, 0),
         };
     }
@@ -113,6 +114,16 @@ class Client {
             const reply = await this.#unary('acquireMany', { resources: names, owner, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined }, waitLeft, signal);
             return reply.acquired ? reply.leases.map((lease) => new lease_1.Lease(this.#calls, lease, sentAt, ttl)) : null;
         });
+    }
+    /**
+     * Extends leases of one set (what acquireMany() resolved to, or some of
+     * them) in one call: resets their time to live to `ttl` ms (default: the
+     * TTL the set was taken with) and moves each extended lease's validUntil
+     * on. Resolves true when every one was extended; false when any had
+     * expired, been taken over or been released: stop working under the set.
+     */
+    extendMany(leases, ttl) {
+        return lease_1.Lease.extendMany(this.#calls, leases, ttl);
     }
     /**
      * Gives back leases of one set (what acquireMany() resolved to, or some

@@ -1,10 +1,11 @@
 import './polyfill';
 import { inspect } from 'node:util';
-import { type ExtendRequest, type ExtendResponse, type ReleaseManyRequest, type ReleaseManyResponse, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
+import { type ExtendManyRequest, type ExtendManyResponse, type ExtendRequest, type ExtendResponse, type ReleaseManyRequest, type ReleaseManyResponse, type ReleaseRequest, type ReleaseResponse } from './gen/redlockd/v1/lock';
 /** The unary calls a Lease makes, on its client's connection. */
 export interface LeaseCalls {
     extend(request: ExtendRequest): Promise<ExtendResponse>;
     release(request: ReleaseRequest): Promise<ReleaseResponse>;
+    extendMany(request: ExtendManyRequest): Promise<ExtendManyResponse>;
     releaseMany(request: ReleaseManyRequest): Promise<ReleaseManyResponse>;
 }
 /**
@@ -33,17 +34,25 @@ export declare class Lease implements AsyncDisposable {
     /**
      * Resets the lock's time to live to `ttl` ms (default: the TTL it was
      * acquired with) and moves validUntil on. Resolves false when the lock
-     * is lost (expired or taken over): stop working under it.
+     * is lost (expired or taken over) or this lease was released: stop
+     * working under it. A released lease asks the daemon nothing (its value
+     * may be another acquisition's too, with a reentrancy key).
      */
     extend(ttl?: number | undefined): Promise<boolean>;
     /**
      * Gives the lock back. Resolves true when it was still held to the end,
      * false when it had expired or been taken over meanwhile (work done under
-     * it may have overlapped another holder's). Calling it again returns the
-     * first answer.
+     * it may have overlapped another holder's). Once released (also by
+     * releaseMany()), it resolves false and asks the daemon nothing: with a
+     * reentrancy key, a second release never counts down another
+     * acquisition's hold.
      */
     release(): Promise<boolean>;
-    /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */
+    /**
+     * `await using`: releases, and throws LockLostError when the lock was not
+     * held to the end; nothing when release() was called already (which
+     * answered for itself).
+     */
     [Symbol.asyncDispose](): Promise<void>;
     toJSON(): {
         resource: string;

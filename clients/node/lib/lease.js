@@ -31,7 +31,7 @@ class Lease {
     #value;
     #calls;
     #ttl;
-    #released;
+    #released = false;
     /** @internal Made by Client.acquire(). */
     constructor(calls, lease, sentAt, ttl) {
         this.#calls = calls;
@@ -51,13 +51,15 @@ class Lease {
     /**
      * Resets the lock's time to live to `ttl` ms (default: the TTL it was
      * acquired with) and moves validUntil on. Resolves false when the lock
-     * is lost (expired or taken over): stop working under it.
+     * is lost (expired or taken over) or this lease was released: stop
+     * working under it. A released lease asks the daemon nothing (its value
+     * may be another acquisition's too, with a reentrancy key).
      */
     async extend(ttl = this.#ttl) {
         if (ttl !== undefined)
             (0, validate_1.millis)('ttl', ttl);
         if (this.#released)
-            throw new errors_1.RedlockdError(`the lease on ${JSON.stringify(this.resource)} was released`);
+            return false;
         const sentAt = node_perf_hooks_1.performance.now();
         const reply = await this.#calls.extend({
             resource: this.resource,
@@ -76,20 +78,57 @@ class Lease {
     /**
      * Gives the lock back. Resolves true when it was still held to the end,
      * false when it had expired or been taken over meanwhile (work done under
-     * it may have overlapped another holder's). Calling it again returns the
-     * first answer.
+     * it may have overlapped another holder's). Once released (also by
+     * releaseMany()), it resolves false and asks the daemon nothing: with a
+     * reentrancy key, a second release never counts down another
+     * acquisition's hold.
      */
-    release() {
-        this.#released ??= this.#calls.release({ resource: this.resource, value: this.#value }).then((r) => r.released);
-        return this.#released;
+    async release() {
+        if (this.#released)
+            return false;
+        this.#released = true;
+        return (await this.#calls.release({ resource: this.resource, value: this.#value })).released;
+    }
+    /**
+     * @internal Client.extendMany(): one ExtendMany for leases of one set (1
+     * to 16, one value), to `ttl` ms (default: the TTL the first was acquired
+     * or last extended with). Each extended lease's validUntil moves on (the
+     * reply's validity is the shortest of the extended ones').
+     */
+    static async extendMany(calls, leases, ttl) {
+        const value = Lease.#oneSet(leases, 'extendMany');
+        const newTtl = ttl ?? leases[0].#ttl;
+        if (newTtl !== undefined)
+            (0, validate_1.millis)('ttl', newTtl);
+        const sentAt = node_perf_hooks_1.performance.now();
+        const reply = await calls.extendMany({
+            resources: leases.map((lease) => lease.resource),
+            value,
+            ttl: newTtl === undefined ? undefined : (0, validate_1.toDuration)(newTtl),
+        });
+        leases.forEach((lease, i) => {
+            if (reply.members[i]) {
+                lease.validUntil = sentAt + (0, validate_1.fromDuration)(reply.validity);
+                lease.#ttl = newTtl;
+            }
+            else {
+                lease.validUntil = Math.min(lease.validUntil, node_perf_hooks_1.performance.now());
+            }
+        });
+        return reply.extended;
     }
     /**
      * @internal Client.releaseMany(): one ReleaseMany for leases of one set
-     * (1 to 16, one value). Once it is answered, each lease's release()
-     * answers what it said of that lease (one released before keeps its
-     * first answer).
+     * (1 to 16, one value). Each lease counts as released from then on.
      */
     static async releaseMany(calls, leases) {
+        const value = Lease.#oneSet(leases, 'releaseMany');
+        for (const lease of leases)
+            lease.#released = true;
+        return (await calls.releaseMany({ resources: leases.map((lease) => lease.resource), value })).released;
+    }
+    /** The one value of 1 to 16 leases of one set; InvalidArgumentError naming `leases` otherwise. */
+    static #oneSet(leases, method) {
         if (!Array.isArray(leases) || !leases.every((lease) => lease instanceof Lease)) {
             throw new errors_1.InvalidArgumentError('invalid leases: must be an array of Leases (from acquireMany)');
         }
@@ -98,16 +137,18 @@ class Lease {
         }
         const value = leases[0].#value;
         if (leases.some((lease) => lease.#value !== value)) {
-            throw new errors_1.InvalidArgumentError('invalid leases: they hold more than one value: releaseMany takes leases of one acquireMany');
+            throw new errors_1.InvalidArgumentError(`invalid leases: they hold more than one value: ${method} takes leases of one acquireMany`);
         }
-        const reply = await calls.releaseMany({ resources: leases.map((lease) => lease.resource), value });
-        leases.forEach((lease, i) => {
-            lease.#released ??= Promise.resolve(reply.members[i] ?? false);
-        });
-        return reply.released;
+        return value;
     }
-    /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */
+    /**
+     * `await using`: releases, and throws LockLostError when the lock was not
+     * held to the end; nothing when release() was called already (which
+     * answered for itself).
+     */
     async [Symbol.asyncDispose]() {
+        if (this.#released)
+            return;
         if (!(await this.release())) {
             throw new errors_1.LockLostError(`the lock on ${JSON.stringify(this.resource)} was not held to the end: it had expired or been taken over`);
         }

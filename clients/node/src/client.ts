@@ -109,7 +109,7 @@ export interface FollowOptions {
 const CALL_SLACK_MS = 30_000;
 
 /** The unary methods the client calls: the Lock service's, then the Election service's. */
-type UnaryMethod = 'acquire' | 'extend' | 'release' | 'inspect' | 'acquireMany' | 'releaseMany' | ElectionMethod;
+type UnaryMethod = 'acquire' | 'extend' | 'release' | 'inspect' | 'acquireMany' | 'extendMany' | 'releaseMany' | ElectionMethod;
 type ElectionMethod = 'leader' | 'proclaim' | 'resign' | 'participants';
 const ELECTION_METHODS: ReadonlySet<string> = new Set<ElectionMethod>(['leader', 'proclaim', 'resign', 'participants']);
 
@@ -133,6 +133,7 @@ export class Client {
     this.#calls = {
       extend: (request) => this.#unary('extend', request, 0),
       release: (request) => this.#unary('release', request, 0),
+      extendMany: (request) => this.#unary('extendMany', request, 0),
       releaseMany: (request) => this.#unary('releaseMany', request, 0),
     };
   }
@@ -219,6 +220,17 @@ export class Client {
       );
       return reply.acquired ? reply.leases.map((lease) => new Lease(this.#calls, lease, sentAt, ttl)) : null;
     });
+  }
+
+  /**
+   * Extends leases of one set (what acquireMany() resolved to, or some of
+   * them) in one call: resets their time to live to `ttl` ms (default: the
+   * TTL the set was taken with) and moves each extended lease's validUntil
+   * on. Resolves true when every one was extended; false when any had
+   * expired, been taken over or been released: stop working under the set.
+   */
+  extendMany(leases: readonly Lease[], ttl?: number): Promise<boolean> {
+    return Lease.extendMany(this.#calls, leases, ttl);
   }
 
   /**

@@ -3,8 +3,10 @@
 import './polyfill';
 import { performance } from 'node:perf_hooks';
 import { inspect } from 'node:util';
-import { InvalidArgumentError, LockLostError, RedlockdError } from './errors';
+import { InvalidArgumentError, LockLostError } from './errors';
 import {
+  type ExtendManyRequest,
+  type ExtendManyResponse,
   type ExtendRequest,
   type ExtendResponse,
   LockMode,
@@ -20,6 +22,7 @@ import { fromDuration, MAX_SET, millis, toDuration } from './validate';
 export interface LeaseCalls {
   extend(request: ExtendRequest): Promise<ExtendResponse>;
   release(request: ReleaseRequest): Promise<ReleaseResponse>;
+  extendMany(request: ExtendManyRequest): Promise<ExtendManyResponse>;
   releaseMany(request: ReleaseManyRequest): Promise<ReleaseManyResponse>;
 }
 
@@ -46,7 +49,7 @@ export class Lease implements AsyncDisposable {
   readonly #value: string;
   readonly #calls: LeaseCalls;
   #ttl: number | undefined;
-  #released: Promise<boolean> | undefined;
+  #released = false;
 
   /** @internal Made by Client.acquire(). */
   constructor(calls: LeaseCalls, lease: WireLease, sentAt: number, ttl: number | undefined) {
@@ -69,11 +72,13 @@ export class Lease implements AsyncDisposable {
   /**
    * Resets the lock's time to live to `ttl` ms (default: the TTL it was
    * acquired with) and moves validUntil on. Resolves false when the lock
-   * is lost (expired or taken over): stop working under it.
+   * is lost (expired or taken over) or this lease was released: stop
+   * working under it. A released lease asks the daemon nothing (its value
+   * may be another acquisition's too, with a reentrancy key).
    */
   async extend(ttl: number | undefined = this.#ttl): Promise<boolean> {
     if (ttl !== undefined) millis('ttl', ttl);
-    if (this.#released) throw new RedlockdError(`the lease on ${JSON.stringify(this.resource)} was released`);
+    if (this.#released) return false;
     const sentAt = performance.now();
     const reply = await this.#calls.extend({
       resource: this.resource,
@@ -92,21 +97,56 @@ export class Lease implements AsyncDisposable {
   /**
    * Gives the lock back. Resolves true when it was still held to the end,
    * false when it had expired or been taken over meanwhile (work done under
-   * it may have overlapped another holder's). Calling it again returns the
-   * first answer.
+   * it may have overlapped another holder's). Once released (also by
+   * releaseMany()), it resolves false and asks the daemon nothing: with a
+   * reentrancy key, a second release never counts down another
+   * acquisition's hold.
    */
-  release(): Promise<boolean> {
-    this.#released ??= this.#calls.release({ resource: this.resource, value: this.#value }).then((r) => r.released);
-    return this.#released;
+  async release(): Promise<boolean> {
+    if (this.#released) return false;
+    this.#released = true;
+    return (await this.#calls.release({ resource: this.resource, value: this.#value })).released;
+  }
+
+  /**
+   * @internal Client.extendMany(): one ExtendMany for leases of one set (1
+   * to 16, one value), to `ttl` ms (default: the TTL the first was acquired
+   * or last extended with). Each extended lease's validUntil moves on (the
+   * reply's validity is the shortest of the extended ones').
+   */
+  static async extendMany(calls: LeaseCalls, leases: readonly Lease[], ttl?: number): Promise<boolean> {
+    const value = Lease.#oneSet(leases, 'extendMany');
+    const newTtl = ttl ?? leases[0].#ttl;
+    if (newTtl !== undefined) millis('ttl', newTtl);
+    const sentAt = performance.now();
+    const reply = await calls.extendMany({
+      resources: leases.map((lease) => lease.resource),
+      value,
+      ttl: newTtl === undefined ? undefined : toDuration(newTtl),
+    });
+    leases.forEach((lease, i) => {
+      if (reply.members[i]) {
+        lease.validUntil = sentAt + fromDuration(reply.validity);
+        lease.#ttl = newTtl;
+      } else {
+        lease.validUntil = Math.min(lease.validUntil, performance.now());
+      }
+    });
+    return reply.extended;
   }
 
   /**
    * @internal Client.releaseMany(): one ReleaseMany for leases of one set
-   * (1 to 16, one value). Once it is answered, each lease's release()
-   * answers what it said of that lease (one released before keeps its
-   * first answer).
+   * (1 to 16, one value). Each lease counts as released from then on.
    */
   static async releaseMany(calls: LeaseCalls, leases: readonly Lease[]): Promise<boolean> {
+    const value = Lease.#oneSet(leases, 'releaseMany');
+    for (const lease of leases) lease.#released = true;
+    return (await calls.releaseMany({ resources: leases.map((lease) => lease.resource), value })).released;
+  }
+
+  /** The one value of 1 to 16 leases of one set; InvalidArgumentError naming `leases` otherwise. */
+  static #oneSet(leases: readonly Lease[], method: string): string {
     if (!Array.isArray(leases) || !leases.every((lease) => lease instanceof Lease)) {
       throw new InvalidArgumentError('invalid leases: must be an array of Leases (from acquireMany)');
     }
@@ -115,17 +155,18 @@ export class Lease implements AsyncDisposable {
     }
     const value = leases[0].#value;
     if (leases.some((lease) => lease.#value !== value)) {
-      throw new InvalidArgumentError('invalid leases: they hold more than one value: releaseMany takes leases of one acquireMany');
+      throw new InvalidArgumentError(`invalid leases: they hold more than one value: ${method} takes leases of one acquireMany`);
     }
-    const reply = await calls.releaseMany({ resources: leases.map((lease) => lease.resource), value });
-    leases.forEach((lease, i) => {
-      lease.#released ??= Promise.resolve(reply.members[i] ?? false);
-    });
-    return reply.released;
+    return value;
   }
 
-  /** `await using`: releases, and throws LockLostError when the lock was not held to the end. */
+  /**
+   * `await using`: releases, and throws LockLostError when the lock was not
+   * held to the end; nothing when release() was called already (which
+   * answered for itself).
+   */
   async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#released) return;
     if (!(await this.release())) {
       throw new LockLostError(
         `the lock on ${JSON.stringify(this.resource)} was not held to the end: it had expired or been taken over`,

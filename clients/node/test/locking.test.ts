@@ -57,7 +57,12 @@ describe('acquire, extend and release', () => {
     await sleep(600);
     assert.equal(await lease.extend(), false);
     assert.equal(await lease.release(), false);
-    await assert.rejects(lease[Symbol.asyncDispose](), LockLostError);
+    await lease[Symbol.asyncDispose](); // release() answered for itself
+    const disposed = await client.acquire(resource(), { ttl: 300 });
+    assert.ok(disposed);
+    await sleep(600);
+    await assert.rejects(disposed[Symbol.asyncDispose](), LockLostError);
+    assert.equal(await disposed.release(), false, 'released again after await using');
   });
 
   test('tokens above 2^53 stay exact: bigints, never numbers', async () => {

@@ -118,9 +118,26 @@ describe('acquireMany: several resources at once', () => {
     await assertHeld(b, c);
     // releaseMany of the rest; the first keeps its own answer.
     assert.equal(await client.releaseMany([second, third]), true);
-    assert.equal(await third.release(), true, "a member's release() after releaseMany");
-    await assert.rejects(second.extend(), /was released/);
+    assert.equal(await third.release(), false, "a member's release() after releaseMany asked again");
+    assert.equal(await second.extend(), false, 'a released lease extended');
     await assertFree(b, c);
+  });
+
+  test('extendMany extends a set in one call and moves each extended lease on; false once a member is released', async () => {
+    const [a, b, c] = members(resource(), 'a', 'b', 'c');
+    const leases = await client.acquireMany([a, b, c], { ttl: 1_000 });
+    assert.ok(leases);
+    assert.equal(await client.extendMany(leases, 20_000), true);
+    for (const lease of leases) assert.ok(lease.remaining > 19_000, `${lease.resource} was not moved on`);
+    await sleep(1_500);
+    await assertHeld(a, b, c);
+    assert.equal(await client.extendMany(leases), true, "the set's own TTL (20 s) by default");
+    assert.equal(await leases[0].release(), true);
+    assert.equal(await client.extendMany(leases, 20_000), false, 'a released member was extended');
+    assert.equal(leases[0].remaining, 0, 'the released member kept its validity');
+    assert.ok(leases[1].remaining > 19_000);
+    await assert.rejects(client.extendMany(leases, -1), /^InvalidArgumentError: invalid ttl: /);
+    assert.equal(await client.releaseMany(leases.slice(1)), true);
   });
 
   test('releaseMany says false when a member was no longer held', async () => {
@@ -130,7 +147,7 @@ describe('acquireMany: several resources at once', () => {
     const [first, second] = leases;
     assert.equal(await first.release(), true);
     assert.equal(await client.releaseMany([first, second]), false);
-    assert.equal(await second.release(), true, 'the member released by releaseMany');
+    assert.equal(await second.release(), false, 'the member released by releaseMany was released again');
     await assertFree(a, b);
   });
 
