@@ -249,6 +249,31 @@ async fn an_observer_sees_the_state_then_every_change_with_terms_that_only_rise(
 }
 
 #[tokio::test(start_paused = true)]
+async fn observers_woken_by_one_change_share_one_read_of_the_masters() {
+    let (locks, _, nodes) = locks();
+    let mut observers: Vec<_> = (0..20).map(|_| locks.observe(NAME)).collect();
+    for observer in &mut observers {
+        assert_eq!(observer.next().await.unwrap(), None);
+    }
+    let before = nodes[0].record_reads();
+    let a = start(&locks, campaign("a", b"A"));
+    let told = futures::future::join_all(
+        observers
+            .iter_mut()
+            .map(|o| timeout(Duration::from_millis(100), o.next())),
+    );
+    for seen in told.await {
+        let leader = seen.expect("told at once").unwrap().expect("a leads");
+        assert_eq!(leader.candidate, "a");
+    }
+    // One read per change heard of (the grant, the record written), not
+    // one per observer.
+    let reads = nodes[0].record_reads() - before;
+    assert!(reads <= 4, "20 observers, one election: {reads} reads of one master");
+    drop(a);
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_observers_first_read_is_tried_again_before_it_is_an_error() {
     let (locks, _, nodes) = locks();
     for node in &nodes[..3] {

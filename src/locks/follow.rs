@@ -6,18 +6,24 @@
 //! as a backstop, so that a missed message never leaves it wrong for longer.
 //! Each observer passes a state on only when it differs from the last one
 //! it passed on, and never one with a lower term than it already passed on.
+//! Observers of one name woken together share one read (`shared_reads.rs`):
+//! backstop ticks fall on one grid for every follower, so they wake together
+//! too.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use futures::FutureExt;
 use tokio::sync::broadcast;
+use tokio::time::Instant;
 
 use crate::locks::Locks;
 use crate::locks::error::Error;
-use crate::redlock::Node;
-use crate::redlock::election::Leader;
+use crate::locks::shared_reads::{SharedReads, Since, Stamps};
+use crate::redlock::election::{Leader, Term};
+use crate::redlock::{Inspection, Node};
 
 /// Told when a followed name is followed for the first time (`true`) or
 /// no longer (`false`): the release channel of its bucket is subscribed
@@ -26,17 +32,24 @@ pub(crate) type OnInterest = Box<dyn Fn(&str, bool) + Send + Sync>;
 
 /// The names followed in this daemon, and the changes heard of.
 pub(crate) struct Followed {
-    /// Names that changed; an empty name: anything may have (a missed
-    /// announcement).
-    changes: broadcast::Sender<Arc<str>>,
+    /// Names that changed, with the change's stamp; an empty name:
+    /// anything may have (a missed announcement).
+    changes: broadcast::Sender<(Arc<str>, u64)>,
+    /// Stamps changes and reads (`shared_reads.rs`).
+    pub(super) stamps: Stamps,
     /// How many follow each name.
     counts: Mutex<HashMap<String, usize>>,
     /// How many follow any: grants and releases look at it alone when
     /// nobody follows (the hot path pays one atomic load).
     followers: AtomicUsize,
     interest: OnceLock<OnInterest>,
-    /// The backstop: a state is read again at least this often.
+    /// The backstop: a state is read again at least this often, at the
+    /// ticks `epoch + k * period`.
     pub(crate) period: Duration,
+    epoch: Instant,
+    /// The latest read of each observed election, and of each watched lock.
+    pub(super) leaders: SharedReads<Result<Option<Term>, crate::redlock::Error>>,
+    pub(super) inspections: SharedReads<Inspection>,
     /// The longest TTL: a record proclaimed from outside its session lives
     /// at most this long unless the session extends it.
     pub(crate) max_ttl: Duration,
@@ -49,7 +62,11 @@ impl Followed {
             counts: Mutex::default(),
             followers: AtomicUsize::new(0),
             interest: OnceLock::new(),
+            stamps: Stamps::default(),
             period,
+            epoch: Instant::now(),
+            leaders: SharedReads::default(),
+            inspections: SharedReads::default(),
             max_ttl,
         }
     }
@@ -61,7 +78,7 @@ impl Followed {
 
     /// Lock or election `name` may have changed (`None`: anything may have).
     pub(crate) fn changed(&self, name: Option<&str>) {
-        let _ = self.changes.send(name.unwrap_or("").into());
+        let _ = self.changes.send((name.unwrap_or("").into(), self.stamps.next()));
     }
 
     /// A lock granted or released through this daemon: its watchers look,
@@ -96,26 +113,47 @@ impl Followed {
     }
 }
 
+impl Followed {
+    /// Only reads that start from now on.
+    pub(super) fn now(&self) -> Since {
+        Since::Change(self.stamps.next())
+    }
+
+    /// The next backstop tick after now.
+    fn next_tick(&self) -> Instant {
+        let period = self.period.max(Duration::from_millis(1));
+        let since = Instant::now().saturating_duration_since(self.epoch);
+        let ticks = since.as_nanos() / period.as_nanos() + 1;
+        let at = u64::try_from(ticks * period.as_nanos()).unwrap_or(u64::MAX);
+        self.epoch + Duration::from_nanos(at)
+    }
+}
+
 /// One follower's hold on a name; dropping it stops following.
 pub(crate) struct Following {
     followed: Arc<Followed>,
     name: String,
-    changes: broadcast::Receiver<Arc<str>>,
+    changes: broadcast::Receiver<(Arc<str>, u64)>,
 }
 
 impl Following {
-    /// Waits until the name may have changed, or one backstop period.
-    pub(super) async fn changed(&mut self) {
-        let period = tokio::time::sleep(self.followed.period);
+    /// Waits until the name may have changed, or the next backstop tick
+    /// (at most one period away); says which reads see the change.
+    pub(super) async fn changed(&mut self) -> Since {
+        let tick = self.followed.next_tick();
+        let period = tokio::time::sleep_until(tick);
         tokio::pin!(period);
         loop {
             tokio::select! {
-                () = &mut period => return,
+                () = &mut period => return Since::Tick(tick),
                 heard = self.changes.recv() => match heard {
-                    Ok(name) if name.is_empty() || *name == *self.name => return,
+                    Ok((name, stamp)) if name.is_empty() || *name == *self.name => return Since::Change(stamp),
                     Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => return,
-                    Err(broadcast::error::RecvError::Closed) => return period.await,
+                    Err(broadcast::error::RecvError::Lagged(_)) => return self.followed.now(),
+                    Err(broadcast::error::RecvError::Closed) => {
+                        period.await;
+                        return Since::Tick(tick);
+                    }
                 },
             }
         }
@@ -139,6 +177,10 @@ impl Drop for Following {
             }
             last
         };
+        if last {
+            self.followed.leaders.forget(&self.name);
+            self.followed.inspections.forget(&self.name);
+        }
         if last && let Some(interest) = self.followed.interest.get() {
             interest(&self.name, false);
         }
@@ -185,10 +227,18 @@ impl<N: Node> Observer<N> {
     /// known state).
     pub(crate) async fn next(&mut self) -> Result<Option<Leader>, Error> {
         loop {
-            if self.last.is_some() {
-                self.following.changed().await;
-            }
-            let read = self.locks.engine.leader(&self.name).await.map(|t| t.map(|t| t.leader));
+            let followed = &self.locks.followed;
+            let since = match self.last {
+                Some(_) => self.following.changed().await,
+                None => followed.now(),
+            };
+            let (engine, name) = (self.locks.engine.clone(), self.name.clone());
+            let read = (followed.leaders)
+                .read(&self.name, since, &followed.stamps, move || {
+                    async move { engine.leader(&name).await }.boxed()
+                })
+                .await
+                .map(|t| t.map(|t| t.leader));
             let state = match read {
                 Ok(state) => state,
                 // A first read is tried a few times (a busy master may miss

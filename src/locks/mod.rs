@@ -16,6 +16,7 @@ mod session_io;
 mod session_tests;
 mod sessions;
 mod set;
+mod shared_reads;
 pub(crate) mod watcher;
 #[cfg(test)]
 mod watcher_tests;

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
@@ -91,10 +92,17 @@ impl<N: Node> Watcher<N> {
             if let Some(change) = self.pending.pop_front() {
                 return change;
             }
-            if self.last.is_some() {
-                self.following.changed().await;
-            }
-            let view = self.locks.engine.inspect(&self.name).await;
+            let followed = &self.locks.followed;
+            let since = match self.last {
+                Some(_) => self.following.changed().await,
+                None => followed.now(),
+            };
+            let (engine, name) = (self.locks.engine.clone(), self.name.clone());
+            let view = (followed.inspections)
+                .read(&self.name, since, &followed.stamps, move || {
+                    async move { engine.inspect(&name).await }.boxed()
+                })
+                .await;
             let now = LockState {
                 held: view.held,
                 holder: view.holder,

@@ -36,6 +36,8 @@ struct State {
     unlocks: usize,
     tries: usize,
     extend_calls: usize,
+    /// Election reads (`read_record`).
+    record_reads: usize,
     /// Locks marked as waited for by another daemon's refused attempt
     /// (`mark_waited_elsewhere`), until an announcing unlock. This node's
     /// own refusals are its daemon's: they do not count (as in Redis).
@@ -117,6 +119,11 @@ impl FakeNode {
     /// How many extend commands (each a batch) reached this node.
     pub(crate) fn extend_calls(&self) -> usize {
         self.state().extend_calls
+    }
+
+    /// How many election reads (`read_record`) reached this node.
+    pub(crate) fn record_reads(&self) -> usize {
+        self.state().record_reads
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -464,6 +471,7 @@ impl Node for FakeNode {
 
     async fn read_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
         self.call(|state, now| {
+            state.record_reads += 1;
             let value = (state.keys.get(key))
                 .filter(|(v, _)| v != SHARED_MARK)
                 .map(|(v, _)| v.clone());
