@@ -10,7 +10,10 @@
 #      SetsTest, SlowNetworkTest (a delaying TCP proxy: validity counted from
 #      the send, a silent daemon, a daemon that never answers), ElectionsTest
 #      (campaign, leader, proclaim, resign, terms above 2^53, lock delay),
-#      ObserveWatchTest;
+#      ObserveWatchTest, ConformanceTest (the scenarios of ../conformance that
+#      share a daemon);
+#   1b. each conformance scenario that kills masters (ConformanceTest lists
+#      them in target/conformance-own-daemon.txt), on a daemon of its own;
 #   2. the test that kills three masters under a lock and a leader, on a
 #      daemon of its own (killed masters stay dead for the rest of that
 #      daemon's life);
@@ -37,10 +40,16 @@ clean() { sed -u 's/\x1b\[0m//g'; }
 started=$SECONDS
 fresh="$(mktemp -d -t redlockd-java.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
-rm -rf "$here/target/surefire-reports"
+rm -rf "$here/target/surefire-reports" "$here/target/conformance-own-daemon.txt"
 
 say "1. mvn verify: the stubs generated from proto/, the plain suite"
 run "${mvn[@]}" verify 2>&1 | clean
+say "1b. the conformance scenarios that kill masters, each on a daemon of its own"
+owned="$(cat "$here/target/conformance-own-daemon.txt")"
+[ "$(wc -w <<<"$owned")" -ge 2 ] || { say "found $(wc -w <<<"$owned") conformance scenarios that kill masters, not 2"; exit 1; }
+for id in $owned; do
+  REDLOCKD_CONFORMANCE_SCENARIO="$id" run "${mvn[@]}" surefire:test -Dgroups=conformance-own-daemon -DexcludedGroups= 2>&1 | clean
+done
 say "2. three masters killed, on a daemon of its own"
 run "${mvn[@]}" surefire:test -Dgroups=kills-masters -DexcludedGroups= 2>&1 | clean
 say "3. the daemon frozen (SIGSTOP), on a daemon of its own"

@@ -71,7 +71,11 @@ public final class Lease implements AutoCloseable {
    * change.
    */
   public boolean extend(Duration ttl) {
-    return client.extend(this, Validate.duration(ttl, "ttl"));
+    Duration checked = Validate.duration(ttl, "ttl");
+    if (released) {
+      return false; // given back: nothing is held to extend
+    }
+    return client.extend(this, checked);
   }
 
   void extended(long validUntilNanos) {
@@ -80,10 +84,14 @@ public final class Lease implements AutoCloseable {
 
   /**
    * Gives the lock back. True when it was still held to the end (the critical section stayed
-   * protected); false when it had expired or been taken over meanwhile, or was released already.
+   * protected); false when it had expired or been taken over meanwhile, or was released already
+   * (then nothing is sent: with a reentrancy key, a second release would give back another
+   * acquisition's hold).
    */
   public boolean release() {
-    released = true;
+    if (!releasing()) {
+      return false;
+    }
     return client.release(this);
   }
 
@@ -95,13 +103,28 @@ public final class Lease implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (!released && !release()) {
+    if (releasing() && !client.release(this)) {
       throw new LockLostException("released, but the lock had expired or been taken over");
     }
   }
 
   String value() {
     return granted.value;
+  }
+
+  Duration ttl() {
+    return ttl;
+  }
+
+  boolean isReleased() {
+    return released;
+  }
+
+  /** Marks it given back; false when it was already (by {@link #release()} or releaseMany). */
+  synchronized boolean releasing() {
+    boolean first = !released;
+    released = true;
+    return first;
   }
 
   /** The resource, the token, the kind and the time left; never the lock's value. */

@@ -7,17 +7,13 @@ import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import redlockd.v1.LockGrpc;
-import redlockd.v1.LockOuterClass.AcquireManyRequest;
-import redlockd.v1.LockOuterClass.AcquireManyResponse;
 import redlockd.v1.LockOuterClass.AcquireRequest;
 import redlockd.v1.LockOuterClass.AcquireResponse;
 import redlockd.v1.LockOuterClass.ExtendRequest;
@@ -26,7 +22,6 @@ import redlockd.v1.LockOuterClass.HoldStart;
 import redlockd.v1.LockOuterClass.InspectRequest;
 import redlockd.v1.LockOuterClass.InspectResponse;
 import redlockd.v1.LockOuterClass.LockMode;
-import redlockd.v1.LockOuterClass.ReleaseManyRequest;
 import redlockd.v1.LockOuterClass.ReleaseRequest;
 import redlockd.v1.LockOuterClass.WatchRequest;
 
@@ -46,6 +41,7 @@ public final class RedlockdClient implements AutoCloseable {
   private final LockGrpc.LockBlockingStub blocking;
   private final LockGrpc.LockStub async;
   private final Elections elections;
+  private final Sets sets = new Sets(this);
 
   private RedlockdClient(Settings settings) {
     this.channel = Grpc.newChannelBuilder(settings.target, settings.credentials()).build();
@@ -196,68 +192,36 @@ public final class RedlockdClient implements AutoCloseable {
    * must be left unset.
    */
   public Optional<List<Lease>> tryAcquireMany(Collection<String> resources, AcquireOptions options) {
-    List<String> names = Validate.resources(resources);
-    Validate.owner(options.owner);
-    if (options.shared || options.permits != 0 || !options.reentrancyKey.isEmpty()) {
-      throw new InvalidArgumentException(
-          "invalid options: a set's locks are exclusive: leave shared, permits and reentrancyKey unset");
-    }
-    Duration ttl = Validate.duration(options.ttl, "ttl");
-    Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
-    while (true) {
-      Duration left = backoff.left();
-      AcquireManyRequest.Builder request =
-          AcquireManyRequest.newBuilder()
-              .addAllResources(names)
-              .setOwner(options.owner)
-              .setTtl(Wire.duration(ttl));
-      if (!left.isZero()) {
-        request.setWait(Wire.duration(left));
-      }
-      long sent = System.nanoTime(); // the client rule: validity counts from here
-      AcquireManyResponse reply;
-      try {
-        reply = call(s -> s.acquireMany(request.build()), left);
-      } catch (UnavailableException e) {
-        if (!backoff.pause()) {
-          throw e;
-        }
-        continue;
-      }
-      if (!reply.getAcquired()) {
-        return Optional.empty();
-      }
-      List<Lease> leases = new ArrayList<>();
-      for (redlockd.v1.LockOuterClass.Lease lease : reply.getLeasesList()) {
-        leases.add(new Lease(this, Granted.of(lease), Granted.deadline(sent, lease.getValidity()), ttl));
-      }
-      return Optional.of(List.copyOf(leases));
-    }
+    return sets.acquire(resources, options);
+  }
+
+  /**
+   * Extends leases of one set (what {@link #tryAcquireMany} returned, or some of them) in one call
+   * to {@code ttl}, counted from the moment it is sent; each extended lease's {@link
+   * Lease#validUntilNanos()} moves on. True when every one was extended; false when any was lost
+   * (expired, taken over, or released): stop working under the set.
+   *
+   * @throws InvalidArgumentException for no lease, over 16, or leases of more than one set (before
+   *     sending), or a {@code ttl} out of the daemon's range
+   */
+  public boolean extendMany(Collection<Lease> leases, Duration ttl) {
+    return sets.extend(leases, Validate.duration(ttl, "ttl"));
+  }
+
+  /** {@link #extendMany(Collection, Duration)} to the TTL the set was taken with. */
+  public boolean extendMany(Collection<Lease> leases) {
+    return sets.extend(leases, null);
   }
 
   /**
    * Gives back leases of one set (what {@link #tryAcquireMany} returned, or some of them) in one
    * call. True when every one was still held to the end; false when any had expired, been taken
    * over or been released already.
+   *
+   * @throws InvalidArgumentException for no lease, over 16, or leases of more than one set
    */
   public boolean releaseMany(Collection<Lease> leases) {
-    if (leases == null || leases.size() < 1 || leases.size() > Validate.MAX_SET) {
-      throw new InvalidArgumentException(
-          "invalid leases: " + (leases == null ? 0 : leases.size()) + " leases; 1 to " + Validate.MAX_SET
-              + " are allowed");
-    }
-    HashSet<String> values = new HashSet<>();
-    ReleaseManyRequest.Builder request = ReleaseManyRequest.newBuilder();
-    for (Lease lease : leases) {
-      values.add(lease.value());
-      request.addResources(lease.resource());
-    }
-    if (values.size() != 1) {
-      throw new InvalidArgumentException(
-          "invalid leases: they hold more than one value: releaseMany takes leases of one tryAcquireMany");
-    }
-    request.setValue(values.iterator().next());
-    return call(s -> s.releaseMany(request.build()), Duration.ZERO).getReleased();
+    return sets.release(leases);
   }
 
   /** {@link #hold(String, HoldOptions)} with {@link HoldOptions#defaults()}. */
@@ -368,7 +332,7 @@ public final class RedlockdClient implements AutoCloseable {
 
   /**
    * The generated blocking stub on this client's connection, with its bearer token, for the methods
-   * the client does not wrap (ExtendMany, say).
+   * the client does not wrap.
    */
   public LockGrpc.LockBlockingStub blockingStub() {
     return blocking;
@@ -401,7 +365,7 @@ public final class RedlockdClient implements AutoCloseable {
   }
 
   /** One unary call, with a deadline of its wait plus a slack; its failure typed. */
-  private <T> T call(Function<LockGrpc.LockBlockingStub, T> method, Duration wait) {
+  <T> T call(Function<LockGrpc.LockBlockingStub, T> method, Duration wait) {
     try {
       long deadline = wait.plus(Backoff.callSlack).toNanos();
       return method.apply(blocking.withDeadlineAfter(deadline, TimeUnit.NANOSECONDS));

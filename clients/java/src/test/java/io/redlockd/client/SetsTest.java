@@ -143,6 +143,26 @@ class SetsTest {
   }
 
   @Test
+  void extendManyMovesEveryMembersValidityAndRefusesLeasesOfTwoSets() {
+    List<String> ab = members("a", "b");
+    List<Lease> short1 = client.tryAcquireMany(ab, TEN.ttl(Duration.ofSeconds(1))).orElseThrow();
+    long before = short1.get(1).validUntilNanos();
+    assertTrue(client.extendMany(short1, Duration.ofSeconds(20)));
+    for (Lease lease : short1) {
+      assertTrue(lease.validUntilNanos() > before + TimeUnit.SECONDS.toNanos(15), lease.toString());
+    }
+    List<Lease> other = client.tryAcquireMany(members("c"), TEN).orElseThrow();
+    InvalidArgumentException mixed =
+        assertThrows(InvalidArgumentException.class, () -> client.extendMany(List.of(short1.get(0), other.get(0))));
+    assertTrue(mixed.getMessage().startsWith("invalid leases: "), mixed.getMessage());
+    InvalidArgumentException none = assertThrows(InvalidArgumentException.class, () -> client.extendMany(List.of()));
+    assertTrue(none.getMessage().startsWith("invalid leases: 0 leases; 1 to 16"), none.getMessage());
+    assertTrue(client.releaseMany(short1));
+    assertFalse(client.extendMany(short1), "a set given back is not extended");
+    assertTrue(client.releaseMany(other));
+  }
+
+  @Test
   void seventeenResourcesAndBadMembersAreRefusedBeforeSendingInTheDaemonsWords() {
     List<String> seventeen = new ArrayList<>();
     for (int i = 0; i < 17; i++) {
