@@ -23,7 +23,7 @@ const (
 	maxReentrancyKeyBytes = 128
 )
 
-// MaxSet is the most resources one AcquireMany (or ReleaseMany) takes.
+// MaxSet is the most resources one AcquireMany (or ExtendMany, ReleaseMany) takes.
 const MaxSet = 16
 
 // LockOption configures Acquire, Hold, Do and AcquireMany (which takes
