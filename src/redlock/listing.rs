@@ -5,7 +5,9 @@
 //! `i` is listed there when a majority holds one value for it and no
 //! master before `i` (that the listing could scan) holds that value: a lock
 //! held for the whole listing is found on every master holding it, so it is
-//! listed exactly once, on the first of them.
+//! listed on the first of them, once per page; SCAN may return a key twice
+//! while a master's table is resized, so it may appear again on a later page
+//! (docs/design.md#listing-and-force-release).
 
 use futures::future::join_all;
 use tokio::time::timeout;
@@ -125,7 +127,12 @@ impl<N: Node> Engine<N> {
             }
             let take = page.pending.len().min(limit - listed.len());
             let names: Vec<String> = page.pending.drain(..take).collect();
-            listed.extend(self.held_first_here(&names, &page).await);
+            for lock in self.held_first_here(&names, &page).await {
+                // SCAN may return a key twice; a page lists it once.
+                if !listed.iter().any(|l: &Listed| l.name == lock.name) {
+                    listed.push(lock);
+                }
+            }
         }
     }
 

@@ -275,6 +275,9 @@ async fn call(cli: Cli) -> Result<bool, String> {
         } => {
             let mut admin = connection.admin();
             let mut page_token = String::new();
+            // A lock may come on two pages (SCAN returns a key twice while a
+            // master's table is resized): it is printed once.
+            let mut printed = std::collections::HashSet::new();
             loop {
                 let page = admin
                     .list_locks(ListLocksRequest {
@@ -286,6 +289,9 @@ async fn call(cli: Cli) -> Result<bool, String> {
                     .map_err(status)?
                     .into_inner();
                 for lock in page.locks {
+                    if !printed.insert(lock.resource.clone()) {
+                        continue;
+                    }
                     let holder = lock.holder.unwrap_or_default();
                     println!("resource={} {}", lock.resource, holder_fields(&holder));
                 }
