@@ -110,15 +110,23 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    if let Err(e) = redlockd::app::init_logging(prepared.config()) {
-        eprintln!("redlockd: invalid configuration: {e}");
-        return ExitCode::from(EXIT_CONFIG);
-    }
+    // Within the runtime: the trace exporter's channel lives on it.
+    let traces = match runtime.block_on(async { redlockd::app::init_logging(prepared.config()) }) {
+        Ok(traces) => traces,
+        Err(e) => {
+            eprintln!("redlockd: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
     if !masters.is_empty() {
         tracing::info!(nodes = ?prepared.config().redis.nodes, "dev: started local redis-server masters");
     }
     tracing::debug!(workers, "runtime threads");
     let result = runtime.block_on(serve(prepared, shutdown));
+    // The spans still queued go out while the runtime still runs.
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
     drop(masters);
     match result {
         Ok(()) => ExitCode::SUCCESS,

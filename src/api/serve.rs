@@ -152,6 +152,8 @@ pub(crate) async fn serve<N: Node>(
         .concurrency_limit_per_connection(settings.max_requests_per_connection)
         // Metadata (a bearer token included) fits in far less.
         .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
+        // A span per call when traces are exported (docs/tracing.md).
+        .layer(super::traced::TraceCalls)
         // HTTP/1.1 (and 1.0) for the HTTP routes; gRPC stays on HTTP/2.
         .accept_http1(true)
         .add_routes(routes)

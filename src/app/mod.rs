@@ -31,6 +31,7 @@ use crate::redis::subscriber::{self, Heard};
 use crate::redis::tls::{self, Tls};
 use crate::redlock::monitor::Monitor;
 use crate::redlock::{Engine, Node};
+use crate::telemetry::traces::Traces;
 use crate::telemetry::{exporter, logging, metrics::Metrics};
 
 /// Why the daemon could not start or stopped with an error.
@@ -105,12 +106,15 @@ pub fn prepare(config: Config) -> Result<Prepared, ConfigError> {
     })
 }
 
-/// Installs the log subscriber `config` asks for.
+/// Installs the log subscriber `config` asks for, and the trace exporter
+/// when `telemetry.otlp.endpoint` is set (then within the async runtime);
+/// the exporter is to be shut down on exit (`Traces::shutdown`).
 ///
 /// # Errors
-/// When `log.filter` does not parse.
-pub fn init_logging(config: &Config) -> Result<(), String> {
-    logging::init(settings::log_format(config), &config.log.filter)
+/// When `log.filter` does not parse or the exporter cannot be built.
+pub fn init_logging(config: &Config) -> Result<Option<Traces>, String> {
+    let traces = settings::traces(config);
+    logging::init(settings::log_format(config), &config.log.filter, traces.as_ref())
 }
 
 /// Serves the lock API and metrics on `listeners` against the masters of

@@ -9,11 +9,29 @@ use crate::redis::connect::RedisNodeConfig;
 use crate::redis::tls::Tls;
 use crate::redlock::EngineConfig;
 use crate::redlock::standing::Rules;
-use crate::telemetry::logging;
+use crate::telemetry::{logging, traces};
 
 // A token's low bits name the master that minted it: the configuration
 // must allow no more masters than the algorithm can name.
 const _: () = assert!(crate::config::MAX_NODES == crate::redlock::quorum::MAX_NODES);
+// The rounds' spans are exported only if they carry the target the trace
+// layer exports (docs/tracing.md).
+const _: () = assert!(same(crate::telemetry::traces::TARGET, crate::redlock::spans::TARGET));
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// The engine's part of the configuration.
 pub fn engine(config: &Config) -> EngineConfig {
@@ -90,4 +108,15 @@ pub fn log_format(config: &Config) -> logging::Format {
         LogFormat::Human => logging::Format::Human,
         LogFormat::Json => logging::Format::Json,
     }
+}
+
+/// Where traces go, when `telemetry.otlp.endpoint` (or the standard
+/// variables) named a collector.
+pub fn traces(config: &Config) -> Option<traces::Settings> {
+    let otlp = &config.telemetry.otlp;
+    Some(traces::Settings {
+        endpoint: otlp.endpoint.clone()?,
+        sample_ratio: otlp.sample_ratio,
+        timeout: otlp.timeout,
+    })
 }

@@ -11,9 +11,11 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use files::{Files, RedisTls, ServerTls};
+pub use telemetry::{OtlpConfig, TelemetryConfig};
 
 mod files;
 mod rules;
+mod telemetry;
 pub(crate) mod tenants;
 
 /// The defaults, compiled in so the binary runs without the file.
@@ -41,6 +43,9 @@ pub struct Config {
     /// The admin service.
     #[serde(default)]
     pub admin: AdminConfig,
+    /// OpenTelemetry traces.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     /// What the files named above hold, read once by `load`.
     #[serde(skip)]
     pub files: Files,
@@ -272,11 +277,20 @@ impl Config {
     /// # Errors
     /// When a source cannot be read or parsed, or the result is invalid.
     pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
+        let otel_vars: Option<HashMap<String, String>> = env.as_ref().map(|env| {
+            (telemetry::ENDPOINT_VARIABLES.iter())
+                .filter_map(|name| Some(((*name).to_owned(), env.get(*name)?.clone())))
+                .collect()
+        });
         let mut config: Config = Config::sources(file, env)?
             .try_deserialize()
             .map_err(|e| ConfigError(e.to_string()))?;
         config.redis.nodes = seeds_folded(std::mem::take(&mut config.redis.nodes));
         config.validate()?;
+        config.telemetry.otlp.resolve(|name| match &otel_vars {
+            Some(vars) => vars.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        })?;
         let env = |var: &str| std::env::var(var).ok();
         Ok(Config {
             files: Files::read(&config, &env)?,

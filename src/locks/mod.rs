@@ -17,6 +17,7 @@ mod session_tests;
 mod sessions;
 mod set;
 mod shared_reads;
+mod traced;
 pub(crate) mod watcher;
 #[cfg(test)]
 mod watcher_tests;
@@ -32,6 +33,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::locks::error::Error;
 use crate::locks::held::HeldLocks;
@@ -162,6 +164,12 @@ impl<N: Node> Locks<N> {
     ) -> Result<Option<Duration>, Error> {
         let started = Instant::now();
         let outcome = self.engine.extend(&lock_name(resource, value), value, ttl).await;
+        let said = match &outcome {
+            Ok(Some(_)) => "extended",
+            Ok(None) => "lost",
+            Err(_) => "no_quorum",
+        };
+        traced::record(resource, who, said, None);
         let status = match &outcome {
             Ok(Some(validity)) => {
                 self.held.extended(value, Instant::now() + *validity);
@@ -237,6 +245,12 @@ impl<N: Node> Locks<N> {
             Ok(false) => Status::Fail,
             Err(_) => Status::Error,
         };
+        let said = match &outcome {
+            Ok(true) => "released",
+            Ok(false) => "not_held",
+            Err(error) => failure_label(error),
+        };
+        traced::record(resource, who, said, forgotten.as_ref().map(|g| g.token));
         self.metrics.released(status, started.elapsed(), held_for);
         outcome
     }
@@ -294,6 +308,7 @@ impl<N: Node> Locks<N> {
         who: &Who,
     ) -> Result<Acquired, Error> {
         let started = Instant::now();
+        let traced_name = traced::name(&resource);
         let outcome = match self.check_quota(who) {
             Ok(()) => {
                 let outcome = self
@@ -321,6 +336,13 @@ impl<N: Node> Locks<N> {
             ),
             Err(error) => (Status::Error, Some(failure_label(error))),
         };
+        if let Some(name) = traced_name {
+            let token = match &outcome {
+                Ok(Acquired::Granted(lease)) => Some(lease.fencing_token),
+                _ => None,
+            };
+            traced::record(&name, who, failure.unwrap_or("granted"), token);
+        }
         self.metrics.acquired(kind.label(), status, failure, started.elapsed());
         outcome
     }
@@ -423,7 +445,8 @@ impl<N: Node> Locks<N> {
                 tracing::info!(resource = %lease.resource, "the caller left before its lock was granted; releasing it");
                 let _ = locks.release(&lease.resource, &lease.value, &who).await;
             }
-        });
+        }
+        .instrument(traced::current()));
         rx.await
             .map_err(|_| Error::Internal("the acquire task failed".into()))?
     }

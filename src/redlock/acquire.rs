@@ -9,10 +9,12 @@ use std::time::Duration;
 use futures::FutureExt;
 use tokio::sync::Notify;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::fanout::gather;
 use super::node::{Announce, Node, Standing};
 use super::quorum::{self, Decision, Minted};
+use super::spans::{self, round_span};
 use super::vote::{Acquired, FailureReason, NodeVote, summarize};
 use super::{Engine, Error, Kind, Lease, Lifetime, LockValue, Mode};
 
@@ -299,6 +301,7 @@ impl<N: Node> Engine<N> {
         // the lock or not; release goes to all). A failure waits for every
         // answer, so it can say what each node did.
         let n = self.nodes.len();
+        let span = round_span!("acquire round one");
         let (votes, timed_out) = gather(
             calls,
             |votes| {
@@ -307,7 +310,9 @@ impl<N: Node> Engine<N> {
             },
             self.config.node_timeout,
         )
+        .instrument(span.clone())
         .await;
+        spans::answered(&span, &self.nodes, |i| votes[i].as_ref().is_some_and(NodeVote::reached));
         votes
             .into_iter()
             .map(|v| v.unwrap_or_else(|| NodeVote::unanswered(timed_out)))
@@ -324,19 +329,25 @@ impl<N: Node> Engine<N> {
         votes: &[NodeVote],
         minted: &Minted,
     ) -> Result<(), Attempt> {
-        let behind = votes
+        let behind: Vec<usize> = votes
             .iter()
             .enumerate()
             .filter(|(_, v)| matches!(v, NodeVote::Granted(c) if *c < minted.max))
-            .map(|(i, _)| &self.nodes[i]);
-        let calls = behind.map(|node| node.publish_fence(key, value.expose(), minted.max));
+            .map(|(i, _)| i)
+            .collect();
+        let calls = (behind.iter()).map(|&i| self.nodes[i].publish_fence(key, value.expose(), minted.max));
         let needed = quorum::stores_needed(minted.at_max.len(), self.nodes.len());
+        let span = round_span!("acquire round two");
         let (answers, _) = gather(
             calls,
             |answers| answers.iter().filter(|a| matches!(a, Some(Ok(true)))).count() >= needed,
             self.config.node_timeout,
         )
+        .instrument(span.clone())
         .await;
+        spans::answered(&span, &self.nodes, |i| {
+            (behind.iter().position(|&b| b == i)).is_some_and(|at| matches!(answers[at], Some(Ok(_))))
+        });
         let answers: Vec<_> = answers.into_iter().flatten().collect();
         let stored = answers.iter().filter(|a| matches!(a, Ok(true))).count();
         if quorum::majority(minted.at_max.len() + stored, self.nodes.len()) {

@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::fanout::gather;
 use super::node::{Extension, Node};
+use super::spans::{self, round_span};
 use super::{Engine, Error, LockValue, quorum};
 
 /// At most this many locks go in one extension batch.
@@ -30,7 +32,8 @@ struct QueuedExtension {
     value: String,
     ttl: Duration,
     queued_at: Instant,
-    answer: oneshot::Sender<Result<Extended, Error>>,
+    /// The outcome, and which masters answered the batch (bit `i`: master `i`).
+    answer: oneshot::Sender<(Result<Extended, Error>, u32)>,
 }
 
 /// A batch's answer for one extension; the caller turns it into a validity
@@ -103,9 +106,14 @@ impl<N: Node> Engine<N> {
         if let Some(slot) = self.extensions.free_slot() {
             tokio::spawn(Arc::clone(self).extend_batches(slot));
         }
-        let extended = answered
-            .await
-            .unwrap_or_else(|_| Err(self.unavailable(0, "the extension batch ended without an answer".into())))?;
+        // The round is its batch's (docs/tracing.md#spans): the span covers the wait for it.
+        let span = round_span!("extend");
+        let (extended, masters) = answered.instrument(span.clone()).await.unwrap_or_else(|_| {
+            let error = self.unavailable(0, "the extension batch ended without an answer".into());
+            (Err(error), 0)
+        });
+        spans::answered(&span, &self.nodes, |i| masters & (1 << i) != 0);
+        let extended = extended?;
         Ok(match extended {
             // Counted now, when the caller reads it: validity runs from
             // before the commands left until this very moment.
@@ -139,10 +147,13 @@ impl<N: Node> Engine<N> {
                 .into_iter()
                 .partition(|queued| queued.queued_at.elapsed() >= self.config.node_timeout);
             for queued in late {
-                let _ = queued.answer.send(Err(self.unavailable(
+                let _ = queued.answer.send((
+                    Err(self.unavailable(
+                        0,
+                        "the extension waited longer than node_timeout to be sent (the daemon is overloaded)".into(),
+                    )),
                     0,
-                    "the extension waited longer than node_timeout to be sent (the daemon is overloaded)".into(),
-                )));
+                ));
             }
             if !batch.is_empty() {
                 self.extend_batch(batch).await;
@@ -193,6 +204,9 @@ impl<N: Node> Engine<N> {
             })
         };
         let (answers, _) = gather(calls, decided, self.config.node_timeout).await;
+        let masters = (answers.iter().enumerate())
+            .filter(|(_, answer)| matches!(answer, Some(Some(_))))
+            .fold(0u32, |mask, (i, _)| mask | 1 << i);
         let outcomes: Vec<Result<Extended, Error>> = locks
             .iter()
             .enumerate()
@@ -212,7 +226,7 @@ impl<N: Node> Engine<N> {
             .collect();
         drop(locks);
         for (queued, outcome) in batch.into_iter().zip(outcomes) {
-            let _ = queued.answer.send(outcome);
+            let _ = queued.answer.send((outcome, masters));
         }
     }
 }

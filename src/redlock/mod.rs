@@ -42,6 +42,7 @@ mod set_tests;
 mod shards;
 #[cfg(test)]
 mod shared_tests;
+pub mod spans;
 pub mod standing;
 pub(crate) mod vote;
 

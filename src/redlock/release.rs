@@ -1,8 +1,11 @@
 //! Giving a lock back (docs/design.md#release): compare-and-delete on every
 //! node, answered as soon as a quorum decided.
 
+use tracing::Instrument;
+
 use super::fanout::gather;
 use super::node::{Announce, Node};
+use super::spans::{self, round_span};
 use super::{Engine, Error, LockValue, quorum};
 
 impl<N: Node> Engine<N> {
@@ -68,6 +71,7 @@ impl<N: Node> Engine<N> {
             .nodes
             .iter()
             .map(|node| async { node.unlock(&key, value.expose(), announce).await.ok() });
+        let span = round_span!("release");
         let (answers, _) = gather(
             calls,
             |answers| {
@@ -78,8 +82,10 @@ impl<N: Node> Engine<N> {
             },
             self.config.node_timeout,
         )
+        .instrument(span.clone())
         .await;
         let answers: Vec<Option<bool>> = answers.into_iter().map(Option::flatten).collect();
+        spans::answered(&span, &self.nodes, |i| answers[i].is_some());
         Ok(quorum::majority(self.tally(&answers)?, n))
     }
 }

@@ -1,7 +1,12 @@
-//! Log setup: human-readable or JSON lines through `tracing-subscriber`.
-//! Lock values never reach a log line: `LockValue` redacts itself.
+//! Log setup: human-readable or JSON lines through `tracing-subscriber`,
+//! and beside them, when traces are exported, the OpenTelemetry layer
+//! (`super::traces`). Lock values never reach a log line: `LockValue`
+//! redacts itself.
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::prelude::*;
+
+use super::traces::{self, Traces};
 
 /// How log lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,22 +18,52 @@ pub enum Format {
 }
 
 /// Installs the global subscriber with `filter` (`log.filter`);
-/// `RUST_LOG`, when set, wins over it.
+/// `RUST_LOG`, when set, wins over it. With `exporting`, spans of target
+/// `traces::TARGET` are exported (and kept out of log lines); the returned
+/// pipeline is shut down on exit. Must be called within the async runtime
+/// when `exporting` is given.
 ///
 /// # Errors
-/// When the filter does not parse.
-pub(crate) fn init(format: Format, filter: &str) -> Result<(), String> {
+/// When the filter does not parse, or the exporter cannot be built.
+pub(crate) fn init(
+    format: Format,
+    filter: &str,
+    exporting: Option<&traces::Settings>,
+) -> Result<Option<Traces>, String> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => EnvFilter::try_new(directives),
         _ => EnvFilter::try_new(filter),
     }
     .map_err(|e| format!("log.filter: {e}"))?;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let installed = match format {
-        Format::Human => builder.try_init(),
-        Format::Json => builder.json().flatten_event(true).try_init(),
+    let Some(settings) = exporting else {
+        // Without traces, one global filter: a span or event it leaves out
+        // costs its callsite's level check and nothing more.
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr);
+        let installed = match format {
+            Format::Human => builder.try_init(),
+            Format::Json => builder.json().flatten_event(true).try_init(),
+        };
+        return installed.map(|()| None).map_err(|e| e.to_string());
     };
-    installed.map_err(|e| e.to_string())
+    // Each layer filters for itself: log lines by `log.filter` (without the
+    // spans meant for traces), traces by their target.
+    let filter = filter.add_directive(
+        format!("{}=off", traces::TARGET)
+            .parse()
+            .map_err(|e| format!("log.filter: {e}"))?,
+    );
+    let (exporter, pipeline) = traces::layer(settings)?;
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let lines = match format {
+        Format::Human => lines.with_filter(filter).boxed(),
+        Format::Json => lines.json().flatten_event(true).with_filter(filter).boxed(),
+    };
+    tracing_subscriber::registry()
+        .with(lines)
+        .with(exporter)
+        .try_init()
+        .map_err(|e| e.to_string())?;
+    Ok(Some(pipeline))
 }

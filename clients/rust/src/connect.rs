@@ -119,6 +119,7 @@ impl Bearer {
 impl Interceptor for Bearer {
     fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
         self.add_to(request.metadata_mut());
+        crate::trace_context::add_to(request.metadata_mut());
         Ok(request)
     }
 }

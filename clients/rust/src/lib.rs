@@ -41,6 +41,7 @@ mod lease;
 mod pipeline;
 pub mod proto;
 mod sets;
+mod trace_context;
 mod views;
 mod wire;
 
