@@ -142,7 +142,7 @@ func Dial(ctx context.Context, addr string, opts ...DialOption) (*Client, error)
 	if settings.tls != nil {
 		transport = credentials.NewTLS(settings.tls)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(transport))
+	conn, err := grpc.NewClient(addr, append(traceContext(), grpc.WithTransportCredentials(transport))...)
 	if err != nil {
 		return nil, invalid("addr", "%q is not a gRPC target (host:port, or https://host:port): %v", addr, err)
 	}

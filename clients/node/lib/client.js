@@ -15,6 +15,7 @@ const held_lock_1 = require("./held-lock");
 const leadership_1 = require("./leadership");
 const lease_1 = require("./lease");
 const retry_1 = require("./retry");
+const tracing_1 = require("./tracing");
 const validate_1 = require("./validate");
 /** Extra time a unary call may take beyond its wait before its gRPC deadline. */
 const CALL_SLACK_MS = 30_000;
@@ -32,8 +33,9 @@ class Client {
      */
     constructor(options = {}) {
         const { address, credentials, metadata } = (0, connection_1.connection)(options);
-        this.#stub = new lock_1.LockClient(address, credentials);
-        this.#elections = new election_1.ElectionClient(address, credentials, { channelOverride: this.#stub.getChannel() });
+        const interceptors = (0, tracing_1.traceContext)(); // the caller's trace context, with OpenTelemetry
+        this.#stub = new lock_1.LockClient(address, credentials, { interceptors });
+        this.#elections = new election_1.ElectionClient(address, credentials, { channelOverride: this.#stub.getChannel(), interceptors });
         this.#metadata = metadata;
         this.#calls = {
             extend: (request) => this.#unary('extend', request, 0),

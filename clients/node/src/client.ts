@@ -14,6 +14,7 @@ import { type HeldLock, openSession } from './held-lock';
 import { type Leadership, openCampaign } from './leadership';
 import { Lease, type LeaseCalls } from './lease';
 import { untilDeadline } from './retry';
+import { traceContext } from './tracing';
 import {
   candidate as checkCandidate,
   election as checkElection,
@@ -127,8 +128,9 @@ export class Client {
    */
   constructor(options: ClientOptions = {}) {
     const { address, credentials, metadata } = connection(options);
-    this.#stub = new LockClient(address, credentials);
-    this.#elections = new ElectionClient(address, credentials, { channelOverride: this.#stub.getChannel() });
+    const interceptors = traceContext(); // the caller's trace context, with OpenTelemetry
+    this.#stub = new LockClient(address, credentials, { interceptors });
+    this.#elections = new ElectionClient(address, credentials, { channelOverride: this.#stub.getChannel(), interceptors });
     this.#metadata = metadata;
     this.#calls = {
       extend: (request) => this.#unary('extend', request, 0),

@@ -20,6 +20,7 @@ from ._lease import LeaseBase
 from ._retry import CALL_SLACK
 from ._session import start_message
 from ._steps import Call, Steps, T
+from ._tracing import aio_interceptors
 from ._views import AsyncView
 from .v1 import election_pb2_grpc, lock_pb2_grpc
 from .v1 import lock_pb2 as pb
@@ -34,9 +35,9 @@ class AsyncClient:
         s = settings(addr, token, tls)
         self._metadata = s.metadata()
         if s.tls:
-            self._channel = grpc.aio.secure_channel(s.target, s.channel_credentials())
+            self._channel = grpc.aio.secure_channel(s.target, s.channel_credentials(), interceptors=aio_interceptors())
         else:
-            self._channel = grpc.aio.insecure_channel(s.target)
+            self._channel = grpc.aio.insecure_channel(s.target, interceptors=aio_interceptors())
         self._stub = lock_pb2_grpc.LockStub(self._channel)
         self._elections = election_pb2_grpc.ElectionStub(self._channel)
         self._stubs = {"Lock": self._stub, "Election": self._elections}

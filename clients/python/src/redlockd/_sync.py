@@ -20,6 +20,7 @@ from ._lease import LeaseBase
 from ._retry import CALL_SLACK
 from ._session import start_message
 from ._steps import Call, Steps, T
+from ._tracing import traced
 from ._views import View
 from .v1 import election_pb2_grpc, lock_pb2_grpc
 from .v1 import lock_pb2 as pb
@@ -38,6 +39,7 @@ class Client:
         self._channel = (
             grpc.secure_channel(s.target, s.channel_credentials()) if s.tls else grpc.insecure_channel(s.target)
         )
+        self._channel = traced(self._channel)  # the caller's trace context, with OpenTelemetry
         self._stub = lock_pb2_grpc.LockStub(self._channel)
         self._elections = election_pb2_grpc.ElectionStub(self._channel)
         self._stubs = {"Lock": self._stub, "Election": self._elections}
