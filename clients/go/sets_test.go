@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,65 @@ func TestClientReleaseManySaysFalseWhenAMemberWasNoLongerHeld(t *testing.T) {
 		t.Fatalf("release many after one member was released: %v %v", held, err)
 	}
 	assertFree(t, c, m...)
+}
+
+// deleteLockEverywhere deletes name's lock key on every master, as if its
+// TTL had run out or another holder had taken it over.
+func deleteLockEverywhere(t *testing.T, name string) {
+	t.Helper()
+	deleted := 0
+	for _, port := range masterPorts() {
+		n, err := strconv.Atoi(redisCLI(t, port, "EVAL", `
+local n = 0
+for _, key in ipairs(redis.call('KEYS', ARGV[1])) do n = n + redis.call('DEL', key) end
+return n`, "0", "redlockd:{*}:lock:"+globEscaped(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleted += n
+	}
+	if deleted < 3 {
+		t.Fatalf("the lock of %s was on %d masters, not a majority", name, deleted)
+	}
+}
+
+func TestClientExtendManyMovesEveryValidityAndLosesAMemberNotExtended(t *testing.T) {
+	c, ctx, base := dial(t), context.Background(), resource()
+	leases, err := c.AcquireMany(ctx, members(base, "a", "b", "c"), redlockd.TTL(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.ExtendMany(ctx, leases, 20*time.Second); !ok || err != nil {
+		t.Fatalf("extending a held set: %v %v", ok, err)
+	}
+	for _, l := range leases {
+		if left := l.Remaining(); left < 15*time.Second {
+			t.Fatalf("%v: %v left after extending to 20 s", l, left)
+		}
+	}
+	// A member deleted on the masters (as if taken over) is not extended:
+	// its Context ends with ErrLockLost at once, well before its validity.
+	deleteLockEverywhere(t, leases[1].Resource())
+	if ok, err := c.ExtendMany(ctx, leases, 20*time.Second); ok || err != nil {
+		t.Fatalf("extending a set with a member gone: %v %v", ok, err)
+	}
+	select {
+	case <-leases[1].Context().Done():
+	case <-time.After(time.Second):
+		t.Fatal("the member not extended is not lost")
+	}
+	if !errors.Is(leases[1].Err(), redlockd.ErrLockLost) || leases[0].Err() != nil || leases[2].Err() != nil {
+		t.Fatalf("after the extension: %v, %v, %v", leases[0].Err(), leases[1].Err(), leases[2].Err())
+	}
+	if _, err := c.ExtendMany(ctx, nil, time.Second); !errors.Is(err, redlockd.ErrInvalidArgument) || !strings.Contains(err.Error(), "invalid leases: 0 leases") {
+		t.Fatalf("no lease: %v", err)
+	}
+	if _, err := c.ExtendMany(ctx, leases, -time.Second); !errors.Is(err, redlockd.ErrInvalidArgument) || !strings.Contains(err.Error(), "invalid ttl") {
+		t.Fatalf("a negative ttl: %v", err)
+	}
+	if held, err := c.ReleaseMany(ctx, []*redlockd.Lease{leases[0], leases[2]}); !held || err != nil {
+		t.Fatalf("releasing the members still held: %v %v", held, err)
+	}
 }
 
 func TestClientSeventeenResourcesAndBadMembersAreRefusedBeforeSendingInTheDaemonsWords(t *testing.T) {
