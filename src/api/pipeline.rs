@@ -25,12 +25,15 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc::{self, OwnedPermit};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Status, Streaming};
+use tracing::Instrument;
 
 use crate::api::auth::Caller;
+use crate::api::proto::pipeline_request::Call;
 use crate::api::proto::{CallError, PipelineRequest, PipelineResponse};
 use crate::api::status;
 use crate::api::wire::wire_outcomes;
 use crate::locks::error::Error;
+use crate::telemetry::traces;
 
 /// A slot of a stream's reply queue.
 pub(crate) type ReplyPermit = OwnedPermit<Result<PipelineResponse, Status>>;
@@ -75,7 +78,9 @@ pub(crate) fn serve(
     closing: impl Future<Output = ()> + Send + 'static,
 ) -> PipelineReplies {
     let (replies, queued) = mpsc::channel(limit.max(1));
-    tokio::spawn(run(service, caller, calls, replies, closing));
+    // Each call's span is a child of the stream's (docs/tracing.md#spans).
+    let stream = traces::current_call();
+    tokio::spawn(run(service, caller, calls, replies, closing, stream));
     ReceiverStream::new(queued)
 }
 
@@ -85,6 +90,7 @@ async fn run(
     mut calls: Streaming<PipelineRequest>,
     replies: mpsc::Sender<Result<PipelineResponse, Status>>,
     closing: impl Future<Output = ()> + Send,
+    stream: tracing::Span,
 ) {
     let mut closing = std::pin::pin!(closing);
     let mut in_flight: FuturesUnordered<Answered> = FuturesUnordered::new();
@@ -113,7 +119,12 @@ async fn run(
             next = calls.next(), if reading && slot.is_some() => match next {
                 // Always a slot: a call is read only with one.
                 Some(Ok(request)) => if let Some(taken) = slot.take() {
-                    in_flight.push(Arc::clone(&service).call(caller.clone(), request, taken));
+                    let method = (!stream.is_disabled()).then(|| method_of(&request));
+                    let call = Arc::clone(&service).call(caller.clone(), request, taken);
+                    in_flight.push(match method {
+                        None => call,
+                        Some(method) => Box::pin(call.instrument(traces::carried_span(&stream, method))),
+                    });
                 },
                 Some(Err(status)) => {
                     reading = false;
@@ -126,5 +137,18 @@ async fn run(
     drop(slot);
     if let Some(status) = end {
         let _ = replies.send(Err(status)).await;
+    }
+}
+
+/// A carried call's span name.
+fn method_of(request: &PipelineRequest) -> &'static str {
+    match request.call {
+        Some(Call::Acquire(_)) => "/redlockd.v1.Lock/Pipeline/Acquire",
+        Some(Call::Extend(_)) => "/redlockd.v1.Lock/Pipeline/Extend",
+        Some(Call::Release(_)) => "/redlockd.v1.Lock/Pipeline/Release",
+        Some(Call::AcquireMany(_)) => "/redlockd.v1.Lock/Pipeline/AcquireMany",
+        Some(Call::ExtendMany(_)) => "/redlockd.v1.Lock/Pipeline/ExtendMany",
+        Some(Call::ReleaseMany(_)) => "/redlockd.v1.Lock/Pipeline/ReleaseMany",
+        None => "/redlockd.v1.Lock/Pipeline/(none)",
     }
 }

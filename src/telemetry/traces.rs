@@ -149,6 +149,36 @@ pub fn call_span<'h>(method: &str, header: impl Fn(&str) -> Option<&'h str>) -> 
     span
 }
 
+/// The span of the call running now, when exporting: the parent of the
+/// calls a stream carries (`carried_span`).
+pub fn current_call() -> tracing::Span {
+    if exporting() {
+        tracing::Span::current()
+    } else {
+        tracing::Span::none()
+    }
+}
+
+/// The span of one call carried by the stream whose span is `stream` (a
+/// `Pipeline` call, `method` such as `/redlockd.v1.Lock/Pipeline/Acquire`),
+/// with the fields the locks record; disabled when `stream` is.
+pub fn carried_span(stream: &tracing::Span, method: &'static str) -> tracing::Span {
+    if stream.is_disabled() {
+        return tracing::Span::none();
+    }
+    tracing::info_span!(
+        target: TARGET,
+        parent: stream,
+        "call",
+        otel.name = method,
+        rpc.method = method,
+        resource = Empty,
+        tenant = Empty,
+        outcome = Empty,
+        token = Empty,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

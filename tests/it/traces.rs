@@ -13,7 +13,8 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use redlockd_client::proto::lock_client::LockClient;
-use redlockd_client::proto::{ExtendRequest, ReleaseRequest};
+use redlockd_client::proto::pipeline_request::Call;
+use redlockd_client::proto::{ExtendRequest, PipelineRequest, ReleaseRequest};
 use tokio::time::Instant;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
@@ -206,6 +207,39 @@ async fn a_call_with_a_traceparent_is_exported_in_the_callers_trace_with_its_rou
         let rounds = rounds_under(&receiver, &call);
         assert!(rounds.get(round).is_some_and(|m| !m.is_empty()), "{method}: {rounds:?}");
     }
+
+    // A Pipeline stream's calls: a span each below the stream's, with the
+    // same attributes and their rounds below them.
+    let calls = vec![PipelineRequest {
+        id: 7,
+        call: Some(Call::Acquire(acquire("traced/pipelined", 10_000, "tracer"))),
+    }];
+    let mut replies = client
+        .pipeline(traced(tokio_stream::iter(calls)))
+        .await
+        .unwrap()
+        .into_inner();
+    let reply = replies.message().await.unwrap().expect("a reply");
+    assert_eq!(reply.id, 7);
+    let carried = receiver
+        .wait_for("for the pipelined Acquire", |span| {
+            span.name == "/redlockd.v1.Lock/Pipeline/Acquire"
+        })
+        .await;
+    let stream = receiver
+        .wait_for("for the Pipeline stream", |span| {
+            span.name == "/redlockd.v1.Lock/Pipeline"
+        })
+        .await;
+    assert_eq!(hex(&stream.trace_id), TRACE_ID);
+    assert_eq!(
+        (&carried.trace_id, &carried.parent_span_id),
+        (&stream.trace_id, &stream.span_id)
+    );
+    assert_eq!(attributes(&carried)["resource"], "traced/pipelined");
+    assert_eq!(attributes(&carried)["outcome"], "granted");
+    let rounds = rounds_under(&receiver, &carried);
+    assert!(rounds.contains_key("acquire round one"), "{rounds:?}");
 
     // A call without a traceparent starts a trace of its own; contention
     // is its outcome, not an error.
