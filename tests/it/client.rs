@@ -1,9 +1,10 @@
 //! The Rust client library (`clients/rust`) against a real daemon and five
 //! real masters: contention as a value, FIFO hand-off through `hold`, loss
 //! told before the validity runs out, release on drop and on a panic,
-//! exact tokens above 2^53, errors by code, TLS with a bearer token. (A
-//! client process killed with kill -9 is `binary::a_session_client_killed…`:
-//! `redlockctl run` holds its lock through this library.)
+//! exact tokens above 2^53, errors by code, TLS with a bearer token, sets
+//! extended and released in one call. (A client process killed with kill -9
+//! is `binary::a_session_client_killed…`: `redlockctl run` holds its lock
+//! through this library.)
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -292,5 +293,57 @@ async fn acquire_many_takes_a_set_with_a_lease_per_member_released_on_drop() {
         client.acquire("y", wait).await.unwrap().is_some(),
         "dropped members are released"
     );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn extend_many_moves_every_members_validity_and_release_many_gives_the_set_back() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    let mut set = client
+        .acquire_many(&["m/a", "m/b"], once(1))
+        .await
+        .unwrap()
+        .expect("a free set");
+    assert!(
+        client
+            .extend_many(&mut set, Some(Duration::from_secs(20)))
+            .await
+            .unwrap()
+    );
+    for lease in &set {
+        let left = lease.valid_until().saturating_duration_since(Instant::now());
+        assert!(
+            left > Duration::from_secs(15),
+            "{lease:?}: {left:?} left after extending to 20 s"
+        );
+    }
+    let mut other = client
+        .acquire_many(&["m/c"], once(10))
+        .await
+        .unwrap()
+        .expect("a free set");
+    let mixed = client.extend_many(set.iter_mut().chain(other.iter_mut()), None).await;
+    let Err(Error::InvalidArgument(why)) = mixed else {
+        panic!("leases of two sets: {mixed:?}");
+    };
+    assert!(
+        why.starts_with("invalid leases: they hold more than one value"),
+        "{why}"
+    );
+    let none = client.extend_many(std::iter::empty(), None).await;
+    assert!(
+        matches!(&none, Err(Error::InvalidArgument(why)) if why.starts_with("invalid leases: 0 leases")),
+        "{none:?}"
+    );
+    assert!(client.release_many(set).await.unwrap(), "held to the end");
+    assert!(client.release_many(other).await.unwrap(), "held to the end");
+    for name in ["m/a", "m/b", "m/c"] {
+        assert!(
+            client.acquire(name, once(10)).await.unwrap().is_some(),
+            "{name} is free again"
+        );
+    }
     daemon.stop().await;
 }
