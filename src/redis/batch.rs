@@ -1,5 +1,6 @@
 //! Round-1 lock requests and releases to one master, batched into one
-//! `ROUND` script call (docs/design.md#batching).
+//! `ROUND` script call (docs/design.md#batching); on a cluster, one slot's
+//! or one primary's (docs/design.md#cluster-positions).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,6 +12,7 @@ use fred::prelude::Value;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
+use super::cluster::Primaries;
 use super::conn::Conn;
 use super::replies;
 use super::scripts::{Role, SCRIPTS};
@@ -33,6 +35,7 @@ pub(super) const BATCH_MAX: usize = 64;
 pub(super) struct Batches {
     /// The master's connection: client, proof, observer, announcements.
     pub(super) conn: Arc<Conn>,
+    route: Route,
     /// Told when the batch slot is free with nothing queued (`settled`).
     idle: Notify,
     pending: Mutex<Pending>,
@@ -62,6 +65,20 @@ impl Queued {
     fn stale(&self, node_timeout: Duration) -> bool {
         self.answer.is_closed() && !is_release(&self.args) && self.queued_at.elapsed() >= node_timeout
     }
+}
+
+/// Where a batch goes.
+pub(super) enum Route {
+    /// ROUND with its keys declared: to a standalone master, or to the
+    /// primary of one slot of a cluster (fred routes it by the slot).
+    Direct,
+    /// One slot's batch on a cluster: through the lane of the primary
+    /// serving the slot while batches go by primary (`Conn::by_primary`),
+    /// else `Direct`.
+    Slot(Arc<Primaries>),
+    /// A primary's lane: ROUND by primary, over every slot it serves. Its
+    /// requests' releases are recorded by their slot's lane.
+    Primary,
 }
 
 /// A request's keys: the lock key, its waiting mark, and its bucket's
@@ -151,10 +168,16 @@ impl Drop for Sending<'_> {
 }
 
 impl Batches {
-    /// The batches of a master (on a cluster: one per slot, `cluster::Lanes`).
+    /// The batches of a master.
     pub(super) fn new(conn: Arc<Conn>) -> Batches {
+        Batches::routed(conn, Route::Direct)
+    }
+
+    /// The batches of one slot or one primary of a cluster (`cluster::Lanes`).
+    pub(super) fn routed(conn: Arc<Conn>, route: Route) -> Batches {
         Batches {
             conn,
+            route,
             idle: Notify::new(),
             pending: Mutex::default(),
         }
@@ -216,24 +239,93 @@ impl Batches {
         }
     }
 
-    /// Sends one batch: ROUND proved by the script cache while it may be
-    /// used, else with its `INFO` check (which tells a process this daemon
-    /// did not verify from one whose scripts were flushed), reloaded on
-    /// `NOSCRIPT`; an error answers every request in it.
+    /// Many requests' answers, in the order given, from a primary's lane:
+    /// sent at once when no batch is on its way, else queued together for
+    /// the next (a slot's lane waits for all of them before its next batch,
+    /// which keeps each slot's order).
+    pub(super) async fn request_all(
+        self: &Arc<Self>,
+        requests: &[(&RequestKeys, &[Value; 4])],
+    ) -> Result<Vec<i64>, NodeError> {
+        let queued = {
+            let mut pending = self.pending();
+            if pending.sending {
+                let queued_at = Instant::now();
+                let replies: Vec<_> = (requests.iter())
+                    .map(|(keys, args)| {
+                        let (answer, reply) = oneshot::channel();
+                        pending.requests.push(Queued {
+                            keys: (*keys).clone(),
+                            args: (*args).clone(),
+                            queued_at,
+                            answer,
+                        });
+                        reply
+                    })
+                    .collect();
+                Some(replies)
+            } else {
+                pending.sending = true;
+                None
+            }
+        };
+        let Some(replies) = queued else {
+            let _slot = BatchTurn(Arc::clone(self));
+            return Box::pin(self.call(requests)).await;
+        };
+        let mut answers = Vec::with_capacity(replies.len());
+        for reply in replies {
+            let answer = reply.await;
+            answers.push(answer.unwrap_or_else(|_| Err(NodeError::Failed("the batch was dropped".into())))?);
+        }
+        Ok(answers)
+    }
+
+    /// Sends one batch by its route; an error answers every request in it.
     async fn call(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
+        match &self.route {
+            Route::Slot(primaries) if self.conn.by_primary.load(std::sync::atomic::Ordering::Relaxed) => {
+                primaries.call(self, requests).await
+            }
+            Route::Primary => self.call_round(requests, true).await,
+            Route::Direct | Route::Slot(_) => self.call_round(requests, false).await,
+        }
+    }
+
+    /// ROUND (`by_primary`: ROUND by primary, its keys in ARGV but the one
+    /// that routes it) proved by the script cache while it may be used,
+    /// else with its `INFO` check (which tells a process this daemon did
+    /// not verify from one whose scripts were flushed), reloaded on
+    /// `NOSCRIPT`.
+    pub(super) async fn call_round(
+        &self,
+        requests: &[(&RequestKeys, &[Value; 4])],
+        by_primary: bool,
+    ) -> Result<Vec<i64>, NodeError> {
         let conn = &self.conn;
         let head = [conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()];
         let call = || {
-            let mut keys = Vec::with_capacity(4 * requests.len());
-            let mut args = Vec::with_capacity(3 + 4 * requests.len());
+            let mut keys = Vec::with_capacity(if by_primary { 1 } else { 4 * requests.len() });
+            let mut args = Vec::with_capacity(3 + 8 * requests.len());
             args.extend(head.iter().cloned());
             for (four_keys, four) in requests {
-                keys.extend(four_keys.iter().map(String::as_str));
+                if by_primary {
+                    args.extend(four_keys.iter().map(|key| Value::from(key.as_str())));
+                } else {
+                    keys.extend(four_keys.iter().map(String::as_str));
+                }
                 args.extend(four.iter().cloned());
+            }
+            if by_primary && let Some((first, _)) = requests.first() {
+                keys.push(first[3].as_str());
             }
             (keys, args)
         };
-        let reply = conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?;
+        let reply = if by_primary {
+            conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?
+        } else {
+            conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?
+        };
         replies::round(reply, requests.len())
     }
 
@@ -293,7 +385,8 @@ impl Batches {
             let requests: Vec<_> = batch.iter().map(|r| (&r.keys, &r.args)).collect();
             let answers = self.call(&requests).await;
             drop(requests);
-            for (i, request) in batch.iter().enumerate().filter(|(_, r)| is_release(&r.args)) {
+            let releases = batch.iter().enumerate().filter(|(_, r)| is_release(&r.args));
+            for (i, request) in releases.filter(|_| !matches!(self.route, Route::Primary)) {
                 self.release_answered(request.queued_at, &answers, i);
             }
             match answers {

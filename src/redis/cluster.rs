@@ -1,12 +1,16 @@
 //! A position served by a Redis Cluster (docs/design.md#cluster-positions):
-//! its URL, the per-slot batches of lock requests, and the grouping of
-//! many-key calls by slot (every script touches one slot: the keys of one
-//! lock share its bucket's hash tag, docs/design.md#keys).
+//! its URL, the batches of lock requests per slot and per primary, and the
+//! grouping of many-key calls by slot (the keys of one lock share its
+//! bucket's hash tag, docs/design.md#keys).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::batch::Batches;
+use fred::prelude::{ClusterInterface, Value};
+use fred::types::config::Server;
+
+use super::batch::{Batches, RequestKeys, Route};
+use super::conn::Conn;
 use crate::redlock::buckets;
 use crate::redlock::node::NodeError;
 
@@ -45,30 +49,41 @@ pub fn fred_url(url: &str) -> Result<String, String> {
 }
 
 /// The batches of a position: one for a standalone master; on a cluster
-/// one per slot, made when first used (a batch is one script call, which
-/// may touch one slot only). Each is a copy of the first.
+/// one per slot, made when first used, which keep each slot's order (a
+/// release never overtakes its lock, wherever the slot moves), and whose
+/// batches leave through their primary's lane (`Primaries`) where every
+/// primary runs Redis 7 or later.
 pub(super) struct Lanes {
     pub(super) first: Arc<Batches>,
     per_slot: Option<Mutex<HashMap<u16, Arc<Batches>>>>,
+    primaries: Option<Arc<Primaries>>,
 }
 
 impl Lanes {
     pub(super) fn new(first: Arc<Batches>, clustered: bool) -> Lanes {
+        let primaries = clustered.then(|| {
+            Arc::new(Primaries {
+                conn: Arc::clone(&first.conn),
+                lanes: Mutex::default(),
+            })
+        });
         Lanes {
             first,
             per_slot: clustered.then(Mutex::default),
+            primaries,
         }
     }
 
     /// The batches lock `key`'s requests go in.
     pub(super) fn of(&self, key: &str) -> Arc<Batches> {
-        let Some(per_slot) = &self.per_slot else {
+        let (Some(per_slot), Some(primaries)) = (&self.per_slot, &self.primaries) else {
             return Arc::clone(&self.first);
         };
         let mut lanes = per_slot.lock().unwrap_or_else(PoisonError::into_inner);
-        let lane = lanes
-            .entry(buckets::slot(key))
-            .or_insert_with(|| Arc::new(Batches::new(Arc::clone(&self.first.conn))));
+        let lane = lanes.entry(buckets::slot(key)).or_insert_with(|| {
+            let route = Route::Slot(Arc::clone(primaries));
+            Arc::new(Batches::routed(Arc::clone(&self.first.conn), route))
+        });
         Arc::clone(lane)
     }
 
@@ -84,7 +99,64 @@ impl Lanes {
                     .cloned(),
             );
         }
+        if let Some(primaries) = &self.primaries {
+            let lanes = primaries.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+            all.extend(lanes.iter().map(|(_, lane)| Arc::clone(lane)));
+        }
         all
+    }
+}
+
+/// What ROUND by primary answers for a request whose keys are not all on
+/// that primary (its slot moved, or is moving): sent again by slot.
+const NOT_HERE: i64 = -4;
+
+/// The lanes of a cluster's primaries, one per primary, made when first
+/// used: each sends the batches of every slot it serves, as they come, in
+/// one ROUND by primary (docs/design.md#cluster-positions).
+pub(super) struct Primaries {
+    conn: Arc<Conn>,
+    lanes: Mutex<Vec<(Server, Arc<Batches>)>>,
+}
+
+impl Primaries {
+    /// The lane of the primary serving `slot` in the client's slot map.
+    fn lane_of(&self, slot: u16) -> Option<Arc<Batches>> {
+        let map = self.conn.client.cached_cluster_state()?;
+        let server = map.get_server(slot)?;
+        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, lane)) = lanes.iter().find(|(s, _)| s == server) {
+            return Some(Arc::clone(lane));
+        }
+        let lane = Arc::new(Batches::routed(Arc::clone(&self.conn), Route::Primary));
+        lanes.push((server.clone(), Arc::clone(&lane)));
+        Some(lane)
+    }
+
+    /// One slot's batch (`slot_lane`'s), through its primary's lane; the
+    /// requests that primary no longer serves go again by slot, in their
+    /// order, to wherever Redis redirects them.
+    pub(super) async fn call(
+        &self,
+        slot_lane: &Batches,
+        requests: &[(&RequestKeys, &[Value; 4])],
+    ) -> Result<Vec<i64>, NodeError> {
+        let Some(lane) = requests
+            .first()
+            .and_then(|(keys, _)| self.lane_of(buckets::slot(&keys[0])))
+        else {
+            return slot_lane.call_round(requests, false).await;
+        };
+        let mut answers = lane.request_all(requests).await?;
+        let moved: Vec<usize> = (0..answers.len()).filter(|i| answers[*i] == NOT_HERE).collect();
+        if !moved.is_empty() {
+            let again: Vec<_> = moved.iter().map(|i| requests[*i]).collect();
+            let got = slot_lane.call_round(&again, false).await?;
+            for (i, answer) in moved.into_iter().zip(got) {
+                answers[i] = answer;
+            }
+        }
+        Ok(answers)
     }
 }
 

@@ -131,7 +131,8 @@ impl RedisNode {
         };
         let mut scripts_loaded = Ok(());
         if !known || self.scripts_generation.load(std::sync::atomic::Ordering::SeqCst) != generation {
-            scripts_loaded = self.load_scripts_cluster().await;
+            let by_primary = infos.iter().all(|i| i.major_version >= 7);
+            scripts_loaded = self.load_scripts_cluster(by_primary).await;
             if scripts_loaded.is_ok() {
                 (self.scripts_generation).store(generation, std::sync::atomic::Ordering::SeqCst);
             }
@@ -160,6 +161,9 @@ impl RedisNode {
         // which a cluster carries to every node.
         let sharded = infos.iter().all(|i| i.major_version >= 7);
         (self.conn.sharded_publish).store(sharded, std::sync::atomic::Ordering::Relaxed);
+        // So is ROUND by primary (a script flagged `allow-cross-slot-keys`):
+        // before it, batches go one per slot.
+        (self.conn.by_primary).store(sharded, std::sync::atomic::Ordering::Relaxed);
         let marked = named.iter().all(|n| *n);
         self.prove_by_cache_cluster(&shards, &infos, marked).await;
         let seen = (shards.iter().zip(&infos).zip(&named))
@@ -264,9 +268,13 @@ impl RedisNode {
     }
 
     /// Every script, loaded into every primary (a promoted replica starts
-    /// with none; `NOSCRIPT` also reloads, `conn::eval_script`).
-    async fn load_scripts_cluster(&self) -> Result<(), String> {
-        for script in SCRIPTS.by_sha() {
+    /// with none; `NOSCRIPT` also reloads, `conn::eval_script`), ROUND by
+    /// primary too where every primary can compile it (`by_primary`): a
+    /// `NOSCRIPT` costs a round trip more, which a round that is decided
+    /// without this position does not wait for.
+    async fn load_scripts_cluster(&self, by_primary: bool) -> Result<(), String> {
+        let also = by_primary.then_some(&SCRIPTS.by_primary);
+        for script in SCRIPTS.by_sha().into_iter().chain(also) {
             (self
                 .probe_client
                 .script_load_cluster::<(), _>(script.lua.as_str())

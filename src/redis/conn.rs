@@ -34,6 +34,10 @@ pub(super) struct Conn {
     /// have sharded pub/sub, Redis 7 and later) rather than `PUBLISH`; the
     /// cluster probe decides.
     pub(super) sharded_publish: AtomicBool,
+    /// Round-1 batches go one per cluster primary (ROUND by primary, whose
+    /// flags line needs Redis 7 on every primary) rather than one per slot;
+    /// the cluster probe decides (docs/design.md#cluster-positions).
+    pub(super) by_primary: AtomicBool,
     /// Names this daemon in the waiting marks its refused attempts leave,
     /// so its own hand-offs can tell its waiters from other daemons'.
     pub(super) waiter_tag: Value,

@@ -1,5 +1,6 @@
 //! The script cache as proof of process (docs/design.md#process-identity):
-//! this daemon's variants of ROUND and HAND_OFF for one position, and
+//! this daemon's variants of ROUND (by master or slot, and by cluster
+//! primary) and HAND_OFF for one position, and
 //! whether they may be used now.
 //!
 //! Variants are made afresh (a new nonce, so new SHA-1s) whenever they are
@@ -17,13 +18,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use fred::prelude::{ClientLike, Value};
 use fred::types::{ClusterHash, CustomCommand};
 
-use super::scripts::{Script, cached_variants};
+use super::scripts::{Script, cached_variant_by_primary, cached_variants};
 
 /// One set of variants, and the identity of the processes they are for (a
 /// master's `run_id`; a cluster's primaries' `run_id:master_replid`,
 /// joined).
 pub(super) struct Variants {
     pub(super) round: Script,
+    pub(super) by_primary: Script,
     pub(super) hand_off: Script,
     loaded_for: String,
 }
@@ -31,18 +33,22 @@ pub(super) struct Variants {
 impl Variants {
     /// New variants for `identity`, with a nonce of their own.
     fn fresh(identity: &str) -> Variants {
-        let (round, hand_off) = cached_variants(crate::redlock::LockValue::random().expose());
+        let nonce = crate::redlock::LockValue::random();
+        let (round, hand_off) = cached_variants(nonce.expose());
         Variants {
             round,
+            by_primary: cached_variant_by_primary(nonce.expose()),
             hand_off,
             loaded_for: identity.to_owned(),
         }
     }
 
-    /// Loads both into the process `client` talks to (on a cluster, a
-    /// client of one primary: `with_cluster_node`).
+    /// Loads them into the process `client` talks to (on a cluster, a
+    /// client of one primary: `with_cluster_node`; ROUND by primary only
+    /// there).
     pub(super) async fn load_into(&self, client: &impl ClientLike) -> Result<(), fred::error::Error> {
-        for script in [&self.round, &self.hand_off] {
+        let by_primary = client.is_clustered().then_some(&self.by_primary);
+        for script in [&self.round, &self.hand_off].into_iter().chain(by_primary) {
             script_command(client, vec!["LOAD", script.lua.as_str()]).await?;
         }
         Ok(())
@@ -128,6 +134,7 @@ mod tests {
         let other = proof.to_load("b:2");
         assert_ne!(other.round.sha, sha);
         assert_ne!(other.hand_off.sha, proof.to_load("a:1").hand_off.sha);
+        assert_ne!(other.by_primary.sha, proof.to_load("a:1").by_primary.sha);
         proof.install(other);
         assert_ne!(proof.to_load("a:3").round.sha, sha);
     }

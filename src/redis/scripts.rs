@@ -9,7 +9,9 @@
 //! check of the running process is written once (`run_id_from_info`), and
 //! ROUND and HAND_OFF have a `--@check` that is the `INFO` check in the
 //! registry's scripts and the cached check in a daemon's own variants
-//! (docs/design.md#process-identity).
+//! (docs/design.md#process-identity); ROUND's `--@requests` reads its
+//! requests from KEYS (a master, a slot) or from ARGV (every slot of a
+//! cluster primary, docs/design.md#cluster-positions).
 
 use std::sync::LazyLock;
 
@@ -20,6 +22,11 @@ const FILES: &[(&str, &str)] = &[
     ("round", include_str!("lua/round.lua")),
     ("round_check_by_info", include_str!("lua/round_check_by_info.lua")),
     ("round_check_by_cache", include_str!("lua/round_check_by_cache.lua")),
+    ("round_requests", include_str!("lua/round_requests.lua")),
+    (
+        "round_requests_by_primary",
+        include_str!("lua/round_requests_by_primary.lua"),
+    ),
     ("hand_off", include_str!("lua/hand_off.lua")),
     ("hand_off_check_by_info", include_str!("lua/hand_off_check_by_info.lua")),
     (
@@ -45,8 +52,10 @@ const FILES: &[(&str, &str)] = &[
     ("bulk_repair", include_str!("lua/bulk_repair.lua")),
 ];
 
-/// File `name`, its `--@…` lines expanded, `check` standing for `--@check`.
-fn expanded(name: &str, check: Option<&str>) -> String {
+/// File `name`, its `--@…` lines expanded: `--@part` is file `part`, but
+/// where `parts` names it (`("check", "round_check_by_info")`) the file
+/// named there.
+fn expanded(name: &str, parts: &[(&str, &str)]) -> String {
     let file = |name: &str| {
         (FILES.iter().find(|(n, _)| *n == name))
             .unwrap_or_else(|| panic!("no script file {name}.lua"))
@@ -55,8 +64,10 @@ fn expanded(name: &str, check: Option<&str>) -> String {
     let mut lua = String::new();
     for line in file(name).split_inclusive('\n') {
         match line.trim_end().strip_prefix("--@") {
-            Some("check") => lua.push_str(&expanded(check.expect("a script with a --@check"), None)),
-            Some(part) => lua.push_str(&expanded(part, None)),
+            Some(part) => {
+                let named = parts.iter().find(|(p, _)| *p == part);
+                lua.push_str(&expanded(named.map_or(part, |(_, file)| file), parts));
+            }
             None => lua.push_str(line),
         }
     }
@@ -107,8 +118,9 @@ pub(super) enum Keys {
     /// A list the caller makes (PERMITS: the number of permits, then every
     /// slot's key; REPAIR: each bucket's counter and marker).
     Listed,
-    /// None: the keys come in ARGV, over the slots one cluster primary
-    /// serves (`cluster_probe.rs`).
+    /// In ARGV, over the slots one cluster primary serves (the bulk
+    /// scripts of `cluster_probe.rs`, which declare none; ROUND by primary,
+    /// which declares one only to be routed to its primary).
     InArgv,
 }
 
@@ -158,10 +170,12 @@ impl Script {
 
     /// The text a server of major version `major` runs (by `EVAL`): with
     /// the flags line from Redis 7 on; before 7 a flags line does not
-    /// compile, and a script may touch any slot of its node.
+    /// compile, and a script may touch any slot of its node. (A script
+    /// that goes by SHA has its flags line in its text: `Scripts::by_primary`.)
     pub(super) fn text_for(&self, major: u32) -> String {
         let flags = match self.flags {
             Flags::None => return self.lua.clone(),
+            _ if self.lua.starts_with("#!") => return self.lua.clone(),
             Flags::CrossSlot => "allow-cross-slot-keys",
             Flags::CrossSlotNoWrites => "allow-cross-slot-keys,no-writes",
         };
@@ -197,6 +211,10 @@ use Role::{Fence, Lock, Marker, Permits, PermitsOfSlot, Readers, Waiting};
 pub struct Scripts {
     /// Round-1 locks and releases, a batch per call (`batch.rs`).
     pub round: Script,
+    /// ROUND over every slot of one cluster primary (Redis 7 and later;
+    /// `cluster::Primaries`), its flags line in its text: it goes by SHA,
+    /// loaded when first called (a 6.2 primary could not compile it).
+    pub by_primary: Script,
     pub hand_off: Script,
     /// Round 2 of an exclusive lock.
     pub publish_fence: Script,
@@ -222,11 +240,13 @@ pub static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| {
     let per_lock = |name: &str, roles: &'static [Role]| {
         let check = format!("{name}_check_by_info");
         let check = FILES.iter().any(|(n, _)| *n == check).then_some(check.as_str());
-        Script::declared(expanded(name, check), Keys::PerLock(roles), Flags::None)
+        let parts = [("check", check.unwrap_or("")), ("requests", "round_requests")];
+        Script::declared(expanded(name, &parts), Keys::PerLock(roles), Flags::None)
     };
-    let other = |name: &str, keys: Keys, flags: Flags| Script::declared(expanded(name, None), keys, flags);
+    let other = |name: &str, keys: Keys, flags: Flags| Script::declared(expanded(name, &[]), keys, flags);
     Scripts {
         round: per_lock("round", &[Lock, Waiting, Fence, Marker]),
+        by_primary: by_primary("", "round_check_by_info"),
         hand_off: per_lock("hand_off", &[Lock, Fence, Marker, Waiting]),
         publish_fence: per_lock("publish_fence", &[Lock, Fence, Marker]),
         extend: per_lock("extend", &[Lock]),
@@ -270,6 +290,17 @@ impl Scripts {
     }
 }
 
+/// ROUND over every slot of a cluster primary: the flags line, then
+/// `first` (a cached variant's nonce line), then ROUND with `check`.
+fn by_primary(first: &str, check: &str) -> Script {
+    let parts = [("check", check), ("requests", "round_requests_by_primary")];
+    let lua = format!(
+        "#!lua flags=allow-cross-slot-keys\n{first}{}",
+        expanded("round", &parts)
+    );
+    Script::declared(lua, Keys::InArgv, Flags::CrossSlot)
+}
+
 /// ROUND and HAND_OFF for a master whose script cache proves its process
 /// (docs/design.md#process-identity): the same scripts with the cached
 /// check instead of the `INFO` one, and a first line naming this daemon
@@ -281,10 +312,18 @@ impl Scripts {
 pub fn cached_variants(nonce: &str) -> (Script, Script) {
     let first = format!("-- redlockd {nonce}: loaded only into a process this daemon verified\n");
     let variant = |name: &str, like: &Script| {
-        let lua = first.clone() + &expanded(name, Some(&format!("{name}_check_by_cache")));
+        let check = format!("{name}_check_by_cache");
+        let lua = first.clone() + &expanded(name, &[("check", &check), ("requests", "round_requests")]);
         Script::declared(lua, like.keys, like.flags)
     };
     (variant("round", &SCRIPTS.round), variant("hand_off", &SCRIPTS.hand_off))
+}
+
+/// `cached_variants`' ROUND over every slot of a cluster primary, for the
+/// same `nonce`.
+pub fn cached_variant_by_primary(nonce: &str) -> Script {
+    let first = format!("-- redlockd {nonce}: loaded only into a process this daemon verified\n");
+    by_primary(&first, "round_check_by_cache")
 }
 
 /// The pub/sub channel on which releases of the locks of the bucket of
@@ -309,7 +348,7 @@ mod tests {
         }
         // The marker is still required: HAND_OFF reads it, ROUND where a
         // bucket's counter is missing.
-        assert!(round.lua.contains("redis.call('EXISTS', KEYS[4 * i]) == 1"));
+        assert!(round.lua.contains("redis.call('EXISTS', marker) == 1"));
         assert!(hand_off.lua.contains("if marker == false then\n"));
         // Another daemon's variants are other scripts.
         assert_ne!(round.sha, cached_variants("other").0.sha);
@@ -320,7 +359,7 @@ mod tests {
         for script in SCRIPTS
             .by_sha()
             .into_iter()
-            .chain([&SCRIPTS.bulk_get, &SCRIPTS.bulk_repair])
+            .chain([&SCRIPTS.by_primary, &SCRIPTS.bulk_get, &SCRIPTS.bulk_repair])
         {
             assert!(!script.lua.contains("--@"), "{}", script.lua);
             // A script on one lock's keys reads KEYS[1] to KEYS[n] of its
@@ -338,6 +377,36 @@ mod tests {
                 assert!(!script.lua.contains(&format!("KEYS[{}]", n + 1)), "{}", script.lua);
             }
         }
+    }
+
+    /// ROUND by primary is ROUND with its requests in ARGV: the same
+    /// request function, the flags line first (before a cached variant's
+    /// nonce line), and no key read but the one that routes it.
+    #[test]
+    fn round_by_primary_is_round_over_argv_flagged_cross_slot() {
+        let body = |lua: &str| {
+            let from = lua.find("local function request(").unwrap();
+            lua[from..from + lua[from..].find("\nend\n").unwrap()].to_owned()
+        };
+        let by_primary = &SCRIPTS.by_primary;
+        assert!(by_primary.lua.starts_with("#!lua flags=allow-cross-slot-keys\n"));
+        assert_eq!(body(&by_primary.lua), body(&SCRIPTS.round.lua));
+        assert!(!by_primary.lua.contains("KEYS["), "{}", by_primary.lua);
+        assert!(
+            by_primary
+                .lua
+                .contains("redis.pcall('EXISTS', key, ARGV[at + 1], ARGV[at + 2], ARGV[at + 3])")
+        );
+        assert_eq!(by_primary.text_for(7), by_primary.lua);
+        let cached = cached_variant_by_primary("n0nce");
+        assert!(
+            cached
+                .lua
+                .starts_with("#!lua flags=allow-cross-slot-keys\n-- redlockd n0nce:")
+        );
+        assert!(!cached.lua.contains("'INFO'") && by_primary.lua.contains("'INFO'"));
+        assert_eq!(body(&cached.lua), body(&cached_variants("n0nce").0.lua));
+        assert_ne!(cached.sha, cached_variant_by_primary("other").sha);
     }
 
     #[test]

@@ -24,7 +24,7 @@ fn slot_of_r() -> u16 {
 /// Five clusters of three primaries, the first `with_replicas` with a
 /// replica per primary, and `daemons` daemons with quarantine `on` (for
 /// `lock.max_ttl`, 4 s).
-async fn cluster_rig(with_replicas: usize, daemons: usize, quarantine: bool) -> (Vec<RedisCluster>, Rig) {
+pub(crate) async fn cluster_rig(with_replicas: usize, daemons: usize, quarantine: bool) -> (Vec<RedisCluster>, Rig) {
     cluster_rig_for(with_replicas, daemons, quarantine, "4s").await
 }
 

@@ -12,6 +12,7 @@ mod checker;
 mod checker_kinds;
 mod client;
 mod client_elections;
+mod cluster_batches;
 mod cluster_faults;
 mod cluster_identity;
 mod cluster_network;

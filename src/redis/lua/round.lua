@@ -4,20 +4,21 @@
 -- master runs one script, one `INFO` and one counter write per batch, not
 -- per request, and a release queued after a lock can never overtake it.
 --
--- Request i has four keys (docs/design.md#keys): KEYS[4i-3] its lock
--- key, KEYS[4i-2] the lock's waiting mark, KEYS[4i-1] and KEYS[4i] the
--- fence counter and the verified marker of the lock's bucket. (A batch
--- to a standalone master mixes buckets; each bucket is read once.)
--- ARGV[1] is this daemon's tag, ARGV[2] how releases are announced
--- (`PUBLISH`, or `SPUBLISH` on a cluster) on the channel of the lock's
--- bucket (`<prefix>:{<tag>}:released`), ARGV[3] how
--- long (ms) a lock refused by shared holders keeps new ones out; request i
--- has ARGV[4i] (`L` lock or `U` release), ARGV[4i+1] (the value),
--- ARGV[4i+2] (a lock's TTL in ms; a release's announcement: empty
--- (never), `waited` or `always`) and ARGV[4i+3] (a lock's holder tag,
--- `daemon\ntenant\nowner`; empty for a release). Replies one integer per
--- request, in order. (Exclusive values only: shared ones go by
--- `shared.rs`.)
+-- Each request has four keys (docs/design.md#keys): its lock key, the
+-- lock's waiting mark, the fence counter and the verified marker of the
+-- lock's bucket; and four arguments: `L` (lock) or `U` (release), the
+-- value, a lock's TTL in ms or a release's announcement (empty: never,
+-- `waited` or `always`), and a lock's holder tag (`daemon\ntenant\nowner`;
+-- empty for a release). Where they are is up to the requests part: declared as
+-- KEYS, four a request (`round_requests.lua`: a standalone master, whose
+-- batch mixes buckets, each read once; or one slot of a cluster), or all
+-- in ARGV over every slot of one cluster primary
+-- (`round_requests_by_primary.lua`). ARGV[1] is this daemon's tag,
+-- ARGV[2] how releases are announced (`PUBLISH`, or `SPUBLISH` on a
+-- cluster) on the channel of the lock's bucket
+-- (`<prefix>:{<tag>}:released`), ARGV[3] how long (ms) a lock refused by
+-- shared holders keeps new ones out. Replies one integer per request, in
+-- order. (Exclusive values only: shared ones go by `shared.rs`.)
 --
 -- A lock key holds the value, then (after `\n`) who holds it
 -- (docs/design.md#who-holds-it): `value\ncounter\ngranted_ms\n` + the tag.
@@ -76,81 +77,75 @@
 -- a `DEL`.
 --@seed_from_clock
 local tag, publish, writer_wait = ARGV[1], ARGV[2], ARGV[3]
-local replies = {}
 local checked = {}
 local process = nil
 local clock, now_ms = nil, nil
-for i = 1, #KEYS / 4 do
-  local key, waiting, fence = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1]
-  local kind, value, extra = ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2]
+-- One request: its four keys and four arguments as above; its reply.
+local function request(key, waiting, fence, marker, kind, value, extra, holder)
   if kind == 'U' then
     local held = redis.call('GET', key)
     if not held or string.sub(held, 1, #value) ~= value then
-      replies[i] = 0
-    else
-      if extra == '' then
-        redis.call('DEL', key)
-      elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
-        redis.call(publish, string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'released', key)
-      end
-      replies[i] = 1
+      return 0
     end
-  else
+    if extra == '' then
+      redis.call('DEL', key)
+    elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
+      redis.call(publish, string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'released', key)
+    end
+    return 1
+  end
 --@check
-    local following, holding = nil, nil
-    if verified > 0 then
-      if clock == nil then
-        clock = redis.call('TIME')
-        now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
-      end
-      following = redis.call('INCR', fence)
-      if following == 1 then
-        if redis.call('EXISTS', KEYS[4 * i]) == 1 then
-          following = seed(clock)
-          redis.call('SET', fence, string.format('%d', following))
-        else
-          redis.call('DEL', fence)
-          verified, following = -1, nil
-          checked[fence] = -1
-        end
-      elseif following >= 9007199254740992 then
-        redis.call('DECR', fence)
-      end
-      if following ~= nil then
-        holding = value .. string.format('\n%d', following) .. now_ms .. ARGV[4 * i + 3]
-      end
+  local following, holding = nil, nil
+  if verified > 0 then
+    if clock == nil then
+      clock = redis.call('TIME')
+      now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
     end
-    if following ~= nil and following < 9007199254740992
-        and redis.call('SET', key, holding, 'NX', 'PX', extra) then
-      replies[i] = following
-    else
-      local found = redis.call('MGET', key, waiting)
-      local held = found[1]
-      if held ~= false and string.sub(held, 1, #value) ~= value then
-        local who = tag
-        if found[2] ~= false and found[2] ~= tag then
-          who = '*'
-        end
-        if string.sub(held, 1, 7) == '\tshared' then
-          local t = redis.call('TIME')
-          local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(writer_wait)
-          who = string.format('W%d:', until_ms) .. who
-        end
-        redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
-        replies[i] = 0
-      elseif verified < 0 then
-        replies[i] = verified
-      elseif following >= 9007199254740992 then
-        replies[i] = -3
+    following = redis.call('INCR', fence)
+    if following == 1 then
+      if redis.call('EXISTS', marker) == 1 then
+        following = seed(clock)
+        redis.call('SET', fence, string.format('%d', following))
       else
-        if held == false then
-          redis.call('SET', key, holding, 'PX', extra)
-        else
-          redis.call('SET', key, holding, 'KEEPTTL')
-        end
-        replies[i] = following
+        redis.call('DEL', fence)
+        verified, following = -1, nil
+        checked[fence] = -1
       end
+    elseif following >= 9007199254740992 then
+      redis.call('DECR', fence)
+    end
+    if following ~= nil then
+      holding = value .. string.format('\n%d', following) .. now_ms .. holder
     end
   end
+  if following ~= nil and following < 9007199254740992
+      and redis.call('SET', key, holding, 'NX', 'PX', extra) then
+    return following
+  end
+  local found = redis.call('MGET', key, waiting)
+  local held = found[1]
+  if held ~= false and string.sub(held, 1, #value) ~= value then
+    local who = tag
+    if found[2] ~= false and found[2] ~= tag then
+      who = '*'
+    end
+    if string.sub(held, 1, 7) == '\tshared' then
+      local t = redis.call('TIME')
+      local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(writer_wait)
+      who = string.format('W%d:', until_ms) .. who
+    end
+    redis.call('SET', waiting, who, 'PX', tonumber(extra) + 10000)
+    return 0
+  elseif verified < 0 then
+    return verified
+  elseif following >= 9007199254740992 then
+    return -3
+  end
+  if held == false then
+    redis.call('SET', key, holding, 'PX', extra)
+  else
+    redis.call('SET', key, holding, 'KEEPTTL')
+  end
+  return following
 end
-return replies
+--@requests

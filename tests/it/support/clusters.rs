@@ -134,6 +134,11 @@ impl RedisCluster {
             .expect("every slot has a primary")
     }
 
+    /// The slot ranges node `primary` serves now (none for a replica).
+    pub fn ranges_of(&self, primary: usize) -> Vec<(u16, u16)> {
+        myself(self.nodes[primary].port()).ranges
+    }
+
     /// The index of a replica of primary `primary`.
     pub fn replica_of(&self, primary: usize) -> usize {
         let id = myself(self.nodes[primary].port()).id;
