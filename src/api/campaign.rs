@@ -26,7 +26,7 @@ use crate::redlock::{Kind, Node};
 const START_WITHIN: Duration = Duration::from_secs(10);
 
 /// Validates `start` into the campaign's plan.
-fn plan(caller: &Caller, start: CampaignStart, limits: &Limits, min_ttl: Duration) -> Result<Plan, Error> {
+pub(crate) fn plan(caller: &Caller, start: CampaignStart, limits: &Limits, min_ttl: Duration) -> Result<Plan, Error> {
     request::election(&start.election)?;
     let name = caller.election_name(&start.election)?;
     request::candidate(&start.candidate)?;
@@ -161,7 +161,7 @@ fn event(event: CampaignEvent, reason: &str) -> CampaignResponse {
 }
 
 /// A session's event as a `Campaign` reply.
-fn reply(told: Event<'_>) -> Result<CampaignResponse, tonic::Status> {
+pub(crate) fn reply(told: Event<'_>) -> Result<CampaignResponse, tonic::Status> {
     Ok(match told {
         Event::Acquired {
             lease,

@@ -35,7 +35,7 @@ fn event(event: HoldEvent, reason: &str) -> HoldResponse {
 }
 
 /// Validates `start` into the session's plan.
-fn plan(caller: &Caller, start: HoldStart, limits: &Limits, min_ttl: Duration) -> Result<Plan, Error> {
+pub(crate) fn plan(caller: &Caller, start: HoldStart, limits: &Limits, min_ttl: Duration) -> Result<Plan, Error> {
     request::resource(&start.resource)?;
     let name = caller.lock_name(&start.resource)?;
     request::owner(&start.owner)?;
@@ -150,7 +150,7 @@ impl Inputs for Requests {
 }
 
 /// A session's event as a `Hold` reply.
-fn reply(resource: &str, told: Event<'_>) -> Result<HoldResponse, tonic::Status> {
+pub(crate) fn reply(resource: &str, told: Event<'_>) -> Result<HoldResponse, tonic::Status> {
     Ok(match told {
         Event::Acquired { lease, validity, .. } => HoldResponse {
             lease: Some(wire_lease(resource, lease, validity)),

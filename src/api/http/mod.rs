@@ -8,8 +8,11 @@
 //! `google.rpc.Status` body (`error`).
 
 pub(crate) mod error;
+pub(crate) mod held;
 pub(crate) mod json;
+pub(crate) mod lines;
 pub(crate) mod routes;
+pub(crate) mod streams;
 
 use std::sync::Arc;
 
@@ -61,7 +64,12 @@ async fn dispatch<N: Node>(http: &Http<N>, request: Request<Body>) -> Response<B
         return Response::from_parts(parts, Body::empty());
     }
     let path = request.uri().path().to_owned();
-    match routes::find(routes::UNARY, request.method(), &path) {
+    match routes::find(&routes::ALL, request.method(), &path) {
+        Found::Route(route, variable) if route.is_stream() => {
+            let variable = variable.map(str::to_owned);
+            (streams::stream(http, route, variable, request).await)
+                .unwrap_or_else(|Reject(http_status, status)| error::with_http_status(http_status, &status))
+        }
         Found::Route(route, variable) => {
             let variable = variable.map(str::to_owned);
             match unary(http, route, variable, request).await {
@@ -125,25 +133,7 @@ async fn unary<N: Node>(
 ) -> Result<Vec<u8>, Reject> {
     let (parts, body) = request.into_parts();
     let query = parts.uri.query().map(str::to_owned);
-    if route.method == routes::RouteMethod::Post && query.is_some() {
-        return Err(Status::invalid_argument(format!(
-            "{}: POST routes take their fields in the JSON body, not the query string",
-            route.template
-        ))
-        .into());
-    }
-    if let Some(content_type) = parts.headers.get(header::CONTENT_TYPE)
-        && !content_type.to_str().is_ok_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-        })
-    {
-        return Err(Reject(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Status::invalid_argument(format!("content-type: {content_type:?} is not application/json")),
-        ));
-    }
+    json_only(route, query.as_deref(), &parts.headers)?;
     // Authenticated before the body is read, as gRPC's interceptor runs
     // before the message is decoded.
     let metadata = tonic::Request::from_http(Request::from_parts(parts, ()));
@@ -183,6 +173,30 @@ async fn unary<N: Node>(
         "redlockd.v1.Election/Resign" => call!(http.election, Election::resign),
         other => Err(Status::internal(format!("the route table names {other}, which has no handler")).into()),
     }
+}
+
+/// Refuses a POST with a query string, and a body that is not JSON.
+fn json_only(route: &Route, query: Option<&str>, headers: &axum::http::HeaderMap) -> Result<(), Reject> {
+    if route.method == routes::RouteMethod::Post && query.is_some() {
+        return Err(Status::invalid_argument(format!(
+            "{}: POST routes take their fields in the JSON body, not the query string",
+            route.template
+        ))
+        .into());
+    }
+    if let Some(content_type) = headers.get(header::CONTENT_TYPE)
+        && !content_type.to_str().is_ok_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        })
+    {
+        return Err(Reject(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Status::invalid_argument(format!("content-type: {content_type:?} is not application/json")),
+        ));
+    }
+    Ok(())
 }
 
 /// The body, at most `MAX_BODY_BYTES` (413 beyond).

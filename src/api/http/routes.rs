@@ -9,6 +9,8 @@
 //! variable is percent-decoded, so a name that itself ends in `:acquire`
 //! is written with its colon as `%3A`.
 
+use std::sync::LazyLock;
+
 use axum::http::Method;
 
 /// One route: an HTTP method and path template for one RPC.
@@ -74,6 +76,20 @@ pub(crate) const UNARY: &[Route] = &[
     route!(Post "/v1/elections/{election}:resign" => "Election"/"Resign" ("ResignRequest") -> "ResignResponse"),
 ];
 
+/// Every stream route (docs/http.md#streams): each answers a line per
+/// `response` message; `request` is what the body holds (a session's
+/// start, for the two that open one).
+pub(crate) const STREAMS: &[Route] = &[
+    route!(Post "/v1/locks/{resource}:hold" => "Lock"/"Hold" ("HoldStart") -> "HoldResponse"),
+    route!(Get "/v1/locks/{resource}:watch" => "Lock"/"Watch" ("WatchRequest") -> "WatchResponse"),
+    route!(Post "/v1/elections/{election}:campaign" => "Election"/"Campaign" ("CampaignStart") -> "CampaignResponse"),
+    route!(Get "/v1/elections/{election}:observe" => "Election"/"Observe" ("ObserveRequest") -> "LeaderResponse"),
+];
+
+/// The unary routes, then the stream routes: what a request is matched
+/// against (so that a verb of either is never taken for part of a name).
+pub(crate) static ALL: LazyLock<Vec<Route>> = LazyLock::new(|| [UNARY, STREAMS].concat());
+
 /// A template in parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Template<'a> {
@@ -86,6 +102,11 @@ pub(crate) struct Template<'a> {
 }
 
 impl Route {
+    /// Whether it answers a stream of lines (one of `STREAMS`).
+    pub(crate) fn is_stream(&self) -> bool {
+        STREAMS.contains(self)
+    }
+
     /// The template in parts.
     pub(crate) fn parts(&self) -> Template<'static> {
         let (prefix, rest) = match self.template.split_once('{') {
@@ -221,6 +242,38 @@ mod tests {
         assert_eq!(find(UNARY, &Method::POST, "/v1/locks/:acquire"), Found::Nothing);
         assert_eq!(find(UNARY, &Method::GET, "/v2/locks/x"), Found::Nothing);
         assert_eq!(find(UNARY, &Method::GET, "/v1/admin/locks/extra"), Found::Nothing);
+    }
+
+    #[test]
+    fn a_stream_verb_is_its_route_and_never_part_of_a_name() {
+        let found = |method: Method, path: &str| match find(&ALL, &method, path) {
+            Found::Route(route, variable) => Some((route.rpc, route.is_stream(), variable.map(str::to_owned))),
+            _ => None,
+        };
+        assert_eq!(
+            found(Method::POST, "/v1/locks/orders/42:hold"),
+            Some(("redlockd.v1.Lock/Hold", true, Some("orders/42".into())))
+        );
+        assert_eq!(
+            found(Method::GET, "/v1/locks/orders/42:watch"),
+            Some(("redlockd.v1.Lock/Watch", true, Some("orders/42".into())))
+        );
+        assert_eq!(
+            found(Method::GET, "/v1/elections/jobs/a:observe"),
+            Some(("redlockd.v1.Election/Observe", true, Some("jobs/a".into())))
+        );
+        assert_eq!(
+            found(Method::GET, "/v1/locks/orders/42"),
+            Some(("redlockd.v1.Lock/Inspect", false, Some("orders/42".into())))
+        );
+        assert_eq!(
+            find(&ALL, &Method::GET, "/v1/locks/x:hold"),
+            Found::WrongMethod(vec![Method::POST])
+        );
+        assert_eq!(
+            find(&ALL, &Method::POST, "/v1/elections/e:observe"),
+            Found::WrongMethod(vec![Method::GET])
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod clusters;
 pub mod history;
 pub mod hold;
 pub mod http;
+pub mod http_lines;
 pub mod keys;
 pub mod proxy;
 pub mod redis_node;
