@@ -6,7 +6,8 @@ package redlockd_test
 // TestClientConformance plays the scenarios that share a daemon;
 // TestConformanceOnOwnDaemon plays the one REDLOCKD_CONFORMANCE_SCENARIO
 // names on a daemon of its own (test.sh runs it once per such scenario).
-// The calls themselves are in conformance_calls_test.go.
+// The calls are in conformance_calls_test.go, the actions (killing masters,
+// seeding the fence counters) in conformance_actions_test.go.
 
 import (
 	"context"
