@@ -23,6 +23,11 @@ pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 static DESCRIPTORS: LazyLock<FileDescriptorSet> =
     LazyLock::new(|| FileDescriptorSet::decode(FILE_DESCRIPTOR_SET).unwrap_or_default());
 
+/// The daemon's proto files (and those they import).
+pub(crate) fn files() -> &'static [prost_types::FileDescriptorProto] {
+    &DESCRIPTORS.file
+}
+
 /// The descriptor of message `full_name` (`redlockd.v1.AcquireRequest`).
 pub(crate) fn message(full_name: &str) -> Option<&'static DescriptorProto> {
     let (package, name) = full_name.rsplit_once('.')?;

@@ -11,6 +11,7 @@ pub(crate) mod error;
 pub(crate) mod held;
 pub(crate) mod json;
 pub(crate) mod lines;
+pub(crate) mod openapi;
 pub(crate) mod routes;
 pub(crate) mod streams;
 
@@ -64,6 +65,13 @@ async fn dispatch<N: Node>(http: &Http<N>, request: Request<Body>) -> Response<B
         return Response::from_parts(parts, Body::empty());
     }
     let path = request.uri().path().to_owned();
+    if path == openapi::PATH && request.method() == Method::GET {
+        let mut response = Response::new(Body::from(openapi::DOCUMENT.as_slice()));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return response;
+    }
     match routes::find(&routes::ALL, request.method(), &path) {
         Found::Route(route, variable) if route.is_stream() => {
             let variable = variable.map(str::to_owned);
@@ -132,13 +140,15 @@ async fn unary<N: Node>(
     request: Request<Body>,
 ) -> Result<Vec<u8>, Reject> {
     let (parts, body) = request.into_parts();
+    // The body (at most MAX_BODY_BYTES) is read first: an HTTP/2 stream
+    // answered before its body is in is reset, and curl then shows a framing
+    // error instead of the answer. Then, as on gRPC, authentication before
+    // the message is decoded.
+    let body = read_body(body).await?;
     let query = parts.uri.query().map(str::to_owned);
     json_only(route, query.as_deref(), &parts.headers)?;
-    // Authenticated before the body is read, as gRPC's interceptor runs
-    // before the message is decoded.
     let metadata = tonic::Request::from_http(Request::from_parts(parts, ()));
     let (metadata, extensions, ()) = Authenticate(http.auth.clone()).call(metadata)?.into_parts();
-    let body = read_body(body).await?;
     let path = match (route.parts().variable, variable) {
         (Some(field), Some(raw)) => Some((field, decode(field, &raw)?)),
         _ => None,
@@ -184,16 +194,22 @@ fn json_only(route: &Route, query: Option<&str>, headers: &axum::http::HeaderMap
         ))
         .into());
     }
+    // JSON, or what `curl -d` says by default of the JSON it sends
+    // (application/x-www-form-urlencoded): the body is read as JSON either way.
     if let Some(content_type) = headers.get(header::CONTENT_TYPE)
         && !content_type.to_str().is_ok_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+            v.split(';').next().is_some_and(|t| {
+                let t = t.trim();
+                t.eq_ignore_ascii_case("application/json")
+                    || t.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
         })
     {
         return Err(Reject(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Status::invalid_argument(format!("content-type: {content_type:?} is not application/json")),
+            Status::invalid_argument(format!(
+                "content-type: {content_type:?}; send application/json (or nothing)"
+            )),
         ));
     }
     Ok(())

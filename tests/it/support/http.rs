@@ -110,17 +110,22 @@ impl Client {
             request = request.header("authorization", format!("Bearer {token}"));
         }
         let request = request.body(Full::new(Bytes::from(body.to_owned()))).unwrap();
-        let response = match &mut self.send {
-            Sender::Http1(send) => send.send_request(request).await,
-            Sender::Http2(send) => send.send_request(request).await,
-        }
-        .expect("an HTTP reply");
-        let (parts, body) = response.into_parts();
-        Reply {
-            status: parts.status,
-            headers: parts.headers,
-            body: body.collect().await.unwrap().to_bytes(),
-        }
+        let exchange = async {
+            let response = match &mut self.send {
+                Sender::Http1(send) => send.send_request(request).await,
+                Sender::Http2(send) => send.send_request(request).await,
+            }
+            .expect("an HTTP reply");
+            let (parts, body) = response.into_parts();
+            Reply {
+                status: parts.status,
+                headers: parts.headers,
+                body: body.collect().await.unwrap().to_bytes(),
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), exchange)
+            .await
+            .expect("an HTTP reply within 30 s")
     }
 }
 
