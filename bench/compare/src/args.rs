@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "redlockd,rslock,node,go,redisson,redisson-redlock,etcd"
+        default_value = "redlockd,redlockd-http1,redlockd-http2,redlockd-traced,rslock,node,go,redisson,redisson-redlock,etcd"
     )]
     pub systems: Vec<System>,
     /// Which workloads to run (comma-separated). (e) and (f), the
@@ -105,6 +105,12 @@ pub enum Api {
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, ValueEnum)]
 pub enum System {
     Redlockd,
+    /// redlockd's HTTP/JSON routes over HTTP/1.1 keep-alive ((a) and (b)).
+    RedlockdHttp1,
+    /// redlockd's HTTP/JSON routes over HTTP/2 ((a) and (b)).
+    RedlockdHttp2,
+    /// redlockd over gRPC with traces exported to a receiver here ((a) and (b)).
+    RedlockdTraced,
     Rslock,
     Node,
     Go,
@@ -117,6 +123,9 @@ impl System {
     pub fn label(self) -> &'static str {
         match self {
             System::Redlockd => "redlockd (gRPC)",
+            System::RedlockdHttp1 => "redlockd (HTTP/1.1 JSON)",
+            System::RedlockdHttp2 => "redlockd (HTTP/2 JSON)",
+            System::RedlockdTraced => "redlockd (gRPC, traced)",
             System::Rslock => "rslock (in-process)",
             System::Node => "node-redlock",
             System::Go => "go-redsync",
@@ -129,6 +138,9 @@ impl System {
     pub fn key(self) -> &'static str {
         match self {
             System::Redlockd => "redlockd",
+            System::RedlockdHttp1 => "redlockd-http1",
+            System::RedlockdHttp2 => "redlockd-http2",
+            System::RedlockdTraced => "redlockd-traced",
             System::Rslock => "rslock",
             System::Node => "node",
             System::Go => "go",

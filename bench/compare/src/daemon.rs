@@ -45,6 +45,16 @@ impl Daemon {
     /// Starts `binary --config <file>` against `nodes` and waits until its
     /// health service answers SERVING.
     pub async fn start(binary: &Path, nodes: &[String], max_sessions: usize) -> anyhow::Result<Daemon> {
+        Daemon::start_with(binary, nodes, max_sessions, "").await
+    }
+
+    /// `start`, with `extra` appended to its configuration file (TOML sections).
+    pub async fn start_with(
+        binary: &Path,
+        nodes: &[String],
+        max_sessions: usize,
+        extra: &str,
+    ) -> anyhow::Result<Daemon> {
         if !binary.is_file() {
             bail!(
                 "{} not found: build it first (`cargo build --release --bin redlockd`; scripts/bench does)",
@@ -63,7 +73,7 @@ impl Daemon {
             max_sessions.max(10_000)
         );
         let config_path = dir.path().join("redlockd.toml");
-        std::fs::write(&config_path, config)?;
+        std::fs::write(&config_path, config + extra)?;
         let log = std::fs::File::create(dir.path().join("redlockd.log"))?;
         let child = Command::new(binary)
             .arg("--config")

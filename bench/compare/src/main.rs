@@ -37,8 +37,10 @@ mod elections_daemon;
 mod elections_etcd;
 mod elections_report;
 mod etcd;
+mod http;
 mod in_process;
 mod measure;
+mod otlp_sink;
 mod peer;
 mod peers;
 mod report;
@@ -155,12 +157,35 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         None => (urls.clone(), redis.clone()),
     };
     let daemon_binary = args.daemon.clone().unwrap_or_else(daemon::default_binary);
-    let mut daemon = if wants(System::Redlockd) {
+    // The HTTP runs speak to the same daemon (one port for gRPC and HTTP).
+    let http_wanted = wants(System::RedlockdHttp1) || wants(System::RedlockdHttp2);
+    let mut daemon = if wants(System::Redlockd) || (http_wanted && !shared.is_empty()) {
         say(format!("starting {}", daemon_binary.display()));
         Some(daemon::Daemon::start(&daemon_binary, &daemon_urls, args.sessions + 100).await?)
     } else {
         None
     };
+    // The traced daemon exports every call's spans to a receiver here
+    // (docs/tracing.md); its runs sit beside the untraced daemon's.
+    let traced = if wants(System::RedlockdTraced) && !shared.is_empty() {
+        let sink = otlp_sink::Sink::start().await?;
+        say(format!(
+            "starting a traced {} (OTLP to {})",
+            daemon_binary.display(),
+            sink.endpoint
+        ));
+        let extra = format!("\n[telemetry.otlp]\nendpoint = \"{}\"\n", sink.endpoint);
+        let traced = daemon::Daemon::start_with(&daemon_binary, &daemon_urls, args.sessions + 100, &extra).await?;
+        Some((traced, sink))
+    } else {
+        None
+    };
+    // The variants of redlockd run (a) and (b) only.
+    for system in [System::RedlockdHttp1, System::RedlockdHttp2, System::RedlockdTraced] {
+        if wants(system) && shared.contains(&Workload::C) {
+            runs.insert((Workload::C, system), Run::Skipped("(a) and (b) only".into()));
+        }
+    }
     let etcd_binary = etcd::find();
     let etcd_wanted = wants(System::Etcd) && !(shared.is_empty() && election_workloads.is_empty());
     let etcd = match (&etcd_binary, etcd_wanted) {
@@ -260,6 +285,35 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                             say(format!("    gRPC hop alone: p50 {:?}", samples.quantile(0.5)));
                             *hops.last_mut().expect("pushed above") = Some(samples);
                         }
+                        Ok(outcome)
+                    }
+                    System::RedlockdHttp1 | System::RedlockdHttp2 => {
+                        let daemon = daemon.as_ref().context("redlockd is not running")?;
+                        let lockers = if system == System::RedlockdHttp1 {
+                            http::http1_clients(&daemon.addr, clients).await?
+                        } else {
+                            http::http2_clients(&daemon.addr, args.connections.max(1), clients).await?
+                        };
+                        let watched = watch(&me, &daemon_redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
+                        Ok(drive::run(lockers, contended, &prefix, timing, &watched).await)
+                    }
+                    System::RedlockdTraced => {
+                        let (daemon, sink) = traced.as_ref().context("the traced redlockd is not running")?;
+                        let mut shared = Vec::new();
+                        for channel in daemon.channels(args.connections.max(1)).await? {
+                            shared.push(match args.api {
+                                Api::Pipeline => daemon::GrpcLocker::pipeline(channel).await?,
+                                Api::Unary => daemon::GrpcLocker::unary(channel),
+                            });
+                        }
+                        let lockers = (0..clients).map(|i| shared[i % shared.len()].clone()).collect();
+                        let watched = watch(&me, &daemon_redis, daemon.pid().map(|pid| (Role::Daemon, pid)));
+                        let before = sink.spans();
+                        let outcome = drive::run(lockers, contended, &prefix, timing, &watched).await;
+                        // Exports trail by the batch delay: counted a moment later.
+                        tokio::time::sleep(Duration::from_secs(6)).await;
+                        let spans = sink.spans() - before;
+                        say(format!("    spans received: {spans} (warm-up and drain included)"));
                         Ok(outcome)
                     }
                     System::Rslock => {
@@ -362,6 +416,11 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         quiet(args.quiet).await;
         Some(elections::run(&election_workloads, plan, servers).await)
     };
+    if let Some((_, sink)) = &traced {
+        let spans = format!("{} spans received by the benchmark's OTLP receiver", sink.spans());
+        environment.push(("redlockd (gRPC, traced)".to_owned(), spans));
+    }
+    drop(traced);
     // (d) measures sessions alone: etcd is no longer needed, and the daemon
     // starts afresh (its RSS before the sessions is a new daemon's).
     drop(etcd);

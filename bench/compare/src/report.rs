@@ -12,8 +12,11 @@ use crate::drive::Outcome;
 use crate::measure::Role;
 use crate::{Results, Run, System, Workload};
 
-const SYSTEMS: [System; 7] = [
+const SYSTEMS: [System; 10] = [
     System::Redlockd,
+    System::RedlockdHttp1,
+    System::RedlockdHttp2,
+    System::RedlockdTraced,
     System::Rslock,
     System::Node,
     System::Go,
