@@ -21,6 +21,7 @@ pub(crate) mod serve;
 pub(crate) mod service;
 pub(crate) mod set;
 pub(crate) mod status;
+pub(crate) mod tls;
 pub(crate) mod traced;
 pub(crate) mod watch;
 pub(crate) mod wire;

@@ -10,7 +10,6 @@ use tokio::net::TcpListener;
 use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 
 use super::admin::AdminService;
 use super::auth::{Auth, Authenticate};
@@ -19,6 +18,7 @@ use super::health::Health;
 use super::http;
 use super::proto;
 use super::service::LockService;
+use super::tls;
 use crate::config::ServerTls;
 use crate::redlock::Node;
 
@@ -26,8 +26,6 @@ use crate::redlock::Node;
 const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
 /// Replies (an Inspect of 15 masters) stay far below this.
 const MIN_REPLY_LIMIT: usize = 64 * 1024;
-/// A client that has not finished its TLS handshake by then is dropped.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How the server treats connections (from `[server]`).
 pub struct Settings {
@@ -50,9 +48,12 @@ pub enum ServeError {
     /// The reflection service could not be built from the descriptors.
     #[error("server reflection: {0}")]
     Reflection(String),
-    /// The gRPC server failed (or its TLS settings could not be used).
+    /// The gRPC server failed.
     #[error("grpc server: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The TLS settings could not be used.
+    #[error("{0}")]
+    Tls(String),
 }
 
 /// The services the daemon serves over gRPC.
@@ -141,11 +142,14 @@ pub(crate) async fn serve<N: Node>(
         .with_nodelay(Some(true))
         .with_keepalive(keepalive)
         .with_keepalive_interval(keepalive);
-    let mut builder = tonic::transport::Server::builder();
-    if let Some(tls) = settings.tls {
-        builder = builder.tls_config(server_tls(tls))?;
-    }
-    builder
+    // TLS by this crate's acceptor (ALPN h2 and http/1.1), not tonic's (h2 only).
+    let tls = settings
+        .tls
+        .as_ref()
+        .map(tls::server_config)
+        .transpose()
+        .map_err(ServeError::Tls)?;
+    let router = tonic::transport::Server::builder()
         .http2_keepalive_interval(keepalive)
         .http2_keepalive_timeout(keepalive)
         .max_concurrent_streams(Some(settings.max_concurrent_streams))
@@ -156,19 +160,13 @@ pub(crate) async fn serve<N: Node>(
         .layer(super::traced::TraceCalls)
         // HTTP/1.1 (and 1.0) for the HTTP routes; gRPC stays on HTTP/2.
         .accept_http1(true)
-        .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, stop)
-        .await?;
-    Ok(())
-}
-
-/// tonic's TLS settings from the PEM files the configuration read.
-fn server_tls(tls: ServerTls) -> ServerTlsConfig {
-    let mut config = ServerTlsConfig::new()
-        .identity(Identity::from_pem(tls.cert_pem, tls.key_pem))
-        .timeout(TLS_HANDSHAKE_TIMEOUT);
-    if let Some(ca) = tls.client_ca_pem {
-        config = config.client_ca_root(Certificate::from_pem(ca));
+        .add_routes(routes);
+    match tls {
+        Some(config) => {
+            let incoming = tls::TlsIncoming::new(incoming, config);
+            router.serve_with_incoming_shutdown(incoming, stop).await?;
+        }
+        None => router.serve_with_incoming_shutdown(incoming, stop).await?,
     }
-    config
+    Ok(())
 }
