@@ -25,6 +25,16 @@ async fn connect(
     identity: Option<&str>,
     alpn: &[&str],
 ) -> Option<tokio_rustls::client::TlsStream<TcpStream>> {
+    connect_to(daemon.addr, pki, identity, alpn).await
+}
+
+/// `connect` to a daemon at `addr`.
+pub(crate) async fn connect_to(
+    addr: std::net::SocketAddr,
+    pki: &Pki,
+    identity: Option<&str>,
+    alpn: &[&str],
+) -> Option<tokio_rustls::client::TlsStream<TcpStream>> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&pki.read("ca.pem")) {
         roots.add(cert.unwrap()).unwrap();
@@ -44,7 +54,7 @@ async fn connect(
         None => builder.with_no_client_auth(),
     };
     config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-    let tcp = TcpStream::connect(daemon.addr).await.unwrap();
+    let tcp = TcpStream::connect(addr).await.ok()?;
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let name = ServerName::try_from("127.0.0.1").unwrap();
     connector.connect(name, tcp).await.ok()
@@ -52,10 +62,22 @@ async fn connect(
 
 /// `POST path body` over `tls` with HTTP/1.1 or HTTP/2; (status, body).
 async fn post(tls: tokio_rustls::client::TlsStream<TcpStream>, h2: bool, path: &str, body: &str) -> (u16, String) {
-    let request = Request::post(format!("https://127.0.0.1{path}"))
-        .header("host", "127.0.0.1")
-        .body(Full::new(Bytes::from(body.to_owned())))
-        .unwrap();
+    post_with(tls, h2, path, body, None).await
+}
+
+/// `post`, with `Authorization: Bearer <token>` when given.
+pub(crate) async fn post_with(
+    tls: tokio_rustls::client::TlsStream<TcpStream>,
+    h2: bool,
+    path: &str,
+    body: &str,
+    token: Option<&str>,
+) -> (u16, String) {
+    let mut request = Request::post(format!("https://127.0.0.1{path}")).header("host", "127.0.0.1");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request.body(Full::new(Bytes::from(body.to_owned()))).unwrap();
     let io = TokioIo::new(tls);
     let response = if h2 {
         let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)

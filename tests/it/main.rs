@@ -26,6 +26,7 @@ mod faults_kinds;
 mod floods;
 mod grpc_redis;
 mod handoffs;
+mod http_audit;
 mod http_elections;
 mod http_errors;
 mod http_openapi;
