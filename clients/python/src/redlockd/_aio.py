@@ -73,11 +73,12 @@ class AsyncClient:
         shared: bool = False,
         permits: int = 0,
         reentrancy_key: str = "",
+        lock_delay: Optional[v.Seconds] = None,
     ) -> Optional["AsyncLease"]:
         """As ``Client.acquire``: ``None`` when someone else kept the lock.
         Cancelling the task gives up the wait."""
         return await self._run(
-            calls.acquire(self, AsyncLease, resource, ttl, wait, owner, shared, permits, reentrancy_key)
+            calls.acquire(self, AsyncLease, resource, ttl, wait, owner, shared, permits, reentrancy_key, lock_delay)
         )
 
     async def acquire_many(

@@ -35,6 +35,7 @@ def acquire(
     shared: bool,
     permits: int,
     reentrancy_key: str,
+    lock_delay: Optional[v.Seconds] = None,
     clock: Clock = time.monotonic,
 ) -> Steps[Optional[K]]:
     """``Client.acquire``: a ``kind`` lease, or ``None`` under contention."""
@@ -43,6 +44,9 @@ def acquire(
     fields = v.kind(shared, permits, reentrancy_key)
     ttl_s = v.optional_seconds(ttl, "ttl")
     wait_s = v.seconds(wait, "wait")
+    delay_s = v.optional_seconds(lock_delay, "lock_delay")
+    if delay_s:
+        fields["lock_delay"] = v.to_wire(delay_s)
 
     def attempt(left: float) -> Steps[Optional[K]]:
         request = pb.AcquireRequest(resource=resource, owner=owner, **fields)

@@ -75,6 +75,7 @@ class Client:
         shared: bool = False,
         permits: int = 0,
         reentrancy_key: str = "",
+        lock_delay: Optional[v.Seconds] = None,
     ) -> Optional["Lease"]:
         """Takes the lock on ``resource``, trying for up to ``wait`` seconds.
         Returns ``None`` when someone else kept it all along: contention is a
@@ -89,8 +90,14 @@ class Client:
         says which permit, and tokens increase per slot. ``reentrancy_key``
         (at most 128 bytes; a job or trace id only your work knows): while
         the daemon holds the lock for the key, another acquire with it gets
-        the same lock and token at once; each release counts one down."""
-        return self._run(calls.acquire(self, Lease, resource, ttl, wait, owner, shared, permits, reentrancy_key))
+        the same lock and token at once; each release counts one down.
+        ``lock_delay`` (seconds or a timedelta, at most the daemon's
+        ``lock.max_lock_delay``, 60 s by default): the masters keep a lease
+        that is never released that much past its validity, through every
+        extend; a release frees it at once (docs/design.md#lock-delay)."""
+        return self._run(
+            calls.acquire(self, Lease, resource, ttl, wait, owner, shared, permits, reentrancy_key, lock_delay)
+        )
 
     def acquire_many(
         self,
