@@ -39,6 +39,9 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts ...LockOptio
 		if left := retry.left(); left > 0 {
 			request.Wait = durationpb.New(left)
 		}
+		if s.lockDelay > 0 {
+			request.LockDelay = durationpb.New(s.lockDelay)
+		}
 		reply, err := c.stub.Acquire(c.Outgoing(ctx), request)
 		if err != nil {
 			if err = retry.after(ctx, fromStatus(err)); err == nil {

@@ -71,9 +71,11 @@ func MaxHold(d time.Duration) LockOption {
 // LockDelay keeps a Hold session's lock (or a campaign's election) this
 // much longer when the session ends without a release — the process died,
 // the stream broke, the lock was lost — so that the next holder starts only
-// after it: for resources that cannot check fencing tokens. Release (or
-// Resign) frees it at once. At most the daemon's lock.max_lock_delay (60 s
-// by default); default 0. Acquire ignores it.
+// after it: for resources that cannot check fencing tokens. Acquire: the
+// masters keep a lease that is never released this much past its validity,
+// through every Extend. Release (or Resign) frees it at once. At most the
+// daemon's lock.max_lock_delay (60 s by default); default 0. A set
+// (AcquireMany) takes none.
 func LockDelay(d time.Duration) LockOption { return func(s *lockSettings) { s.lockDelay = d } }
 
 // Shared takes a shared lock (a reader of a read-write lock) instead of an
@@ -139,6 +141,8 @@ func setSettingsOf(resources []string, opts []LockOption) (lockSettings, error) 
 		return s, invalid("permits", exclusive)
 	case s.key != "":
 		return s, invalid("reentrancy_key", exclusive)
+	case s.lockDelay != 0:
+		return s, invalid("lock_delay", "a set takes no lock delay (docs/design.md#lock-delay)")
 	}
 	return s, s.check()
 }
