@@ -36,10 +36,17 @@ export interface AcquireOptions {
      * at zero. A Hold session is one hold. Per daemon; never logged.
      */
     reentrancyKey?: string;
+    /**
+     * Keep a lease that is never released this long (ms, at most the
+     * daemon's lock.max_lock_delay, 60 s) past its validity, through every
+     * extend, so the next holder starts only after it: for resources that
+     * cannot check fencing tokens. A release frees it at once.
+     */
+    lockDelay?: number;
     /** Aborting it gives up the wait; the promise rejects with its reason. */
     signal?: AbortSignal;
 }
-/** Options of Client.acquireMany(): a set's locks are exclusive, without permits or a reentrancy key. */
+/** Options of Client.acquireMany(): a set's locks are exclusive, without permits, a reentrancy key or a lock delay. */
 export type AcquireManyOptions = Pick<AcquireOptions, 'ttl' | 'wait' | 'owner' | 'signal'>;
 /** Options of Client.hold() and Client.using(). */
 export interface HoldOptions extends AcquireOptions {

@@ -76,15 +76,16 @@ class Client {
      * runs out, then rejects with UnavailableError.
      */
     async acquire(resource, options = {}) {
-        const { ttl = 10_000, wait = 0, owner = '', shared, permits, reentrancyKey, signal } = options;
+        const { ttl = 10_000, wait = 0, owner = '', shared, permits, reentrancyKey, lockDelay, signal } = options;
         (0, validate_1.resource)(resource);
         (0, validate_1.owner)(owner);
         const kind = (0, validate_1.kind)(shared, permits, reentrancyKey);
         (0, validate_1.millis)('ttl', ttl);
+        const delay = lockDelay === undefined ? undefined : (0, validate_1.toDuration)((0, validate_1.millis)('lock_delay', lockDelay));
         const deadline = node_perf_hooks_1.performance.now() + (0, validate_1.millis)('wait', wait);
         return (0, retry_1.untilDeadline)(deadline, signal, async (waitLeft) => {
             const sentAt = node_perf_hooks_1.performance.now();
-            const reply = await this.#unary('acquire', { resource, owner, ...kind, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined }, waitLeft, signal);
+            const reply = await this.#unary('acquire', { resource, owner, ...kind, ttl: (0, validate_1.toDuration)(ttl), wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined, lockDelay: delay }, waitLeft, signal);
             return reply.acquired && reply.lease ? new lease_1.Lease(this.#calls, reply.lease, sentAt, ttl) : null;
         });
     }

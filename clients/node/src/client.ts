@@ -60,11 +60,18 @@ export interface AcquireOptions {
    * at zero. A Hold session is one hold. Per daemon; never logged.
    */
   reentrancyKey?: string;
+  /**
+   * Keep a lease that is never released this long (ms, at most the
+   * daemon's lock.max_lock_delay, 60 s) past its validity, through every
+   * extend, so the next holder starts only after it: for resources that
+   * cannot check fencing tokens. A release frees it at once.
+   */
+  lockDelay?: number;
   /** Aborting it gives up the wait; the promise rejects with its reason. */
   signal?: AbortSignal;
 }
 
-/** Options of Client.acquireMany(): a set's locks are exclusive, without permits or a reentrancy key. */
+/** Options of Client.acquireMany(): a set's locks are exclusive, without permits, a reentrancy key or a lock delay. */
 export type AcquireManyOptions = Pick<AcquireOptions, 'ttl' | 'wait' | 'owner' | 'signal'>;
 
 /** Options of Client.hold() and Client.using(). */
@@ -171,17 +178,18 @@ export class Client {
    * runs out, then rejects with UnavailableError.
    */
   async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease | null> {
-    const { ttl = 10_000, wait = 0, owner = '', shared, permits, reentrancyKey, signal } = options;
+    const { ttl = 10_000, wait = 0, owner = '', shared, permits, reentrancyKey, lockDelay, signal } = options;
     checkResource(resource);
     checkOwner(owner);
     const kind = checkKind(shared, permits, reentrancyKey);
     millis('ttl', ttl);
+    const delay = lockDelay === undefined ? undefined : toDuration(millis('lock_delay', lockDelay));
     const deadline = performance.now() + millis('wait', wait);
     return untilDeadline(deadline, signal, async (waitLeft) => {
       const sentAt = performance.now();
       const reply = await this.#unary<unknown, AcquireResponse>(
         'acquire',
-        { resource, owner, ...kind, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined },
+        { resource, owner, ...kind, ttl: toDuration(ttl), wait: waitLeft > 0 ? toDuration(waitLeft) : undefined, lockDelay: delay },
         waitLeft,
         signal,
       );
