@@ -27,11 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 std::path::PathBuf::from("proto/redlockd/v1/admin.proto"),
                 std::path::PathBuf::from("proto/redlockd/v1/election.proto"),
             ],
-            &[
-                std::path::PathBuf::from("proto"),
-                std::path::PathBuf::from("vendor/googleapis"),
-                well_known,
-            ],
+            // proto/ also holds google/api/{annotations,http}.proto (vendor/README.md).
+            &[std::path::PathBuf::from("proto"), well_known],
         )?;
     // lowerCamel names out, both spellings in, unknown fields refused, 64-bit
     // integers as strings, every scalar field written even when zero (a shell
@@ -42,6 +39,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .emit_fields()
         .build(&[".redlockd.v1"])?;
     println!("cargo:rerun-if-changed=proto");
-    println!("cargo:rerun-if-changed=vendor/googleapis");
     Ok(())
 }

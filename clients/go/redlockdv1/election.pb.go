@@ -25,6 +25,7 @@
 package redlockdv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -943,7 +944,7 @@ var File_redlockd_v1_election_proto protoreflect.FileDescriptor
 
 const file_redlockd_v1_election_proto_rawDesc = "" +
 	"\n" +
-	"\x1aredlockd/v1/election.proto\x12\vredlockd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x01\n" +
+	"\x1aredlockd/v1/election.proto\x12\vredlockd.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x01\n" +
 	"\x0fCampaignRequest\x122\n" +
 	"\x05start\x18\x01 \x01(\v2\x1a.redlockd.v1.CampaignStartH\x00R\x05start\x12;\n" +
 	"\bproclaim\x18\x02 \x01(\v2\x1d.redlockd.v1.CampaignProclaimH\x00R\bproclaim\x125\n" +
@@ -998,14 +999,14 @@ const file_redlockd_v1_election_proto_rawDesc = "" +
 	"\x19CAMPAIGN_EVENT_PROCLAIMED\x10\x03\x12\x17\n" +
 	"\x13CAMPAIGN_EVENT_LOST\x10\x04\x12\x1b\n" +
 	"\x17CAMPAIGN_EVENT_RESIGNED\x10\x05\x12\x1e\n" +
-	"\x1aCAMPAIGN_EVENT_NOT_ELECTED\x10\x062\xc2\x03\n" +
-	"\bElection\x12K\n" +
-	"\bCampaign\x12\x1c.redlockd.v1.CampaignRequest\x1a\x1d.redlockd.v1.CampaignResponse(\x010\x01\x12A\n" +
-	"\x06Leader\x12\x1a.redlockd.v1.LeaderRequest\x1a\x1b.redlockd.v1.LeaderResponse\x12E\n" +
-	"\aObserve\x12\x1b.redlockd.v1.ObserveRequest\x1a\x1b.redlockd.v1.LeaderResponse0\x01\x12G\n" +
-	"\bProclaim\x12\x1c.redlockd.v1.ProclaimRequest\x1a\x1d.redlockd.v1.ProclaimResponse\x12A\n" +
-	"\x06Resign\x12\x1a.redlockd.v1.ResignRequest\x1a\x1b.redlockd.v1.ResignResponse\x12S\n" +
-	"\fParticipants\x12 .redlockd.v1.ParticipantsRequest\x1a!.redlockd.v1.ParticipantsResponseb\x06proto3"
+	"\x1aCAMPAIGN_EVENT_NOT_ELECTED\x10\x062\xe3\x05\n" +
+	"\bElection\x12\x86\x01\n" +
+	"\bCampaign\x12\x1c.redlockd.v1.CampaignRequest\x1a\x1d.redlockd.v1.CampaignResponse\"9\x82\xd3\xe4\x93\x023:\x05start\"*/v1/elections/{start.election=**}:campaign(\x010\x01\x12f\n" +
+	"\x06Leader\x12\x1a.redlockd.v1.LeaderRequest\x1a\x1b.redlockd.v1.LeaderResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/elections/{election=**}\x12r\n" +
+	"\aObserve\x12\x1b.redlockd.v1.ObserveRequest\x1a\x1b.redlockd.v1.LeaderResponse\"+\x82\xd3\xe4\x93\x02%\x12#/v1/elections/{election=**}:observe0\x01\x12x\n" +
+	"\bProclaim\x12\x1c.redlockd.v1.ProclaimRequest\x1a\x1d.redlockd.v1.ProclaimResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/elections/{election=**}:proclaim\x12p\n" +
+	"\x06Resign\x12\x1a.redlockd.v1.ResignRequest\x1a\x1b.redlockd.v1.ResignResponse\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/v1/elections/{election=**}:resign\x12\x85\x01\n" +
+	"\fParticipants\x12 .redlockd.v1.ParticipantsRequest\x1a!.redlockd.v1.ParticipantsResponse\"0\x82\xd3\xe4\x93\x02*\x12(/v1/elections/{election=**}:participantsb\x06proto3"
 
 var (
 	file_redlockd_v1_election_proto_rawDescOnce sync.Once

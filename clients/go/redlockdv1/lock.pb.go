@@ -39,6 +39,7 @@
 package redlockdv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -2625,7 +2626,7 @@ var File_redlockd_v1_lock_proto protoreflect.FileDescriptor
 
 const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\n" +
-	"\x16redlockd/v1/lock.proto\x12\vredlockd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x01\n" +
+	"\x16redlockd/v1/lock.proto\x12\vredlockd.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x01\n" +
 	"\x12AcquireManyRequest\x12\x1c\n" +
 	"\tresources\x18\x01 \x03(\tR\tresources\x12+\n" +
 	"\x03ttl\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12-\n" +
@@ -2810,19 +2811,19 @@ const file_redlockd_v1_lock_proto_rawDesc = "" +
 	"\x14WATCH_EVENT_RELEASED\x10\x03\x12\x17\n" +
 	"\x13WATCH_EVENT_EXPIRED\x10\x04\x12\x1e\n" +
 	"\x1aWATCH_EVENT_FORCE_RELEASED\x10\x05\x12\x17\n" +
-	"\x13WATCH_EVENT_CHANGED\x10\x062\xde\x05\n" +
-	"\x04Lock\x12D\n" +
-	"\aAcquire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\x12A\n" +
-	"\x06Extend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\x12D\n" +
-	"\aRelease\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\x12?\n" +
-	"\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse(\x010\x01\x12K\n" +
-	"\bPipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x010\x01\x12D\n" +
-	"\aInspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponse\x12@\n" +
-	"\x05Watch\x12\x19.redlockd.v1.WatchRequest\x1a\x1a.redlockd.v1.WatchResponse0\x01\x12P\n" +
-	"\vAcquireMany\x12\x1f.redlockd.v1.AcquireManyRequest\x1a .redlockd.v1.AcquireManyResponse\x12M\n" +
+	"\x13WATCH_EVENT_CHANGED\x10\x062\xc1\b\n" +
+	"\x04Lock\x12p\n" +
+	"\aAcquire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/v1/locks/{resource=**}:acquire\x12l\n" +
+	"\x06Extend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/locks/{resource=**}:extend\x12p\n" +
+	"\aRelease\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/v1/locks/{resource=**}:release\x12r\n" +
+	"\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse\"1\x82\xd3\xe4\x93\x02+:\x05start\"\"/v1/locks/{start.resource=**}:hold(\x010\x01\x12K\n" +
+	"\bPipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x010\x01\x12e\n" +
+	"\aInspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/v1/locks/{resource=**}\x12g\n" +
+	"\x05Watch\x12\x19.redlockd.v1.WatchRequest\x1a\x1a.redlockd.v1.WatchResponse\"%\x82\xd3\xe4\x93\x02\x1f\x12\x1d/v1/locks/{resource=**}:watch0\x01\x12r\n" +
+	"\vAcquireMany\x12\x1f.redlockd.v1.AcquireManyRequest\x1a .redlockd.v1.AcquireManyResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/v1/locks:acquireMany\x12n\n" +
 	"\n" +
-	"ExtendMany\x12\x1e.redlockd.v1.ExtendManyRequest\x1a\x1f.redlockd.v1.ExtendManyResponse\x12P\n" +
-	"\vReleaseMany\x12\x1f.redlockd.v1.ReleaseManyRequest\x1a .redlockd.v1.ReleaseManyResponseb\x06proto3"
+	"ExtendMany\x12\x1e.redlockd.v1.ExtendManyRequest\x1a\x1f.redlockd.v1.ExtendManyResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/v1/locks:extendMany\x12r\n" +
+	"\vReleaseMany\x12\x1f.redlockd.v1.ReleaseManyRequest\x1a .redlockd.v1.ReleaseManyResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/v1/locks:releaseManyb\x06proto3"
 
 var (
 	file_redlockd_v1_lock_proto_rawDescOnce sync.Once

@@ -29,3 +29,7 @@ mkdir -p "$out"
   --ts_proto_opt=outputServices=grpc-js,forceLong=bigint,esModuleInterop=true,useOptionals=messages,useDate=false,env=node,oneof=unions-value,outputJsonMethods=false,outputPartialMethods=false,exportCommonSymbols=false \
   -I "$root/proto" -I "$here/proto" \
   redlockd/v1/lock.proto redlockd/v1/election.proto google/rpc/status.proto
+# The protos' google.api.http annotations (docs/http.md#grpc-gateway-and-envoy)
+# make ts-proto emit google/api/ and google/protobuf/descriptor.ts, which no
+# generated file imports (options are not fields): not shipped.
+rm -rf "$out/google/api" "$out/google/protobuf/descriptor.ts"

@@ -1,9 +1,9 @@
 //! The OpenAPI document's tests, and the agreement of the route table,
-//! the document and `proto/redlockd/v1/http.yaml`'s `google.api.http` rules.
+//! the document and the protos' `google.api.http` annotations.
 
 use super::*;
 
-/// One `google.api.http` rule of proto/redlockd/v1/http.yaml.
+/// One `google.api.http` rule.
 #[derive(Debug, PartialEq)]
 struct Rule {
     selector: String,
@@ -12,28 +12,76 @@ struct Rule {
     body: Option<String>,
 }
 
-/// The rules of the file (its own simple YAML: a `- selector:` line,
-/// then `get:`/`post:` and `body:`).
+/// The descriptor set's `google.api.http` method options: only the fields
+/// read here (prost skips the rest).
+mod annotated {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct Set {
+        #[prost(message, repeated, tag = "1")]
+        pub(super) file: Vec<File>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct File {
+        #[prost(string, tag = "2")]
+        pub(super) package: String,
+        #[prost(message, repeated, tag = "6")]
+        pub(super) service: Vec<Service>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct Service {
+        #[prost(string, tag = "1")]
+        pub(super) name: String,
+        #[prost(message, repeated, tag = "2")]
+        pub(super) method: Vec<Method>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct Method {
+        #[prost(string, tag = "1")]
+        pub(super) name: String,
+        #[prost(message, optional, tag = "4")]
+        pub(super) options: Option<Options>,
+    }
+    /// google.protobuf.MethodOptions with its `google.api.http` extension.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct Options {
+        #[prost(message, optional, tag = "72295728")]
+        pub(super) http: Option<HttpRule>,
+    }
+    /// google.api.HttpRule: the patterns and the body.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct HttpRule {
+        #[prost(string, tag = "2")]
+        pub(super) get: String,
+        #[prost(string, tag = "4")]
+        pub(super) post: String,
+        #[prost(string, tag = "7")]
+        pub(super) body: String,
+    }
+}
+
+/// The `google.api.http` annotations of the protos, from the daemon's own
+/// descriptor set (what Envoy's transcoder and grpc-gateway read).
 fn rules() -> Vec<Rule> {
-    let text = include_str!("../../../proto/redlockd/v1/http.yaml");
-    let mut rules: Vec<Rule> = Vec::new();
-    for line in text.lines().map(str::trim) {
-        let unquote = |v: &str| v.trim().trim_matches('"').to_owned();
-        if let Some(selector) = line.strip_prefix("- selector:") {
-            rules.push(Rule {
-                selector: unquote(selector),
-                method: String::new(),
-                path: String::new(),
-                body: None,
-            });
-        } else if let Some(rule) = rules.last_mut() {
-            match line.split_once(':') {
-                Some((method @ ("get" | "post"), path)) => {
-                    rule.method = method.to_owned();
-                    rule.path = unquote(path);
-                }
-                Some(("body", body)) => rule.body = Some(unquote(body)),
-                _ => panic!("http.yaml: unexpected line in a rule: {line}"),
+    use prost::Message as _;
+    let set = annotated::Set::decode(crate::api::proto::FILE_DESCRIPTOR_SET).unwrap();
+    let mut rules = Vec::new();
+    for file in set.file.iter().filter(|f| f.package == "redlockd.v1") {
+        for service in &file.service {
+            for method in &service.method {
+                let Some(http) = method.options.as_ref().and_then(|o| o.http.as_ref()) else {
+                    continue;
+                };
+                let (verb, path) = if http.get.is_empty() {
+                    ("post", &http.post)
+                } else {
+                    ("get", &http.get)
+                };
+                rules.push(Rule {
+                    selector: format!("{}.{}.{}", file.package, service.name, method.name),
+                    method: verb.to_owned(),
+                    path: path.clone(),
+                    body: (!http.body.is_empty()).then(|| http.body.clone()),
+                });
             }
         }
     }
@@ -77,12 +125,15 @@ fn the_http_rules_the_router_and_the_document_agree() {
     let wanted: Vec<Rule> = ALL.iter().map(rule_of).collect();
     let found = rules();
     for rule in &found {
-        assert!(wanted.contains(rule), "http.yaml has {rule:?}, which no route serves");
+        assert!(
+            wanted.contains(rule),
+            "the protos annotate {rule:?}, which no route serves"
+        );
     }
     for rule in &wanted {
         assert!(
             found.contains(rule),
-            "the router serves {rule:?}, which http.yaml lacks"
+            "the router serves {rule:?}, which no proto annotation has"
         );
     }
     // Every selector names a method of the proto.

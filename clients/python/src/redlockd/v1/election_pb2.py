@@ -22,47 +22,60 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aredlockd/v1/election.proto\x12\x0bredlockd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\x01\n\x0f\x43\x61mpaignRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.redlockd.v1.CampaignStartH\x00\x12\x31\n\x08proclaim\x18\x02 \x01(\x0b\x32\x1d.redlockd.v1.CampaignProclaimH\x00\x12-\n\x06resign\x18\x03 \x01(\x0b\x32\x1b.redlockd.v1.CampaignResignH\x00\x42\t\n\x07request\"\xc7\x01\n\rCampaignStart\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x11\n\tcandidate\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x0c\x12&\n\x03ttl\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12+\n\x08max_hold\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12-\n\nlock_delay\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"!\n\x10\x43\x61mpaignProclaim\x12\r\n\x05value\x18\x01 \x01(\x0c\"\x10\n\x0e\x43\x61mpaignResign\"\x98\x01\n\x10\x43\x61mpaignResponse\x12)\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x1a.redlockd.v1.CampaignEvent\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12,\n\tvalid_for\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05value\x18\x04 \x01(\x0c\x12\x0e\n\x06reason\x18\x05 \x01(\t\"!\n\rLeaderRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"|\n\x0eLeaderResponse\x12\x0f\n\x07\x65lected\x18\x01 \x01(\x08\x12\x11\n\tcandidate\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x0c\x12\x0c\n\x04term\x18\x04 \x01(\x04\x12)\n\x05since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\"\n\x0eObserveRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"@\n\x0fProclaimRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\r\n\x05value\x18\x03 \x01(\x0c\"\x12\n\x10ProclaimResponse\"/\n\rResignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x04\"\x10\n\x0eResignResponse\"\'\n\x13ParticipantsRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"*\n\x14ParticipantsResponse\x12\x12\n\ncandidates\x18\x01 \x03(\t*\xdd\x01\n\rCampaignEvent\x12\x1e\n\x1a\x43\x41MPAIGN_EVENT_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x43\x41MPAIGN_EVENT_ELECTED\x10\x01\x12\x1b\n\x17\x43\x41MPAIGN_EVENT_EXTENDED\x10\x02\x12\x1d\n\x19\x43\x41MPAIGN_EVENT_PROCLAIMED\x10\x03\x12\x17\n\x13\x43\x41MPAIGN_EVENT_LOST\x10\x04\x12\x1b\n\x17\x43\x41MPAIGN_EVENT_RESIGNED\x10\x05\x12\x1e\n\x1a\x43\x41MPAIGN_EVENT_NOT_ELECTED\x10\x06\x32\xc2\x03\n\x08\x45lection\x12K\n\x08\x43\x61mpaign\x12\x1c.redlockd.v1.CampaignRequest\x1a\x1d.redlockd.v1.CampaignResponse(\x01\x30\x01\x12\x41\n\x06Leader\x12\x1a.redlockd.v1.LeaderRequest\x1a\x1b.redlockd.v1.LeaderResponse\x12\x45\n\x07Observe\x12\x1b.redlockd.v1.ObserveRequest\x1a\x1b.redlockd.v1.LeaderResponse0\x01\x12G\n\x08Proclaim\x12\x1c.redlockd.v1.ProclaimRequest\x1a\x1d.redlockd.v1.ProclaimResponse\x12\x41\n\x06Resign\x12\x1a.redlockd.v1.ResignRequest\x1a\x1b.redlockd.v1.ResignResponse\x12S\n\x0cParticipants\x12 .redlockd.v1.ParticipantsRequest\x1a!.redlockd.v1.ParticipantsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aredlockd/v1/election.proto\x12\x0bredlockd.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\x01\n\x0f\x43\x61mpaignRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.redlockd.v1.CampaignStartH\x00\x12\x31\n\x08proclaim\x18\x02 \x01(\x0b\x32\x1d.redlockd.v1.CampaignProclaimH\x00\x12-\n\x06resign\x18\x03 \x01(\x0b\x32\x1b.redlockd.v1.CampaignResignH\x00\x42\t\n\x07request\"\xc7\x01\n\rCampaignStart\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x11\n\tcandidate\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x0c\x12&\n\x03ttl\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12+\n\x08max_hold\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12-\n\nlock_delay\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"!\n\x10\x43\x61mpaignProclaim\x12\r\n\x05value\x18\x01 \x01(\x0c\"\x10\n\x0e\x43\x61mpaignResign\"\x98\x01\n\x10\x43\x61mpaignResponse\x12)\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x1a.redlockd.v1.CampaignEvent\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12,\n\tvalid_for\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05value\x18\x04 \x01(\x0c\x12\x0e\n\x06reason\x18\x05 \x01(\t\"!\n\rLeaderRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"|\n\x0eLeaderResponse\x12\x0f\n\x07\x65lected\x18\x01 \x01(\x08\x12\x11\n\tcandidate\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x0c\x12\x0c\n\x04term\x18\x04 \x01(\x04\x12)\n\x05since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\"\n\x0eObserveRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"@\n\x0fProclaimRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\r\n\x05value\x18\x03 \x01(\x0c\"\x12\n\x10ProclaimResponse\"/\n\rResignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x04\"\x10\n\x0eResignResponse\"\'\n\x13ParticipantsRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"*\n\x14ParticipantsResponse\x12\x12\n\ncandidates\x18\x01 \x03(\t*\xdd\x01\n\rCampaignEvent\x12\x1e\n\x1a\x43\x41MPAIGN_EVENT_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x43\x41MPAIGN_EVENT_ELECTED\x10\x01\x12\x1b\n\x17\x43\x41MPAIGN_EVENT_EXTENDED\x10\x02\x12\x1d\n\x19\x43\x41MPAIGN_EVENT_PROCLAIMED\x10\x03\x12\x17\n\x13\x43\x41MPAIGN_EVENT_LOST\x10\x04\x12\x1b\n\x17\x43\x41MPAIGN_EVENT_RESIGNED\x10\x05\x12\x1e\n\x1a\x43\x41MPAIGN_EVENT_NOT_ELECTED\x10\x06\x32\xe3\x05\n\x08\x45lection\x12\x86\x01\n\x08\x43\x61mpaign\x12\x1c.redlockd.v1.CampaignRequest\x1a\x1d.redlockd.v1.CampaignResponse\"9\x82\xd3\xe4\x93\x02\x33\"*/v1/elections/{start.election=**}:campaign:\x05start(\x01\x30\x01\x12\x66\n\x06Leader\x12\x1a.redlockd.v1.LeaderRequest\x1a\x1b.redlockd.v1.LeaderResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/elections/{election=**}\x12r\n\x07Observe\x12\x1b.redlockd.v1.ObserveRequest\x1a\x1b.redlockd.v1.LeaderResponse\"+\x82\xd3\xe4\x93\x02%\x12#/v1/elections/{election=**}:observe0\x01\x12x\n\x08Proclaim\x12\x1c.redlockd.v1.ProclaimRequest\x1a\x1d.redlockd.v1.ProclaimResponse\"/\x82\xd3\xe4\x93\x02)\"$/v1/elections/{election=**}:proclaim:\x01*\x12p\n\x06Resign\x12\x1a.redlockd.v1.ResignRequest\x1a\x1b.redlockd.v1.ResignResponse\"-\x82\xd3\xe4\x93\x02\'\"\"/v1/elections/{election=**}:resign:\x01*\x12\x85\x01\n\x0cParticipants\x12 .redlockd.v1.ParticipantsRequest\x1a!.redlockd.v1.ParticipantsResponse\"0\x82\xd3\xe4\x93\x02*\x12(/v1/elections/{election=**}:participantsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'redlockd.v1.election_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CAMPAIGNEVENT']._serialized_start=1128
-  _globals['_CAMPAIGNEVENT']._serialized_end=1349
-  _globals['_CAMPAIGNREQUEST']._serialized_start=109
-  _globals['_CAMPAIGNREQUEST']._serialized_end=280
-  _globals['_CAMPAIGNSTART']._serialized_start=283
-  _globals['_CAMPAIGNSTART']._serialized_end=482
-  _globals['_CAMPAIGNPROCLAIM']._serialized_start=484
-  _globals['_CAMPAIGNPROCLAIM']._serialized_end=517
-  _globals['_CAMPAIGNRESIGN']._serialized_start=519
-  _globals['_CAMPAIGNRESIGN']._serialized_end=535
-  _globals['_CAMPAIGNRESPONSE']._serialized_start=538
-  _globals['_CAMPAIGNRESPONSE']._serialized_end=690
-  _globals['_LEADERREQUEST']._serialized_start=692
-  _globals['_LEADERREQUEST']._serialized_end=725
-  _globals['_LEADERRESPONSE']._serialized_start=727
-  _globals['_LEADERRESPONSE']._serialized_end=851
-  _globals['_OBSERVEREQUEST']._serialized_start=853
-  _globals['_OBSERVEREQUEST']._serialized_end=887
-  _globals['_PROCLAIMREQUEST']._serialized_start=889
-  _globals['_PROCLAIMREQUEST']._serialized_end=953
-  _globals['_PROCLAIMRESPONSE']._serialized_start=955
-  _globals['_PROCLAIMRESPONSE']._serialized_end=973
-  _globals['_RESIGNREQUEST']._serialized_start=975
-  _globals['_RESIGNREQUEST']._serialized_end=1022
-  _globals['_RESIGNRESPONSE']._serialized_start=1024
-  _globals['_RESIGNRESPONSE']._serialized_end=1040
-  _globals['_PARTICIPANTSREQUEST']._serialized_start=1042
-  _globals['_PARTICIPANTSREQUEST']._serialized_end=1081
-  _globals['_PARTICIPANTSRESPONSE']._serialized_start=1083
-  _globals['_PARTICIPANTSRESPONSE']._serialized_end=1125
-  _globals['_ELECTION']._serialized_start=1352
-  _globals['_ELECTION']._serialized_end=1802
+  _globals['_ELECTION'].methods_by_name['Campaign']._loaded_options = None
+  _globals['_ELECTION'].methods_by_name['Campaign']._serialized_options = b'\202\323\344\223\0023\"*/v1/elections/{start.election=**}:campaign:\005start'
+  _globals['_ELECTION'].methods_by_name['Leader']._loaded_options = None
+  _globals['_ELECTION'].methods_by_name['Leader']._serialized_options = b'\202\323\344\223\002\035\022\033/v1/elections/{election=**}'
+  _globals['_ELECTION'].methods_by_name['Observe']._loaded_options = None
+  _globals['_ELECTION'].methods_by_name['Observe']._serialized_options = b'\202\323\344\223\002%\022#/v1/elections/{election=**}:observe'
+  _globals['_ELECTION'].methods_by_name['Proclaim']._loaded_options = None
+  _globals['_ELECTION'].methods_by_name['Proclaim']._serialized_options = b'\202\323\344\223\002)\"$/v1/elections/{election=**}:proclaim:\001*'
+  _globals['_ELECTION'].methods_by_name['Resign']._loaded_options = None
+  _globals['_ELECTION'].methods_by_name['Resign']._serialized_options = b'\202\323\344\223\002\'\"\"/v1/elections/{election=**}:resign:\001*'
+  _globals['_ELECTION'].methods_by_name['Participants']._loaded_options = None
+  _globals['_ELECTION'].methods_by_name['Participants']._serialized_options = b'\202\323\344\223\002*\022(/v1/elections/{election=**}:participants'
+  _globals['_CAMPAIGNEVENT']._serialized_start=1158
+  _globals['_CAMPAIGNEVENT']._serialized_end=1379
+  _globals['_CAMPAIGNREQUEST']._serialized_start=139
+  _globals['_CAMPAIGNREQUEST']._serialized_end=310
+  _globals['_CAMPAIGNSTART']._serialized_start=313
+  _globals['_CAMPAIGNSTART']._serialized_end=512
+  _globals['_CAMPAIGNPROCLAIM']._serialized_start=514
+  _globals['_CAMPAIGNPROCLAIM']._serialized_end=547
+  _globals['_CAMPAIGNRESIGN']._serialized_start=549
+  _globals['_CAMPAIGNRESIGN']._serialized_end=565
+  _globals['_CAMPAIGNRESPONSE']._serialized_start=568
+  _globals['_CAMPAIGNRESPONSE']._serialized_end=720
+  _globals['_LEADERREQUEST']._serialized_start=722
+  _globals['_LEADERREQUEST']._serialized_end=755
+  _globals['_LEADERRESPONSE']._serialized_start=757
+  _globals['_LEADERRESPONSE']._serialized_end=881
+  _globals['_OBSERVEREQUEST']._serialized_start=883
+  _globals['_OBSERVEREQUEST']._serialized_end=917
+  _globals['_PROCLAIMREQUEST']._serialized_start=919
+  _globals['_PROCLAIMREQUEST']._serialized_end=983
+  _globals['_PROCLAIMRESPONSE']._serialized_start=985
+  _globals['_PROCLAIMRESPONSE']._serialized_end=1003
+  _globals['_RESIGNREQUEST']._serialized_start=1005
+  _globals['_RESIGNREQUEST']._serialized_end=1052
+  _globals['_RESIGNRESPONSE']._serialized_start=1054
+  _globals['_RESIGNRESPONSE']._serialized_end=1070
+  _globals['_PARTICIPANTSREQUEST']._serialized_start=1072
+  _globals['_PARTICIPANTSREQUEST']._serialized_end=1111
+  _globals['_PARTICIPANTSRESPONSE']._serialized_start=1113
+  _globals['_PARTICIPANTSRESPONSE']._serialized_end=1155
+  _globals['_ELECTION']._serialized_start=1382
+  _globals['_ELECTION']._serialized_end=2121
 # @@protoc_insertion_point(module_scope)

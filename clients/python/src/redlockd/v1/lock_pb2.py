@@ -22,79 +22,98 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16redlockd/v1/lock.proto\x12\x0bredlockd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\x12\x41\x63quireManyRequest\x12\x11\n\tresources\x18\x01 \x03(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\"\xb2\x01\n\x13\x41\x63quireManyResponse\x12\x10\n\x08\x61\x63quired\x18\x01 \x01(\x08\x12\"\n\x06leases\x18\x02 \x03(\x0b\x32\x12.redlockd.v1.Lease\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.redlockd.v1.FailureReason\x12\x10\n\x08\x61ttempts\x18\x04 \x01(\r\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\"]\n\x11\x45xtendManyRequest\x12\x11\n\tresources\x18\x01 \x03(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"d\n\x12\x45xtendManyResponse\x12\x10\n\x08\x65xtended\x18\x01 \x01(\x08\x12\x0f\n\x07members\x18\x02 \x03(\x08\x12+\n\x08validity\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"6\n\x12ReleaseManyRequest\x12\x11\n\tresources\x18\x01 \x03(\t\x12\r\n\x05value\x18\x02 \x01(\t\"8\n\x13ReleaseManyResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\x12\x0f\n\x07members\x18\x02 \x03(\x08\"\xff\x01\n\x0e\x41\x63quireRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12#\n\x04mode\x18\x05 \x01(\x0e\x32\x15.redlockd.v1.LockMode\x12\x0f\n\x07permits\x18\x06 \x01(\r\x12\x16\n\x0ereentrancy_key\x18\x07 \x01(\t\x12-\n\nlock_delay\x18\x08 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xb0\x01\n\x05Lease\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x15\n\rfencing_token\x18\x03 \x01(\x04\x12+\n\x08validity\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12#\n\x04mode\x18\x05 \x01(\x0e\x32\x15.redlockd.v1.LockMode\x12\x0f\n\x07permits\x18\x06 \x01(\r\x12\x0c\n\x04slot\x18\x07 \x01(\r\"\xdf\x01\n\x0f\x41\x63quireResponse\x12\x10\n\x08\x61\x63quired\x18\x01 \x01(\x08\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.redlockd.v1.FailureReason\x12\x10\n\x08\x61ttempts\x18\x04 \x01(\r\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x30\n\rvalidity_left\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"X\n\rExtendRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"O\n\x0e\x45xtendResponse\x12\x10\n\x08\x65xtended\x18\x01 \x01(\x08\x12+\n\x08validity\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"1\n\x0eReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"#\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\"n\n\x0bHoldRequest\x12\'\n\x05start\x18\x01 \x01(\x0b\x32\x16.redlockd.v1.HoldStartH\x00\x12+\n\x07release\x18\x02 \x01(\x0b\x32\x18.redlockd.v1.HoldReleaseH\x00\x42\t\n\x07request\"\xa7\x02\n\tHoldStart\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12+\n\x08max_hold\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12#\n\x04mode\x18\x06 \x01(\x0e\x32\x15.redlockd.v1.LockMode\x12\x0f\n\x07permits\x18\x07 \x01(\r\x12\x16\n\x0ereentrancy_key\x18\x08 \x01(\t\x12-\n\nlock_delay\x18\t \x01(\x0b\x32\x19.google.protobuf.Duration\"\r\n\x0bHoldRelease\"\xa6\x01\n\x0cHoldResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x16.redlockd.v1.HoldEvent\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x13\n\x0bheld_to_end\x18\x04 \x01(\x08\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\"\xdc\x02\n\x0fPipelineRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1b.redlockd.v1.AcquireRequestH\x00\x12,\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1a.redlockd.v1.ExtendRequestH\x00\x12.\n\x07release\x18\x04 \x01(\x0b\x32\x1b.redlockd.v1.ReleaseRequestH\x00\x12\x37\n\x0c\x61\x63quire_many\x18\x05 \x01(\x0b\x32\x1f.redlockd.v1.AcquireManyRequestH\x00\x12\x35\n\x0b\x65xtend_many\x18\x06 \x01(\x0b\x32\x1e.redlockd.v1.ExtendManyRequestH\x00\x12\x37\n\x0crelease_many\x18\x07 \x01(\x0b\x32\x1f.redlockd.v1.ReleaseManyRequestH\x00\x42\x06\n\x04\x63\x61ll\"\x8e\x03\n\x10PipelineResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12/\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1c.redlockd.v1.AcquireResponseH\x00\x12-\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1b.redlockd.v1.ExtendResponseH\x00\x12/\n\x07release\x18\x04 \x01(\x0b\x32\x1c.redlockd.v1.ReleaseResponseH\x00\x12\'\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x16.redlockd.v1.CallErrorH\x00\x12\x38\n\x0c\x61\x63quire_many\x18\x06 \x01(\x0b\x32 .redlockd.v1.AcquireManyResponseH\x00\x12\x36\n\x0b\x65xtend_many\x18\x07 \x01(\x0b\x32\x1f.redlockd.v1.ExtendManyResponseH\x00\x12\x38\n\x0crelease_many\x18\x08 \x01(\x0b\x32 .redlockd.v1.ReleaseManyResponseH\x00\x42\x08\n\x06result\"c\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\'\n\x05nodes\x18\x03 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x0e\n\x06needed\x18\x04 \x01(\r\"\"\n\x0eInspectRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\x80\x02\n\x0fInspectResponse\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\x10\n\x08\x61greeing\x18\x02 \x01(\r\x12\x0e\n\x06quorum\x18\x03 \x01(\r\x12$\n\x05nodes\x18\x04 \x03(\x0b\x32\x15.redlockd.v1.NodeView\x12#\n\x06holder\x18\x05 \x01(\x0b\x32\x13.redlockd.v1.Holder\x12\x0f\n\x07waiting\x18\x06 \x01(\r\x12\x15\n\rwaiter_owners\x18\x07 \x03(\t\x12\x0f\n\x07readers\x18\x08 \x01(\r\x12\x0f\n\x07permits\x18\t \x01(\r\x12\x13\n\x0bpermits_out\x18\n \x01(\r\x12\x13\n\x0bset_members\x18\x0b \x03(\t\"\xa1\x01\n\x06Holder\x12\r\n\x05owner\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x61\x65mon\x18\x03 \x01(\t\x12)\n\x05since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rfencing_token\x18\x05 \x01(\x04\x12&\n\x03ttl\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xb0\x01\n\x08NodeView\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\r\n\x05state\x18\x04 \x01(\t\x12\x0c\n\x04held\x18\x05 \x01(\x08\x12\x15\n\rwith_majority\x18\x06 \x01(\x08\x12&\n\x03ttl\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfence_counter\x18\x08 \x01(\x04\" \n\x0cWatchRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\xa1\x01\n\rWatchResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x17.redlockd.v1.WatchEvent\x12\x0c\n\x04held\x18\x02 \x01(\x08\x12#\n\x06holder\x18\x03 \x01(\x0b\x32\x13.redlockd.v1.Holder\x12\x0f\n\x07readers\x18\x04 \x01(\r\x12\x0f\n\x07permits\x18\x05 \x01(\r\x12\x13\n\x0bpermits_out\x18\x06 \x01(\r*9\n\x08LockMode\x12\x17\n\x13LOCK_MODE_EXCLUSIVE\x10\x00\x12\x14\n\x10LOCK_MODE_SHARED\x10\x01*\xea\x01\n\x0bNodeOutcome\x12\x1c\n\x18NODE_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14NODE_OUTCOME_GRANTED\x10\x01\x12\x16\n\x12NODE_OUTCOME_TAKEN\x10\x02\x12\x1a\n\x16NODE_OUTCOME_TIMED_OUT\x10\x03\x12\x18\n\x14NODE_OUTCOME_ERRORED\x10\x04\x12\x1c\n\x18NODE_OUTCOME_QUARANTINED\x10\x05\x12\x19\n\x15NODE_OUTCOME_UNUSABLE\x10\x06\x12\x1c\n\x18NODE_OUTCOME_NOT_AWAITED\x10\x07*n\n\rFailureReason\x12\x1e\n\x1a\x46\x41ILURE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41ILURE_REASON_TAKEN\x10\x01\x12#\n\x1f\x46\x41ILURE_REASON_VALIDITY_USED_UP\x10\x02*\xa4\x01\n\tHoldEvent\x12\x1a\n\x16HOLD_EVENT_UNSPECIFIED\x10\x00\x12\x17\n\x13HOLD_EVENT_ACQUIRED\x10\x01\x12\x17\n\x13HOLD_EVENT_EXTENDED\x10\x02\x12\x13\n\x0fHOLD_EVENT_LOST\x10\x03\x12\x17\n\x13HOLD_EVENT_RELEASED\x10\x04\x12\x1b\n\x17HOLD_EVENT_NOT_ACQUIRED\x10\x05*\xc8\x01\n\nWatchEvent\x12\x1b\n\x17WATCH_EVENT_UNSPECIFIED\x10\x00\x12\x17\n\x13WATCH_EVENT_CURRENT\x10\x01\x12\x18\n\x14WATCH_EVENT_ACQUIRED\x10\x02\x12\x18\n\x14WATCH_EVENT_RELEASED\x10\x03\x12\x17\n\x13WATCH_EVENT_EXPIRED\x10\x04\x12\x1e\n\x1aWATCH_EVENT_FORCE_RELEASED\x10\x05\x12\x17\n\x13WATCH_EVENT_CHANGED\x10\x06\x32\xde\x05\n\x04Lock\x12\x44\n\x07\x41\x63quire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\x12\x41\n\x06\x45xtend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\x12\x44\n\x07Release\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\x12?\n\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse(\x01\x30\x01\x12K\n\x08Pipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x01\x30\x01\x12\x44\n\x07Inspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponse\x12@\n\x05Watch\x12\x19.redlockd.v1.WatchRequest\x1a\x1a.redlockd.v1.WatchResponse0\x01\x12P\n\x0b\x41\x63quireMany\x12\x1f.redlockd.v1.AcquireManyRequest\x1a .redlockd.v1.AcquireManyResponse\x12M\n\nExtendMany\x12\x1e.redlockd.v1.ExtendManyRequest\x1a\x1f.redlockd.v1.ExtendManyResponse\x12P\n\x0bReleaseMany\x12\x1f.redlockd.v1.ReleaseManyRequest\x1a .redlockd.v1.ReleaseManyResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16redlockd/v1/lock.proto\x12\x0bredlockd.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\x12\x41\x63quireManyRequest\x12\x11\n\tresources\x18\x01 \x03(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\"\xb2\x01\n\x13\x41\x63quireManyResponse\x12\x10\n\x08\x61\x63quired\x18\x01 \x01(\x08\x12\"\n\x06leases\x18\x02 \x03(\x0b\x32\x12.redlockd.v1.Lease\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.redlockd.v1.FailureReason\x12\x10\n\x08\x61ttempts\x18\x04 \x01(\r\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\"]\n\x11\x45xtendManyRequest\x12\x11\n\tresources\x18\x01 \x03(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"d\n\x12\x45xtendManyResponse\x12\x10\n\x08\x65xtended\x18\x01 \x01(\x08\x12\x0f\n\x07members\x18\x02 \x03(\x08\x12+\n\x08validity\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"6\n\x12ReleaseManyRequest\x12\x11\n\tresources\x18\x01 \x03(\t\x12\r\n\x05value\x18\x02 \x01(\t\"8\n\x13ReleaseManyResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\x12\x0f\n\x07members\x18\x02 \x03(\x08\"\xff\x01\n\x0e\x41\x63quireRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12#\n\x04mode\x18\x05 \x01(\x0e\x32\x15.redlockd.v1.LockMode\x12\x0f\n\x07permits\x18\x06 \x01(\r\x12\x16\n\x0ereentrancy_key\x18\x07 \x01(\t\x12-\n\nlock_delay\x18\x08 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xb0\x01\n\x05Lease\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x15\n\rfencing_token\x18\x03 \x01(\x04\x12+\n\x08validity\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12#\n\x04mode\x18\x05 \x01(\x0e\x32\x15.redlockd.v1.LockMode\x12\x0f\n\x07permits\x18\x06 \x01(\r\x12\x0c\n\x04slot\x18\x07 \x01(\r\"\xdf\x01\n\x0f\x41\x63quireResponse\x12\x10\n\x08\x61\x63quired\x18\x01 \x01(\x08\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.redlockd.v1.FailureReason\x12\x10\n\x08\x61ttempts\x18\x04 \x01(\r\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x30\n\rvalidity_left\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"X\n\rExtendRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"O\n\x0e\x45xtendResponse\x12\x10\n\x08\x65xtended\x18\x01 \x01(\x08\x12+\n\x08validity\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"1\n\x0eReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"#\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\"n\n\x0bHoldRequest\x12\'\n\x05start\x18\x01 \x01(\x0b\x32\x16.redlockd.v1.HoldStartH\x00\x12+\n\x07release\x18\x02 \x01(\x0b\x32\x18.redlockd.v1.HoldReleaseH\x00\x42\t\n\x07request\"\xa7\x02\n\tHoldStart\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12+\n\x08max_hold\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12#\n\x04mode\x18\x06 \x01(\x0e\x32\x15.redlockd.v1.LockMode\x12\x0f\n\x07permits\x18\x07 \x01(\r\x12\x16\n\x0ereentrancy_key\x18\x08 \x01(\t\x12-\n\nlock_delay\x18\t \x01(\x0b\x32\x19.google.protobuf.Duration\"\r\n\x0bHoldRelease\"\xa6\x01\n\x0cHoldResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x16.redlockd.v1.HoldEvent\x12!\n\x05lease\x18\x02 \x01(\x0b\x32\x12.redlockd.v1.Lease\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x13\n\x0bheld_to_end\x18\x04 \x01(\x08\x12\'\n\x05nodes\x18\x05 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\"\xdc\x02\n\x0fPipelineRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1b.redlockd.v1.AcquireRequestH\x00\x12,\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1a.redlockd.v1.ExtendRequestH\x00\x12.\n\x07release\x18\x04 \x01(\x0b\x32\x1b.redlockd.v1.ReleaseRequestH\x00\x12\x37\n\x0c\x61\x63quire_many\x18\x05 \x01(\x0b\x32\x1f.redlockd.v1.AcquireManyRequestH\x00\x12\x35\n\x0b\x65xtend_many\x18\x06 \x01(\x0b\x32\x1e.redlockd.v1.ExtendManyRequestH\x00\x12\x37\n\x0crelease_many\x18\x07 \x01(\x0b\x32\x1f.redlockd.v1.ReleaseManyRequestH\x00\x42\x06\n\x04\x63\x61ll\"\x8e\x03\n\x10PipelineResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12/\n\x07\x61\x63quire\x18\x02 \x01(\x0b\x32\x1c.redlockd.v1.AcquireResponseH\x00\x12-\n\x06\x65xtend\x18\x03 \x01(\x0b\x32\x1b.redlockd.v1.ExtendResponseH\x00\x12/\n\x07release\x18\x04 \x01(\x0b\x32\x1c.redlockd.v1.ReleaseResponseH\x00\x12\'\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x16.redlockd.v1.CallErrorH\x00\x12\x38\n\x0c\x61\x63quire_many\x18\x06 \x01(\x0b\x32 .redlockd.v1.AcquireManyResponseH\x00\x12\x36\n\x0b\x65xtend_many\x18\x07 \x01(\x0b\x32\x1f.redlockd.v1.ExtendManyResponseH\x00\x12\x38\n\x0crelease_many\x18\x08 \x01(\x0b\x32 .redlockd.v1.ReleaseManyResponseH\x00\x42\x08\n\x06result\"c\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\'\n\x05nodes\x18\x03 \x03(\x0e\x32\x18.redlockd.v1.NodeOutcome\x12\x0e\n\x06needed\x18\x04 \x01(\r\"\"\n\x0eInspectRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\x80\x02\n\x0fInspectResponse\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\x10\n\x08\x61greeing\x18\x02 \x01(\r\x12\x0e\n\x06quorum\x18\x03 \x01(\r\x12$\n\x05nodes\x18\x04 \x03(\x0b\x32\x15.redlockd.v1.NodeView\x12#\n\x06holder\x18\x05 \x01(\x0b\x32\x13.redlockd.v1.Holder\x12\x0f\n\x07waiting\x18\x06 \x01(\r\x12\x15\n\rwaiter_owners\x18\x07 \x03(\t\x12\x0f\n\x07readers\x18\x08 \x01(\r\x12\x0f\n\x07permits\x18\t \x01(\r\x12\x13\n\x0bpermits_out\x18\n \x01(\r\x12\x13\n\x0bset_members\x18\x0b \x03(\t\"\xa1\x01\n\x06Holder\x12\r\n\x05owner\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x61\x65mon\x18\x03 \x01(\t\x12)\n\x05since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rfencing_token\x18\x05 \x01(\x04\x12&\n\x03ttl\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xb0\x01\n\x08NodeView\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\r\n\x05state\x18\x04 \x01(\t\x12\x0c\n\x04held\x18\x05 \x01(\x08\x12\x15\n\rwith_majority\x18\x06 \x01(\x08\x12&\n\x03ttl\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfence_counter\x18\x08 \x01(\x04\" \n\x0cWatchRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\xa1\x01\n\rWatchResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0e\x32\x17.redlockd.v1.WatchEvent\x12\x0c\n\x04held\x18\x02 \x01(\x08\x12#\n\x06holder\x18\x03 \x01(\x0b\x32\x13.redlockd.v1.Holder\x12\x0f\n\x07readers\x18\x04 \x01(\r\x12\x0f\n\x07permits\x18\x05 \x01(\r\x12\x13\n\x0bpermits_out\x18\x06 \x01(\r*9\n\x08LockMode\x12\x17\n\x13LOCK_MODE_EXCLUSIVE\x10\x00\x12\x14\n\x10LOCK_MODE_SHARED\x10\x01*\xea\x01\n\x0bNodeOutcome\x12\x1c\n\x18NODE_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14NODE_OUTCOME_GRANTED\x10\x01\x12\x16\n\x12NODE_OUTCOME_TAKEN\x10\x02\x12\x1a\n\x16NODE_OUTCOME_TIMED_OUT\x10\x03\x12\x18\n\x14NODE_OUTCOME_ERRORED\x10\x04\x12\x1c\n\x18NODE_OUTCOME_QUARANTINED\x10\x05\x12\x19\n\x15NODE_OUTCOME_UNUSABLE\x10\x06\x12\x1c\n\x18NODE_OUTCOME_NOT_AWAITED\x10\x07*n\n\rFailureReason\x12\x1e\n\x1a\x46\x41ILURE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41ILURE_REASON_TAKEN\x10\x01\x12#\n\x1f\x46\x41ILURE_REASON_VALIDITY_USED_UP\x10\x02*\xa4\x01\n\tHoldEvent\x12\x1a\n\x16HOLD_EVENT_UNSPECIFIED\x10\x00\x12\x17\n\x13HOLD_EVENT_ACQUIRED\x10\x01\x12\x17\n\x13HOLD_EVENT_EXTENDED\x10\x02\x12\x13\n\x0fHOLD_EVENT_LOST\x10\x03\x12\x17\n\x13HOLD_EVENT_RELEASED\x10\x04\x12\x1b\n\x17HOLD_EVENT_NOT_ACQUIRED\x10\x05*\xc8\x01\n\nWatchEvent\x12\x1b\n\x17WATCH_EVENT_UNSPECIFIED\x10\x00\x12\x17\n\x13WATCH_EVENT_CURRENT\x10\x01\x12\x18\n\x14WATCH_EVENT_ACQUIRED\x10\x02\x12\x18\n\x14WATCH_EVENT_RELEASED\x10\x03\x12\x17\n\x13WATCH_EVENT_EXPIRED\x10\x04\x12\x1e\n\x1aWATCH_EVENT_FORCE_RELEASED\x10\x05\x12\x17\n\x13WATCH_EVENT_CHANGED\x10\x06\x32\xc1\x08\n\x04Lock\x12p\n\x07\x41\x63quire\x12\x1b.redlockd.v1.AcquireRequest\x1a\x1c.redlockd.v1.AcquireResponse\"*\x82\xd3\xe4\x93\x02$\"\x1f/v1/locks/{resource=**}:acquire:\x01*\x12l\n\x06\x45xtend\x12\x1a.redlockd.v1.ExtendRequest\x1a\x1b.redlockd.v1.ExtendResponse\")\x82\xd3\xe4\x93\x02#\"\x1e/v1/locks/{resource=**}:extend:\x01*\x12p\n\x07Release\x12\x1b.redlockd.v1.ReleaseRequest\x1a\x1c.redlockd.v1.ReleaseResponse\"*\x82\xd3\xe4\x93\x02$\"\x1f/v1/locks/{resource=**}:release:\x01*\x12r\n\x04Hold\x12\x18.redlockd.v1.HoldRequest\x1a\x19.redlockd.v1.HoldResponse\"1\x82\xd3\xe4\x93\x02+\"\"/v1/locks/{start.resource=**}:hold:\x05start(\x01\x30\x01\x12K\n\x08Pipeline\x12\x1c.redlockd.v1.PipelineRequest\x1a\x1d.redlockd.v1.PipelineResponse(\x01\x30\x01\x12\x65\n\x07Inspect\x12\x1b.redlockd.v1.InspectRequest\x1a\x1c.redlockd.v1.InspectResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/v1/locks/{resource=**}\x12g\n\x05Watch\x12\x19.redlockd.v1.WatchRequest\x1a\x1a.redlockd.v1.WatchResponse\"%\x82\xd3\xe4\x93\x02\x1f\x12\x1d/v1/locks/{resource=**}:watch0\x01\x12r\n\x0b\x41\x63quireMany\x12\x1f.redlockd.v1.AcquireManyRequest\x1a .redlockd.v1.AcquireManyResponse\" \x82\xd3\xe4\x93\x02\x1a\"\x15/v1/locks:acquireMany:\x01*\x12n\n\nExtendMany\x12\x1e.redlockd.v1.ExtendManyRequest\x1a\x1f.redlockd.v1.ExtendManyResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\"\x14/v1/locks:extendMany:\x01*\x12r\n\x0bReleaseMany\x12\x1f.redlockd.v1.ReleaseManyRequest\x1a .redlockd.v1.ReleaseManyResponse\" \x82\xd3\xe4\x93\x02\x1a\"\x15/v1/locks:releaseMany:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'redlockd.v1.lock_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LOCKMODE']._serialized_start=3939
-  _globals['_LOCKMODE']._serialized_end=3996
-  _globals['_NODEOUTCOME']._serialized_start=3999
-  _globals['_NODEOUTCOME']._serialized_end=4233
-  _globals['_FAILUREREASON']._serialized_start=4235
-  _globals['_FAILUREREASON']._serialized_end=4345
-  _globals['_HOLDEVENT']._serialized_start=4348
-  _globals['_HOLDEVENT']._serialized_end=4512
-  _globals['_WATCHEVENT']._serialized_start=4515
-  _globals['_WATCHEVENT']._serialized_end=4715
-  _globals['_ACQUIREMANYREQUEST']._serialized_start=105
-  _globals['_ACQUIREMANYREQUEST']._serialized_end=240
-  _globals['_ACQUIREMANYRESPONSE']._serialized_start=243
-  _globals['_ACQUIREMANYRESPONSE']._serialized_end=421
-  _globals['_EXTENDMANYREQUEST']._serialized_start=423
-  _globals['_EXTENDMANYREQUEST']._serialized_end=516
-  _globals['_EXTENDMANYRESPONSE']._serialized_start=518
-  _globals['_EXTENDMANYRESPONSE']._serialized_end=618
-  _globals['_RELEASEMANYREQUEST']._serialized_start=620
-  _globals['_RELEASEMANYREQUEST']._serialized_end=674
-  _globals['_RELEASEMANYRESPONSE']._serialized_start=676
-  _globals['_RELEASEMANYRESPONSE']._serialized_end=732
-  _globals['_ACQUIREREQUEST']._serialized_start=735
-  _globals['_ACQUIREREQUEST']._serialized_end=990
-  _globals['_LEASE']._serialized_start=993
-  _globals['_LEASE']._serialized_end=1169
-  _globals['_ACQUIRERESPONSE']._serialized_start=1172
-  _globals['_ACQUIRERESPONSE']._serialized_end=1395
-  _globals['_EXTENDREQUEST']._serialized_start=1397
-  _globals['_EXTENDREQUEST']._serialized_end=1485
-  _globals['_EXTENDRESPONSE']._serialized_start=1487
-  _globals['_EXTENDRESPONSE']._serialized_end=1566
-  _globals['_RELEASEREQUEST']._serialized_start=1568
-  _globals['_RELEASEREQUEST']._serialized_end=1617
-  _globals['_RELEASERESPONSE']._serialized_start=1619
-  _globals['_RELEASERESPONSE']._serialized_end=1654
-  _globals['_HOLDREQUEST']._serialized_start=1656
-  _globals['_HOLDREQUEST']._serialized_end=1766
-  _globals['_HOLDSTART']._serialized_start=1769
-  _globals['_HOLDSTART']._serialized_end=2064
-  _globals['_HOLDRELEASE']._serialized_start=2066
-  _globals['_HOLDRELEASE']._serialized_end=2079
-  _globals['_HOLDRESPONSE']._serialized_start=2082
-  _globals['_HOLDRESPONSE']._serialized_end=2248
-  _globals['_PIPELINEREQUEST']._serialized_start=2251
-  _globals['_PIPELINEREQUEST']._serialized_end=2599
-  _globals['_PIPELINERESPONSE']._serialized_start=2602
-  _globals['_PIPELINERESPONSE']._serialized_end=3000
-  _globals['_CALLERROR']._serialized_start=3002
-  _globals['_CALLERROR']._serialized_end=3101
-  _globals['_INSPECTREQUEST']._serialized_start=3103
-  _globals['_INSPECTREQUEST']._serialized_end=3137
-  _globals['_INSPECTRESPONSE']._serialized_start=3140
-  _globals['_INSPECTRESPONSE']._serialized_end=3396
-  _globals['_HOLDER']._serialized_start=3399
-  _globals['_HOLDER']._serialized_end=3560
-  _globals['_NODEVIEW']._serialized_start=3563
-  _globals['_NODEVIEW']._serialized_end=3739
-  _globals['_WATCHREQUEST']._serialized_start=3741
-  _globals['_WATCHREQUEST']._serialized_end=3773
-  _globals['_WATCHRESPONSE']._serialized_start=3776
-  _globals['_WATCHRESPONSE']._serialized_end=3937
-  _globals['_LOCK']._serialized_start=4718
-  _globals['_LOCK']._serialized_end=5452
+  _globals['_LOCK'].methods_by_name['Acquire']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['Acquire']._serialized_options = b'\202\323\344\223\002$\"\037/v1/locks/{resource=**}:acquire:\001*'
+  _globals['_LOCK'].methods_by_name['Extend']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['Extend']._serialized_options = b'\202\323\344\223\002#\"\036/v1/locks/{resource=**}:extend:\001*'
+  _globals['_LOCK'].methods_by_name['Release']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['Release']._serialized_options = b'\202\323\344\223\002$\"\037/v1/locks/{resource=**}:release:\001*'
+  _globals['_LOCK'].methods_by_name['Hold']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['Hold']._serialized_options = b'\202\323\344\223\002+\"\"/v1/locks/{start.resource=**}:hold:\005start'
+  _globals['_LOCK'].methods_by_name['Inspect']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['Inspect']._serialized_options = b'\202\323\344\223\002\031\022\027/v1/locks/{resource=**}'
+  _globals['_LOCK'].methods_by_name['Watch']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['Watch']._serialized_options = b'\202\323\344\223\002\037\022\035/v1/locks/{resource=**}:watch'
+  _globals['_LOCK'].methods_by_name['AcquireMany']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['AcquireMany']._serialized_options = b'\202\323\344\223\002\032\"\025/v1/locks:acquireMany:\001*'
+  _globals['_LOCK'].methods_by_name['ExtendMany']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['ExtendMany']._serialized_options = b'\202\323\344\223\002\031\"\024/v1/locks:extendMany:\001*'
+  _globals['_LOCK'].methods_by_name['ReleaseMany']._loaded_options = None
+  _globals['_LOCK'].methods_by_name['ReleaseMany']._serialized_options = b'\202\323\344\223\002\032\"\025/v1/locks:releaseMany:\001*'
+  _globals['_LOCKMODE']._serialized_start=3969
+  _globals['_LOCKMODE']._serialized_end=4026
+  _globals['_NODEOUTCOME']._serialized_start=4029
+  _globals['_NODEOUTCOME']._serialized_end=4263
+  _globals['_FAILUREREASON']._serialized_start=4265
+  _globals['_FAILUREREASON']._serialized_end=4375
+  _globals['_HOLDEVENT']._serialized_start=4378
+  _globals['_HOLDEVENT']._serialized_end=4542
+  _globals['_WATCHEVENT']._serialized_start=4545
+  _globals['_WATCHEVENT']._serialized_end=4745
+  _globals['_ACQUIREMANYREQUEST']._serialized_start=135
+  _globals['_ACQUIREMANYREQUEST']._serialized_end=270
+  _globals['_ACQUIREMANYRESPONSE']._serialized_start=273
+  _globals['_ACQUIREMANYRESPONSE']._serialized_end=451
+  _globals['_EXTENDMANYREQUEST']._serialized_start=453
+  _globals['_EXTENDMANYREQUEST']._serialized_end=546
+  _globals['_EXTENDMANYRESPONSE']._serialized_start=548
+  _globals['_EXTENDMANYRESPONSE']._serialized_end=648
+  _globals['_RELEASEMANYREQUEST']._serialized_start=650
+  _globals['_RELEASEMANYREQUEST']._serialized_end=704
+  _globals['_RELEASEMANYRESPONSE']._serialized_start=706
+  _globals['_RELEASEMANYRESPONSE']._serialized_end=762
+  _globals['_ACQUIREREQUEST']._serialized_start=765
+  _globals['_ACQUIREREQUEST']._serialized_end=1020
+  _globals['_LEASE']._serialized_start=1023
+  _globals['_LEASE']._serialized_end=1199
+  _globals['_ACQUIRERESPONSE']._serialized_start=1202
+  _globals['_ACQUIRERESPONSE']._serialized_end=1425
+  _globals['_EXTENDREQUEST']._serialized_start=1427
+  _globals['_EXTENDREQUEST']._serialized_end=1515
+  _globals['_EXTENDRESPONSE']._serialized_start=1517
+  _globals['_EXTENDRESPONSE']._serialized_end=1596
+  _globals['_RELEASEREQUEST']._serialized_start=1598
+  _globals['_RELEASEREQUEST']._serialized_end=1647
+  _globals['_RELEASERESPONSE']._serialized_start=1649
+  _globals['_RELEASERESPONSE']._serialized_end=1684
+  _globals['_HOLDREQUEST']._serialized_start=1686
+  _globals['_HOLDREQUEST']._serialized_end=1796
+  _globals['_HOLDSTART']._serialized_start=1799
+  _globals['_HOLDSTART']._serialized_end=2094
+  _globals['_HOLDRELEASE']._serialized_start=2096
+  _globals['_HOLDRELEASE']._serialized_end=2109
+  _globals['_HOLDRESPONSE']._serialized_start=2112
+  _globals['_HOLDRESPONSE']._serialized_end=2278
+  _globals['_PIPELINEREQUEST']._serialized_start=2281
+  _globals['_PIPELINEREQUEST']._serialized_end=2629
+  _globals['_PIPELINERESPONSE']._serialized_start=2632
+  _globals['_PIPELINERESPONSE']._serialized_end=3030
+  _globals['_CALLERROR']._serialized_start=3032
+  _globals['_CALLERROR']._serialized_end=3131
+  _globals['_INSPECTREQUEST']._serialized_start=3133
+  _globals['_INSPECTREQUEST']._serialized_end=3167
+  _globals['_INSPECTRESPONSE']._serialized_start=3170
+  _globals['_INSPECTRESPONSE']._serialized_end=3426
+  _globals['_HOLDER']._serialized_start=3429
+  _globals['_HOLDER']._serialized_end=3590
+  _globals['_NODEVIEW']._serialized_start=3593
+  _globals['_NODEVIEW']._serialized_end=3769
+  _globals['_WATCHREQUEST']._serialized_start=3771
+  _globals['_WATCHREQUEST']._serialized_end=3803
+  _globals['_WATCHRESPONSE']._serialized_start=3806
+  _globals['_WATCHRESPONSE']._serialized_end=3967
+  _globals['_LOCK']._serialized_start=4748
+  _globals['_LOCK']._serialized_end=5837
 # @@protoc_insertion_point(module_scope)
