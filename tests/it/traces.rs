@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hyper::Method;
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
@@ -19,6 +20,7 @@ use tokio::time::Instant;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
+use crate::support::http::Client as HttpClient;
 use crate::support::rig::BinaryDaemon;
 use crate::support::tenants::{acquire, dur};
 use crate::support::{Cluster, test_env};
@@ -26,6 +28,8 @@ use crate::support::{Cluster, test_env};
 /// The caller's trace and span, as its `traceparent` names them.
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
+/// The trace of the call made over HTTP.
+const HTTP_TRACE_ID: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
 /// The trace of the call made through the client library.
 const LIBRARY_TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
 
@@ -241,6 +245,33 @@ async fn a_call_with_a_traceparent_is_exported_in_the_callers_trace_with_its_rou
     let rounds = rounds_under(&receiver, &carried);
     assert!(rounds.contains_key("acquire round one"), "{rounds:?}");
 
+    // An HTTP route: the same layer, the span named by the route's template.
+    let mut http = HttpClient::connect(daemon.addr).await;
+    let parent = format!("00-{HTTP_TRACE_ID}-{CALLER_SPAN}-01");
+    let headers = [("content-type", "application/json"), ("traceparent", parent.as_str())];
+    let reply = http
+        .send(
+            Method::POST,
+            "/v1/locks/traced%2Fhttp:acquire",
+            &headers,
+            r#"{"ttl":"10s"}"#,
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    let call = receiver
+        .wait_for("for the HTTP acquire", |span| {
+            hex(&span.trace_id) == HTTP_TRACE_ID && span.parent_span_id == unhex(CALLER_SPAN)
+        })
+        .await;
+    assert_eq!(call.name, "/v1/locks/{resource}:acquire");
+    let said = attributes(&call);
+    assert_eq!(
+        (said["resource"].as_str(), said["outcome"].as_str()),
+        ("traced/http", "granted")
+    );
+    assert_eq!(said["token"], reply.json()["lease"]["fencingToken"].as_str().unwrap());
+    assert!(rounds_under(&receiver, &call).contains_key("acquire round one"));
+
     // A call without a traceparent starts a trace of its own; contention
     // is its outcome, not an error.
     let mut other = client.clone();
@@ -304,6 +335,13 @@ async fn a_call_with_a_traceparent_is_exported_in_the_callers_trace_with_its_rou
     );
     assert!(spans.iter().all(|(service, _)| service == "redlockd"));
     serving.abort();
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {
