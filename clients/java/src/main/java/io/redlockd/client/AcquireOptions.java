@@ -17,20 +17,28 @@ public final class AcquireOptions {
   final boolean shared;
   final int permits;
   final String reentrancyKey;
+  final Duration lockDelay;
 
   private AcquireOptions(
-      Duration ttl, Duration wait, String owner, boolean shared, int permits, String reentrancyKey) {
+      Duration ttl,
+      Duration wait,
+      String owner,
+      boolean shared,
+      int permits,
+      String reentrancyKey,
+      Duration lockDelay) {
     this.ttl = ttl;
     this.wait = wait;
     this.owner = owner;
     this.shared = shared;
     this.permits = permits;
     this.reentrancyKey = reentrancyKey;
+    this.lockDelay = lockDelay;
   }
 
   /** TTL 10 s, a single attempt (no wait), no owner label, an exclusive lock. */
   public static AcquireOptions defaults() {
-    return new AcquireOptions(Duration.ofSeconds(10), Duration.ZERO, "", false, 0, "");
+    return new AcquireOptions(Duration.ofSeconds(10), Duration.ZERO, "", false, 0, "", null);
   }
 
   /**
@@ -38,7 +46,7 @@ public final class AcquireOptions {
    * (250 ms to 60 s by default).
    */
   public AcquireOptions ttl(Duration ttl) {
-    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey);
+    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey, lockDelay);
   }
 
   /**
@@ -46,12 +54,12 @@ public final class AcquireOptions {
    * daemon's max_wait.
    */
   public AcquireOptions wait(Duration wait) {
-    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey);
+    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey, lockDelay);
   }
 
   /** A label for logs and {@code inspect} (a pod name, a job id): at most 256 bytes. */
   public AcquireOptions owner(String owner) {
-    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey);
+    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey, lockDelay);
   }
 
   /**
@@ -59,7 +67,7 @@ public final class AcquireOptions {
    * lock (a writer, the default) excludes them all.
    */
   public AcquireOptions shared() {
-    return new AcquireOptions(ttl, wait, owner, true, permits, reentrancyKey);
+    return new AcquireOptions(ttl, wait, owner, true, permits, reentrancyKey, lockDelay);
   }
 
   /**
@@ -67,7 +75,7 @@ public final class AcquireOptions {
    * plain lock). Every holder must ask for the same n.
    */
   public AcquireOptions permits(int n) {
-    return new AcquireOptions(ttl, wait, owner, shared, n, reentrancyKey);
+    return new AcquireOptions(ttl, wait, owner, shared, n, reentrancyKey, lockDelay);
   }
 
   /**
@@ -75,13 +83,23 @@ public final class AcquireOptions {
    * for the key, another acquisition with it gets the same lock and token at once, and counts up.
    */
   public AcquireOptions reentrancyKey(String key) {
-    return new AcquireOptions(ttl, wait, owner, shared, permits, key);
+    return new AcquireOptions(ttl, wait, owner, shared, permits, key, lockDelay);
+  }
+
+  /**
+   * Keep a lease that is never released this long past its validity (at most the daemon's
+   * lock.max_lock_delay, 60 s), through every extend, so that the next holder starts only after it:
+   * for resources that cannot check fencing tokens. A release frees it at once.
+   */
+  public AcquireOptions lockDelay(Duration lockDelay) {
+    return new AcquireOptions(ttl, wait, owner, shared, permits, reentrancyKey, lockDelay);
   }
 
   /** The settings, without the reentrancy key (a secret of sorts). */
   @Override
   public String toString() {
     return "AcquireOptions(ttl=" + ttl + ", wait=" + wait + ", owner=" + owner + ", shared=" + shared
-        + ", permits=" + permits + ", reentrancyKey=" + (reentrancyKey.isEmpty() ? "none" : "set") + ")";
+        + ", permits=" + permits + ", reentrancyKey=" + (reentrancyKey.isEmpty() ? "none" : "set")
+        + (lockDelay == null ? "" : ", lockDelay=" + lockDelay) + ")";
   }
 }

@@ -148,6 +148,8 @@ public final class RedlockdClient implements AutoCloseable {
     Validate.owner(options.owner);
     Validate.kind(options.shared, options.permits, options.reentrancyKey);
     Duration ttl = Validate.duration(options.ttl, "ttl");
+    Duration lockDelay =
+        options.lockDelay == null ? null : Validate.duration(options.lockDelay, "lock_delay");
     Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
     while (true) {
       Duration left = backoff.left();
@@ -161,6 +163,9 @@ public final class RedlockdClient implements AutoCloseable {
               .setReentrancyKey(options.reentrancyKey);
       if (!left.isZero()) {
         request.setWait(Wire.duration(left));
+      }
+      if (lockDelay != null) {
+        request.setLockDelay(Wire.duration(lockDelay));
       }
       long sent = System.nanoTime(); // the client rule: validity counts from here
       AcquireResponse reply;

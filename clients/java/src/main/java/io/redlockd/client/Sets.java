@@ -30,6 +30,9 @@ final class Sets {
       throw new InvalidArgumentException(
           "invalid options: a set's locks are exclusive: leave shared, permits and reentrancyKey unset");
     }
+    if (options.lockDelay != null) {
+      throw new InvalidArgumentException("invalid lock_delay: a set takes no lock delay (docs/design.md#lock-delay)");
+    }
     Duration ttl = Validate.duration(options.ttl, "ttl");
     Backoff backoff = new Backoff(Validate.duration(options.wait, "wait"));
     while (true) {
