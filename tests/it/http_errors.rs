@@ -78,8 +78,8 @@ async fn bad_requests_get_their_status_and_a_google_rpc_status_and_the_held_lock
         .await;
     assert_eq!(form.status, 415);
     assert!(form.message().contains("content-type"), "{}", form.message());
-    // What `curl -d` says of the JSON it sends: read as JSON.
-    let curl = http
+    // What `curl -d` (and a cross-origin form) sends: refused, nothing taken.
+    let form = http
         .send(
             Method::POST,
             "/v1/locks/curl:acquire",
@@ -87,7 +87,15 @@ async fn bad_requests_get_their_status_and_a_google_rpc_status_and_the_held_lock
             r#"{"ttl":"5s"}"#,
         )
         .await;
-    assert_eq!(curl.json()["acquired"], true);
+    assert_eq!(form.status, 415);
+    assert!(form.message().contains("--json"), "{}", form.message());
+    assert_eq!(http.get("/v1/locks/curl").await.json()["held"], false);
+    // No content type with a body (a browser's no-cors Blob): refused too.
+    let none = http
+        .send(Method::POST, "/v1/locks/curl:acquire", &[], r#"{"ttl":"5s"}"#)
+        .await;
+    assert_eq!(none.status, 415);
+    assert_eq!(http.get("/v1/locks/curl").await.json()["held"], false);
     // Over the 64 KiB limit: 413, and the daemon stays up.
     let big = format!(r#"{{"owner":"{}"}}"#, "a".repeat(70 * 1024));
     let mut other = Client::connect(daemon.addr).await;

@@ -73,7 +73,9 @@ pub(crate) async fn post_with(
     body: &str,
     token: Option<&str>,
 ) -> (u16, String) {
-    let mut request = Request::post(format!("https://127.0.0.1{path}")).header("host", "127.0.0.1");
+    let mut request = Request::post(format!("https://127.0.0.1{path}"))
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json");
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
     }

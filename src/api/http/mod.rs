@@ -194,21 +194,28 @@ fn json_only(route: &Route, query: Option<&str>, headers: &axum::http::HeaderMap
         ))
         .into());
     }
-    // JSON, or what `curl -d` says by default of the JSON it sends
-    // (application/x-www-form-urlencoded): the body is read as JSON either way.
-    if let Some(content_type) = headers.get(header::CONTENT_TYPE)
-        && !content_type.to_str().is_ok_and(|v| {
-            v.split(';').next().is_some_and(|t| {
-                let t = t.trim();
-                t.eq_ignore_ascii_case("application/json")
-                    || t.eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            })
-        })
-    {
+    // JSON only, and said so when there is a body. Not the types a browser
+    // page may send to another origin without a CORS preflight (none,
+    // application/x-www-form-urlencoded, multipart/form-data, text/plain):
+    // a page the operator visits could otherwise take or release locks on a
+    // daemon it can reach (docs/http.md#json). `curl -d` sends the form
+    // type: use `curl --json`.
+    let declared_empty = headers.get(header::CONTENT_LENGTH).is_some_and(|v| v == "0");
+    let refused = match headers.get(header::CONTENT_TYPE) {
+        None if route.method == routes::RouteMethod::Post && !declared_empty => Some("none".to_owned()),
+        None => None,
+        Some(content_type) => (!content_type.to_str().is_ok_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        }))
+        .then(|| format!("{content_type:?}")),
+    };
+    if let Some(content_type) = refused {
         return Err(Reject(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Status::invalid_argument(format!(
-                "content-type: {content_type:?}; send application/json (or nothing)"
+                "content-type: {content_type}; the body must be application/json (with curl: --json, not -d)"
             )),
         ));
     }
