@@ -18,8 +18,8 @@ pub enum Format {
 }
 
 /// Installs the global subscriber with `filter` (`log.filter`);
-/// `RUST_LOG`, when set, wins over it. With `exporting`, spans of target
-/// `traces::TARGET` are exported (and kept out of log lines); the returned
+/// `RUST_LOG`, when set, wins over it. Spans of target `traces::TARGET`
+/// never reach a log line; with `exporting` they are exported, and the returned
 /// pipeline is shut down on exit. Must be called within the async runtime
 /// when `exporting` is given.
 ///
@@ -35,6 +35,13 @@ pub(crate) fn init(
         _ => EnvFilter::try_new(filter),
     }
     .map_err(|e| format!("log.filter: {e}"))?;
+    // The spans meant for traces never make a log line, whatever the level
+    // (below it, off or not, they are never made).
+    let filter = filter.add_directive(
+        format!("{}=off", traces::TARGET)
+            .parse()
+            .map_err(|e| format!("log.filter: {e}"))?,
+    );
     let Some(settings) = exporting else {
         // Without traces, one global filter: a span or event it leaves out
         // costs its callsite's level check and nothing more.
@@ -47,13 +54,8 @@ pub(crate) fn init(
         };
         return installed.map(|()| None).map_err(|e| e.to_string());
     };
-    // Each layer filters for itself: log lines by `log.filter` (without the
-    // spans meant for traces), traces by their target.
-    let filter = filter.add_directive(
-        format!("{}=off", traces::TARGET)
-            .parse()
-            .map_err(|e| format!("log.filter: {e}"))?,
-    );
+    // Each layer filters for itself: log lines by `log.filter`, traces by
+    // their target.
     let (exporter, pipeline) = traces::layer(settings)?;
     let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let lines = match format {
