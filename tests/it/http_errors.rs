@@ -15,6 +15,8 @@ use crate::support::{Cluster, Daemon};
 async fn bad_requests_get_their_status_and_a_google_rpc_status_and_the_held_lock_stays() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
+    // Every master verified before the first call (a loaded machine is slow to).
+    daemon.until_usable(5).await;
     let mut http = Client::connect(daemon.addr).await;
     let held = http.post("/v1/locks/kept:acquire", r#"{"ttl":"30s"}"#).await.json();
     let token = held["lease"]["fencingToken"].as_str().unwrap().to_owned();
@@ -142,6 +144,7 @@ async fn tokens_scopes_and_quotas_are_refused_over_http_as_over_grpc() {
     let cluster = Cluster::start(5);
     let dir = tempfile::tempdir().unwrap();
     let daemon = daemon_with_tenants(&cluster, dir.path(), "[tenant.quota]\nmax_locks_held = 1\n").await;
+    daemon.until_usable(5).await;
     // Over HTTP/2 the 401 arrives whole, body included (the request body is
     // read before the answer, so the stream is not reset under it).
     let mut h2 = Client::connect_with(daemon.addr, crate::support::http::Version::Http2).await;

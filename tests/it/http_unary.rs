@@ -11,6 +11,8 @@ use crate::support::{Cluster, Daemon};
 async fn acquire_over_http_takes_the_lock_grpc_sees_and_answers_proto3_json() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
+    // Every master verified before the first call (a loaded machine is slow to).
+    daemon.until_usable(5).await;
     let mut http = Client::connect(daemon.addr).await;
 
     let reply = http
@@ -72,6 +74,8 @@ async fn acquire_over_http_takes_the_lock_grpc_sees_and_answers_proto3_json() {
 async fn extend_inspect_and_the_set_routes_answer_as_grpc_with_exact_tokens() {
     let cluster = Cluster::start(5);
     let daemon = Daemon::start(&cluster).await;
+    // Every master verified before the first call (a loaded machine is slow to).
+    daemon.until_usable(5).await;
     let mut http = Client::connect(daemon.addr).await;
     let lease = http
         .post("/v1/locks/jobs/a:acquire", r#"{"ttl":"10s","owner":"o"}"#)
