@@ -43,7 +43,7 @@ npx --no-install tsc -p tsconfig.json
 t() { for file in "$@"; do echo "test/.build/$file.test.js"; done; }
 # A test that leaves a stream open fails after two minutes instead of hanging.
 nodetest=(node --test --test-timeout=120000)
-"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t locking lock-delay sessions sets tracing)
+"$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t locking lock-delay sessions sets tracing close)
 "$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t elections observe-watch)
 "$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t kills-masters)
 "$root/scripts/with-dev-daemon" "${nodetest[@]}" $(t leader-loses-masters)

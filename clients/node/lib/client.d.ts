@@ -93,7 +93,12 @@ export declare class Client {
      * redlockctl reads them. Connects lazily, on the first call.
      */
     constructor(options?: ClientOptions);
-    /** Closes the connection; pending calls fail. */
+    /**
+     * Closes the connection; pending calls fail. Every open stream ends: a
+     * held lock or a leadership is lost (its `signal` aborts, and the daemon
+     * lets go as the stream goes), a pending hold() or campaign() rejects,
+     * and observe() and watch() iterations end.
+     */
     close(): void;
     /**
      * Takes the lock on `resource`, trying for up to `wait` ms. Resolves to

@@ -12,6 +12,7 @@ const follow_1 = require("./follow");
 const election_1 = require("./gen/redlockd/v1/election");
 const lock_1 = require("./gen/redlockd/v1/lock");
 const held_lock_1 = require("./held-lock");
+const open_streams_1 = require("./open-streams");
 const leadership_1 = require("./leadership");
 const lease_1 = require("./lease");
 const retry_1 = require("./retry");
@@ -26,6 +27,7 @@ class Client {
     #elections;
     #metadata;
     #calls;
+    #streams = new open_streams_1.OpenStreams();
     /**
      * Unset options come from REDLOCKD_ADDR (default 127.0.0.1:7420),
      * REDLOCKD_TOKEN and REDLOCKD_CA / REDLOCKD_CERT / REDLOCKD_KEY, as
@@ -44,8 +46,14 @@ class Client {
             releaseMany: (request) => this.#unary('releaseMany', request, 0),
         };
     }
-    /** Closes the connection; pending calls fail. */
+    /**
+     * Closes the connection; pending calls fail. Every open stream ends: a
+     * held lock or a leadership is lost (its `signal` aborts, and the daemon
+     * lets go as the stream goes), a pending hold() or campaign() rejects,
+     * and observe() and watch() iterations end.
+     */
     close() {
+        this.#streams.close();
         this.#stub.close();
     }
     #unary(method, request, waitMs, signal) {
@@ -156,15 +164,19 @@ class Client {
         if (lockDelay !== undefined)
             (0, validate_1.millis)('lock_delay', lockDelay);
         const deadline = node_perf_hooks_1.performance.now() + (0, validate_1.millis)('wait', wait);
-        return (0, retry_1.untilDeadline)(deadline, signal, (waitLeft) => (0, held_lock_1.openSession)(this.#stub.hold(this.#metadata), {
-            resource,
-            owner,
-            ...kind,
-            ttl: (0, validate_1.toDuration)(ttl),
-            wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined,
-            maxHold: maxHold === undefined ? undefined : (0, validate_1.toDuration)(maxHold),
-            lockDelay: lockDelay === undefined ? undefined : (0, validate_1.toDuration)(lockDelay),
-        }, signal));
+        return (0, retry_1.untilDeadline)(deadline, signal, (waitLeft) => {
+            const call = this.#stub.hold(this.#metadata);
+            const start = {
+                resource,
+                owner,
+                ...kind,
+                ttl: (0, validate_1.toDuration)(ttl),
+                wait: waitLeft > 0 ? (0, validate_1.toDuration)(waitLeft) : undefined,
+                maxHold: maxHold === undefined ? undefined : (0, validate_1.toDuration)(maxHold),
+                lockDelay: lockDelay === undefined ? undefined : (0, validate_1.toDuration)(lockDelay),
+            };
+            return this.#streams.session(call, (0, held_lock_1.openSession)(call, start, signal));
+        });
     }
     /**
      * node-redlock's `using`: runs `routine(signal, lock)` while a Hold
@@ -199,7 +211,7 @@ class Client {
      */
     watch(resource, options = {}) {
         (0, validate_1.resource)(resource);
-        return (0, follow_1.follow)(() => this.#stub.watch({ resource }, this.#metadata), follow_1.watchChange, options.signal);
+        return (0, follow_1.follow)(() => this.#stub.watch({ resource }, this.#metadata), follow_1.watchChange, options.signal, this.#streams.closing);
     }
     /**
      * Campaigns in `election` (docs/design.md#elections): waits in line
@@ -229,7 +241,8 @@ class Client {
             maxHold: maxHold === undefined ? undefined : (0, validate_1.toDuration)(maxHold),
             lockDelay: lockDelay === undefined ? undefined : (0, validate_1.toDuration)(lockDelay),
         };
-        return (0, leadership_1.openCampaign)(this.#elections.campaign(this.#metadata), start, signal);
+        const call = this.#elections.campaign(this.#metadata);
+        return this.#streams.session(call, (0, leadership_1.openCampaign)(call, start, signal));
     }
     /** Who leads `election` now, as a majority of the masters agree. */
     async leader(election) {
@@ -245,7 +258,7 @@ class Client {
      */
     observe(election, options = {}) {
         (0, validate_1.election)(election);
-        return (0, follow_1.follow)(() => this.#elections.observe({ election }, this.#metadata), follow_1.leaderState, options.signal);
+        return (0, follow_1.follow)(() => this.#elections.observe({ election }, this.#metadata), follow_1.leaderState, options.signal, this.#streams.closing);
     }
     /**
      * Publishes `value` for the leader of `term`, from anywhere. Rejects with

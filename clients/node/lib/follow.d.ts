@@ -36,7 +36,8 @@ export declare function leaderState(reply: LeaderResponse): LeaderState;
 export declare function watchChange(reply: WatchResponse): WatchChange;
 /**
  * The messages of the stream `open()` starts, each through `map`; ends
- * when the daemon ends the stream (it shuts down), throws its typed error
- * when it fails, and the signal's reason once `signal` aborts.
+ * when the daemon ends the stream (it shuts down) or `closing` aborts (the
+ * client was closed), throws its typed error when it fails, and the
+ * signal's reason once `signal` aborts.
  */
-export declare function follow<R, T>(open: () => ClientReadableStream<R>, map: (reply: R) => T, signal?: AbortSignal): AsyncGenerator<T, void, undefined>;
+export declare function follow<R, T>(open: () => ClientReadableStream<R>, map: (reply: R) => T, signal: AbortSignal | undefined, closing: AbortSignal): AsyncGenerator<T, void, undefined>;

@@ -61,6 +61,11 @@ class Session {
         this.finish();
         this.#call.cancel();
     }
+    /** @internal Client.close(): lost, saying `reason`, unless over already; the stream is cancelled. */
+    _close(reason) {
+        if (!this.#ended)
+            this.lose(reason);
+    }
     /** @internal Aborts `signal` with `reason`, unless aborted already. */
     abort(reason) {
         if (!this.lost)

@@ -11,6 +11,7 @@ import { follow, type LeaderState, leaderState, type WatchChange, watchChange } 
 import { ElectionClient, type LeaderResponse, type ParticipantsResponse } from './gen/redlockd/v1/election';
 import { LockClient, type InspectResponse, type AcquireResponse, type AcquireManyResponse } from './gen/redlockd/v1/lock';
 import { type HeldLock, openSession } from './held-lock';
+import { OpenStreams } from './open-streams';
 import { type Leadership, openCampaign } from './leadership';
 import { Lease, type LeaseCalls } from './lease';
 import { untilDeadline } from './retry';
@@ -127,6 +128,7 @@ export class Client {
   readonly #elections: InstanceType<typeof ElectionClient>;
   readonly #metadata: Metadata;
   readonly #calls: LeaseCalls;
+  readonly #streams = new OpenStreams();
 
   /**
    * Unset options come from REDLOCKD_ADDR (default 127.0.0.1:7420),
@@ -147,8 +149,14 @@ export class Client {
     };
   }
 
-  /** Closes the connection; pending calls fail. */
+  /**
+   * Closes the connection; pending calls fail. Every open stream ends: a
+   * held lock or a leadership is lost (its `signal` aborts, and the daemon
+   * lets go as the stream goes), a pending hold() or campaign() rejects,
+   * and observe() and watch() iterations end.
+   */
   close(): void {
+    this.#streams.close();
     this.#stub.close();
   }
 
@@ -270,21 +278,19 @@ export class Client {
     if (maxHold !== undefined) millis('max_hold', maxHold);
     if (lockDelay !== undefined) millis('lock_delay', lockDelay);
     const deadline = performance.now() + millis('wait', wait);
-    return untilDeadline(deadline, signal, (waitLeft) =>
-      openSession(
-        this.#stub.hold(this.#metadata),
-        {
-          resource,
-          owner,
-          ...kind,
-          ttl: toDuration(ttl),
-          wait: waitLeft > 0 ? toDuration(waitLeft) : undefined,
-          maxHold: maxHold === undefined ? undefined : toDuration(maxHold),
-          lockDelay: lockDelay === undefined ? undefined : toDuration(lockDelay),
-        },
-        signal,
-      ),
-    );
+    return untilDeadline(deadline, signal, (waitLeft) => {
+      const call = this.#stub.hold(this.#metadata);
+      const start = {
+        resource,
+        owner,
+        ...kind,
+        ttl: toDuration(ttl),
+        wait: waitLeft > 0 ? toDuration(waitLeft) : undefined,
+        maxHold: maxHold === undefined ? undefined : toDuration(maxHold),
+        lockDelay: lockDelay === undefined ? undefined : toDuration(lockDelay),
+      };
+      return this.#streams.session(call, openSession(call, start, signal));
+    });
   }
 
   /**
@@ -321,7 +327,7 @@ export class Client {
    */
   watch(resource: string, options: FollowOptions = {}): AsyncGenerator<WatchChange, void, undefined> {
     checkResource(resource);
-    return follow(() => this.#stub.watch({ resource }, this.#metadata), watchChange, options.signal);
+    return follow(() => this.#stub.watch({ resource }, this.#metadata), watchChange, options.signal, this.#streams.closing);
   }
 
   /**
@@ -350,7 +356,8 @@ export class Client {
       maxHold: maxHold === undefined ? undefined : toDuration(maxHold),
       lockDelay: lockDelay === undefined ? undefined : toDuration(lockDelay),
     };
-    return openCampaign(this.#elections.campaign(this.#metadata), start, signal);
+    const call = this.#elections.campaign(this.#metadata);
+    return this.#streams.session(call, openCampaign(call, start, signal));
   }
 
   /** Who leads `election` now, as a majority of the masters agree. */
@@ -368,7 +375,7 @@ export class Client {
    */
   observe(election: string, options: FollowOptions = {}): AsyncGenerator<LeaderState, void, undefined> {
     checkElection(election);
-    return follow(() => this.#elections.observe({ election }, this.#metadata), leaderState, options.signal);
+    return follow(() => this.#elections.observe({ election }, this.#metadata), leaderState, options.signal, this.#streams.closing);
   }
 
   /**

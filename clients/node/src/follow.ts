@@ -60,27 +60,33 @@ export function watchChange(reply: WatchResponse): WatchChange {
 
 /**
  * The messages of the stream `open()` starts, each through `map`; ends
- * when the daemon ends the stream (it shuts down), throws its typed error
- * when it fails, and the signal's reason once `signal` aborts.
+ * when the daemon ends the stream (it shuts down) or `closing` aborts (the
+ * client was closed), throws its typed error when it fails, and the
+ * signal's reason once `signal` aborts.
  */
 export async function* follow<R, T>(
   open: () => ClientReadableStream<R>,
   map: (reply: R) => T,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
+  closing: AbortSignal,
 ): AsyncGenerator<T, void, undefined> {
   signal?.throwIfAborted();
+  if (closing.aborted) return;
   const call = open();
   // The cancellation's late 'error' must find a listener once the loop is left.
   call.on('error', () => {});
   const onAbort = () => call.cancel();
   signal?.addEventListener('abort', onAbort, { once: true });
+  closing.addEventListener('abort', onAbort, { once: true });
   try {
     for await (const reply of call as AsyncIterable<R>) yield map(reply);
   } catch (error) {
     signal?.throwIfAborted();
+    if (closing.aborted) return;
     throw fromStatus(error);
   } finally {
     signal?.removeEventListener('abort', onAbort);
+    closing.removeEventListener('abort', onAbort);
     call.cancel();
   }
 }

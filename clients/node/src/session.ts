@@ -80,6 +80,11 @@ export abstract class Session<Request, Response> {
     this.#call.cancel();
   }
 
+  /** @internal Client.close(): lost, saying `reason`, unless over already; the stream is cancelled. */
+  _close(reason: string): void {
+    if (!this.#ended) this.lose(reason);
+  }
+
   /** @internal Aborts `signal` with `reason`, unless aborted already. */
   protected abort(reason: unknown): void {
     if (!this.lost) this.#lost.abort(reason);
