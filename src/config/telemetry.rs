@@ -140,6 +140,30 @@ mod tests {
     }
 
     #[test]
+    fn the_configuration_reads_the_setting_and_the_standard_variables_from_its_environment() {
+        let load = |pairs: &[(&str, &str)]| {
+            let mut env: std::collections::HashMap<String, String> =
+                pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+            let nodes = (1..=5).map(|i| format!("redis://127.0.0.1:{i}")).collect::<Vec<_>>();
+            env.insert("REDLOCKD__REDIS__NODES".into(), nodes.join(","));
+            crate::config::Config::load(None, Some(env))
+        };
+        assert_eq!(load(&[]).unwrap().telemetry.otlp.endpoint, None);
+        let config = load(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")]).unwrap();
+        assert_eq!(config.telemetry.otlp.endpoint.as_deref(), Some("http://collector:4317"));
+        let config = load(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317"),
+            ("REDLOCKD__TELEMETRY__OTLP__ENDPOINT", "https://mine:4317"),
+            ("REDLOCKD__TELEMETRY__OTLP__SAMPLE_RATIO", "0.25"),
+        ])
+        .unwrap();
+        assert_eq!(config.telemetry.otlp.endpoint.as_deref(), Some("https://mine:4317"));
+        assert_eq!(config.telemetry.otlp.sample_ratio, 0.25);
+        let err = load(&[("REDLOCKD__TELEMETRY__OTLP__TIMEOUT", "0s")]).unwrap_err();
+        assert_eq!(err.0, "telemetry.otlp.timeout (0s) must lie within [10ms, 1m]");
+    }
+
+    #[test]
     fn a_bad_endpoint_ratio_or_timeout_is_named_with_its_range() {
         let err = resolved(Some("collector:4317"), &[]).unwrap_err();
         assert!(
