@@ -2,7 +2,8 @@
 //! real masters: contention as a value, FIFO hand-off through `hold`, loss
 //! told before the validity runs out, release on drop and on a panic,
 //! exact tokens above 2^53, errors by code, TLS with a bearer token, sets
-//! extended and released in one call. (A client process killed with kill -9
+//! extended and released in one call, `lost()` resolving when the daemon
+//! releases a held lock on its own. (A client process killed with kill -9
 //! is `binary::a_session_client_killed…`: `redlockctl run` holds its lock
 //! through this library.)
 
@@ -346,4 +347,31 @@ async fn extend_many_moves_every_members_validity_and_release_many_gives_the_set
         );
     }
     daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_held_lock_the_daemon_releases_on_its_own_resolves_lost() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let client = client_of(&daemon).await;
+    // max_hold used up: HOLD_EVENT_RELEASED, which this client never asked for.
+    let capped = HoldOptions::new()
+        .ttl(Duration::from_secs(10))
+        .max_hold(Duration::from_millis(1500));
+    let lock = client.hold("capped", capped).await.unwrap();
+    assert!(!lock.is_lost());
+    let reason = tokio::time::timeout(Duration::from_secs(5), lock.lost())
+        .await
+        .expect("lost() did not resolve within 5 s of max_hold");
+    assert!(reason.contains("max_hold"), "{reason}");
+    assert!(lock.is_lost() && lock.valid_until().is_none());
+    // A shutdown releases every session: RELEASED again.
+    let held = client.hold("held-at-shutdown", HoldOptions::new()).await.unwrap();
+    let told = tokio::spawn(async move { held.lost().await });
+    daemon.stop().await;
+    let reason = tokio::time::timeout(Duration::from_secs(5), told)
+        .await
+        .expect("lost() did not resolve within 5 s of a shutdown")
+        .unwrap();
+    assert!(!reason.is_empty());
 }

@@ -101,8 +101,8 @@ enum State {
     Held(Instant),
     /// Lost, with the daemon's reason.
     Lost(String),
-    /// Released by the daemon; whether it was held to the end.
-    Released(bool),
+    /// Released by the daemon; whether it was held to the end, and why.
+    Released(bool, String),
 }
 
 /// A lock held by a `Hold` session.
@@ -185,7 +185,7 @@ async fn follow(mut events: Streaming<HoldResponse>, state: watch::Sender<State>
                     let validity = wire::from_wire(reply.lease.and_then(|l| l.validity));
                     State::Held(Instant::now() + validity)
                 }
-                Ok(HoldEvent::Released) => State::Released(reply.held_to_end),
+                Ok(HoldEvent::Released) => State::Released(reply.held_to_end, reply.reason),
                 Ok(HoldEvent::Lost) => State::Lost(reply.reason),
                 _ => continue,
             },
@@ -233,24 +233,27 @@ impl HeldLock {
         }
     }
 
-    /// Whether the lock was lost.
+    /// Whether the lock was lost, or released by the daemon without this
+    /// client asking (a force release, `max_hold` used up, a shutdown).
     pub fn is_lost(&self) -> bool {
-        matches!(&*self.state.borrow(), State::Lost(_))
+        ended_by_the_daemon(&self.state.borrow()).is_some()
     }
 
-    /// Resolves with the daemon's reason when the lock is lost (or the
-    /// session ends without a release): stop working under it at once.
+    /// Resolves with the daemon's reason when the lock is lost, or when the
+    /// daemon released it without this client asking (a force release,
+    /// `max_hold` used up, a shutdown: HOLD_EVENT_RELEASED): stop working
+    /// under it at once. (`release` takes the lock by value, so a release
+    /// seen here is never one this client asked for.)
     pub async fn lost(&self) -> String {
         let mut state = self.state.clone();
         loop {
-            if let State::Lost(reason) = &*state.borrow_and_update() {
-                return reason.clone();
+            if let Some(reason) = ended_by_the_daemon(&state.borrow_and_update()) {
+                return reason;
             }
             if state.changed().await.is_err() {
-                return match &*state.borrow() {
-                    State::Lost(reason) => reason.clone(),
-                    _ => std::future::pending().await,
-                };
+                // The session's task ended without a word: gone all the same.
+                return ended_by_the_daemon(&state.borrow())
+                    .unwrap_or_else(|| "the session ended without an answer".into());
             }
         }
     }
@@ -271,19 +274,29 @@ impl HeldLock {
         let mut state = self.state.clone();
         loop {
             match &*state.borrow_and_update() {
-                State::Released(held) => return Ok(*held),
+                State::Released(held, _) => return Ok(*held),
                 State::Lost(reason) => return Err(Error::LockLost(reason.clone())),
                 State::Held(_) => {}
             }
             if state.changed().await.is_err() {
                 let ended = state.borrow().clone();
                 return match ended {
-                    State::Released(held) => Ok(held),
+                    State::Released(held, _) => Ok(held),
                     State::Lost(reason) => Err(Error::LockLost(reason)),
                     State::Held(_) => Err(Error::Transport("the session ended without an answer".into())),
                 };
             }
         }
+    }
+}
+
+/// Why the session is over, when it is: lost, or released by the daemon.
+fn ended_by_the_daemon(state: &State) -> Option<String> {
+    match state {
+        State::Held(_) => None,
+        State::Lost(reason) => Some(reason.clone()),
+        State::Released(_, reason) if reason.is_empty() => Some("released by the daemon".into()),
+        State::Released(_, reason) => Some(format!("released by the daemon: {reason}")),
     }
 }
 
