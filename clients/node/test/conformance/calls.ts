@@ -131,6 +131,7 @@ export class Calls {
             shared: a.shared as boolean | undefined,
             permits: opt(a, 'permits'),
             reentrancyKey: a.reentrancy_key as string | undefined,
+            lockDelay: opt(a, 'lock_delay_ms'),
           }),
         );
         return lease ? [{ acquired: true, ...leaseFields(lease) }, lease] : [{ acquired: false }, null];

@@ -83,6 +83,7 @@ class Calls:
             shared=a.get("shared", False),
             permits=a.get("permits", 0),
             reentrancy_key=a.get("reentrancy_key", ""),
+            lock_delay=seconds(a, "lock_delay_ms"),
         )
         return ({"acquired": False}, None) if lease is None else ({"acquired": True, **lease_fields(lease)}, lease)
 

@@ -221,6 +221,9 @@ impl Run {
                 if let Some(d) = ms(args, "wait_ms")? {
                     o = o.wait(d);
                 }
+                if let Some(d) = ms(args, "lock_delay_ms")? {
+                    o = o.lock_delay(d);
+                }
                 if shared {
                     o = o.shared();
                 }

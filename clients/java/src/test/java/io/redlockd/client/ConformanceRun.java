@@ -228,6 +228,8 @@ final class ConformanceRun implements AutoCloseable {
         o = wait != null ? o.wait(wait) : o;
         o = shared ? o.shared() : o;
         o = args.get("reentrancy_key") instanceof String key ? o.reentrancyKey(key) : o;
+        Duration lockDelay = ms(args, "lock_delay_ms");
+        o = lockDelay != null ? o.lockDelay(lockDelay) : o;
         if (verb.equals("acquire")) {
           Optional<Lease> l = client.tryAcquire(text(args, "resource"), o);
           return l.isEmpty() ? result(fields("acquired", false)) : new Object[] {leaseFields(l.get()), l.get(), List.of()};
