@@ -30,6 +30,7 @@ mod http_audit;
 mod http_elections;
 mod http_errors;
 mod http_openapi;
+mod http_sessions;
 mod http_streams;
 mod http_tls;
 mod http_unary;

@@ -211,3 +211,25 @@ impl Lines {
         text
     }
 }
+
+/// The next line of `lines`, which must be a `{"result":…}`: the message.
+/// Panics after 10 s.
+pub async fn next_result(lines: &mut Lines) -> Value {
+    let line = lines.next_within(Duration::from_secs(10)).await.expect("a line");
+    let json: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+    json.get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("not a result: {line}"))
+}
+
+/// A proto3 JSON duration ("0.9s").
+pub fn seconds(duration: &Value) -> Duration {
+    let text = duration
+        .as_str()
+        .unwrap_or_else(|| panic!("not a duration: {duration}"));
+    Duration::from_secs_f64(
+        text.trim_end_matches('s')
+            .parse()
+            .unwrap_or_else(|e| panic!("{text}: {e}")),
+    )
+}
