@@ -33,13 +33,13 @@ def wire(resource="jobs/a", value="v" * 40, token=41, validity=4.0, **fields):
     return pb.Lease(resource=resource, value=value, fencing_token=token, validity=timedelta(seconds=validity), **fields)
 
 
-def acquire(clock, resource="jobs/a", ttl=10, wait=0, owner="", shared=False, permits=0, key=""):
-    return calls.acquire(CLIENT, redlockd.Lease, resource, ttl, wait, owner, shared, permits, key, clock)
+def acquire(clock, resource="jobs/a", ttl=10, wait=0, owner="", shared=False, permits=0, key="", lock_delay=None):
+    return calls.acquire(CLIENT, redlockd.Lease, resource, ttl, wait, owner, shared, permits, key, clock, lock_delay)
 
 
 def test_acquire_builds_the_request_and_counts_validity_from_the_send():
     clock = FakeClock()
-    steps = acquire(clock, ttl=timedelta(seconds=3), wait=2.5, owner="me", permits=4, key="job-1")
+    steps = acquire(clock, ttl=timedelta(seconds=3), wait=2.5, owner="me", permits=4, key="job-1", lock_delay=1.5)
     call = next(steps)
     assert call.method == "Acquire" and call.wait == 2.5
     assert call.request == pb.AcquireRequest(
@@ -49,6 +49,7 @@ def test_acquire_builds_the_request_and_counts_validity_from_the_send():
         wait=timedelta(seconds=2.5),
         permits=4,
         reentrancy_key="job-1",
+        lock_delay=timedelta(seconds=1.5),
     )
     clock.now += 1.0  # the reply comes a second after the send
     reply = pb.AcquireResponse(acquired=True, lease=wire(validity=2.9, permits=4, slot=3))
@@ -64,6 +65,7 @@ def test_acquire_sends_no_ttl_for_the_daemons_default_and_no_wait_for_none():
     steps = acquire(FakeClock(), ttl=None, shared=True)
     call = next(steps)
     assert not call.request.HasField("ttl") and not call.request.HasField("wait") and call.wait == 0
+    assert not call.request.HasField("lock_delay")
     assert call.request.mode == pb.LOCK_MODE_SHARED
     with pytest.raises(StopIteration) as done:
         steps.send(pb.AcquireResponse(acquired=False, reason=pb.FAILURE_REASON_TAKEN))

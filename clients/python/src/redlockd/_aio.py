@@ -78,7 +78,9 @@ class AsyncClient:
         """As ``Client.acquire``: ``None`` when someone else kept the lock.
         Cancelling the task gives up the wait."""
         return await self._run(
-            calls.acquire(self, AsyncLease, resource, ttl, wait, owner, shared, permits, reentrancy_key, lock_delay)
+            calls.acquire(
+                self, AsyncLease, resource, ttl, wait, owner, shared, permits, reentrancy_key, lock_delay=lock_delay
+            )
         )
 
     async def acquire_many(

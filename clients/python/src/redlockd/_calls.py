@@ -35,8 +35,8 @@ def acquire(
     shared: bool,
     permits: int,
     reentrancy_key: str,
-    lock_delay: Optional[v.Seconds] = None,
     clock: Clock = time.monotonic,
+    lock_delay: Optional[v.Seconds] = None,
 ) -> Steps[Optional[K]]:
     """``Client.acquire``: a ``kind`` lease, or ``None`` under contention."""
     v.resource(resource)

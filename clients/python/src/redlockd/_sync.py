@@ -96,7 +96,9 @@ class Client:
         that is never released that much past its validity, through every
         extend; a release frees it at once (docs/design.md#lock-delay)."""
         return self._run(
-            calls.acquire(self, Lease, resource, ttl, wait, owner, shared, permits, reentrancy_key, lock_delay)
+            calls.acquire(
+                self, Lease, resource, ttl, wait, owner, shared, permits, reentrancy_key, lock_delay=lock_delay
+            )
         )
 
     def acquire_many(
