@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::support::http_lines::{Connection, Protocol, next_result, seconds};
-use crate::support::{Cluster, Daemon, test_env, try_acquire};
+use crate::support::{Cluster, Daemon, must_acquire, release, test_env, try_acquire};
 
 #[tokio::test]
 async fn a_held_lock_is_released_when_the_client_closes_the_response() {
@@ -240,4 +240,35 @@ async fn a_daemon_that_stops_releases_an_http_session_and_says_so() {
         .unwrap();
     let after: Option<String> = admin.get(&key).await.unwrap();
     assert_eq!(after, None, "the lock's key is still on master 0 after the stop");
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_while_waiting_is_no_longer_a_waiter() {
+    let cluster = Cluster::start(5);
+    let daemon = Daemon::start(&cluster).await;
+    let mut grpc = daemon.client().await;
+    let lease = must_acquire(&mut grpc, "http/waited", 5.0, 0.0).await;
+    let mut http = Connection::open(daemon.addr, Protocol::Http1).await;
+    let waiting = http
+        .send(
+            "POST",
+            "/v1/locks/http/waited:hold",
+            r#"{"ttl":"1s","wait":"10s"}"#,
+            None,
+        )
+        .await;
+    assert_eq!(waiting.status, 200);
+    daemon.until_waiters(1).await;
+    // The client leaves before its turn: its wait ends with it, so the
+    // lock released next is free, not handed to a client that is gone.
+    drop(waiting);
+    http.close();
+    daemon.until_waiters(0).await;
+    assert!(release(&mut grpc, &lease).await);
+    let next = try_acquire(&mut grpc, "http/waited", 1.0, 0.0).await;
+    assert!(
+        next.acquired,
+        "the released lock went to the client that left: {next:?}"
+    );
+    daemon.stop().await;
 }
