@@ -24,7 +24,9 @@ use crate::api::proto::{CampaignEvent, CampaignResponse, CampaignStart, HoldEven
 use crate::api::request::Limits;
 use crate::api::{campaign, hold};
 use crate::locks::Locks;
-use crate::locks::session::{Delivery, Event, Events, Input, Inputs, Refused};
+use crate::locks::error::Error;
+use crate::locks::session::{Delivery, Event, Events, Input, Inputs, Plan, Refused};
+use crate::locks::who::Who;
 use crate::redlock::Node;
 
 /// Why a session of a reader that stopped reading ended.
@@ -42,18 +44,10 @@ pub(crate) fn hold<N: Node>(
     caller: &Caller,
     start: HoldStart,
 ) -> Result<HoldReplies<HoldResponse>, Status> {
-    let guard = locks.open_session(&caller.who(""))?;
     let who = caller.who(&start.owner);
-    let plan = hold::plan(caller, start, limits, locks.min_session_ttl())?;
-    let (out, replies) = outbox();
-    let session = locks
-        .clone()
-        .run_session(Box::new(plan), who, Unheard, Unread::new(out));
-    tokio::spawn(async move {
-        let _counted = guard;
-        session.await;
-    });
-    Ok(replies)
+    open(locks, caller, who, || {
+        hold::plan(caller, start, limits, locks.min_session_ttl())
+    })
 }
 
 /// Opens a candidacy for `caller`, as `start` asks; its events are the
@@ -67,9 +61,22 @@ pub(crate) fn campaign<N: Node>(
     caller: &Caller,
     start: CampaignStart,
 ) -> Result<HoldReplies<CampaignResponse>, Status> {
-    let guard = locks.open_session(&caller.who(""))?;
     let who = caller.who(&start.candidate);
-    let plan = campaign::plan(caller, start, limits, locks.min_session_ttl())?;
+    open(locks, caller, who, || {
+        campaign::plan(caller, start, limits, locks.min_session_ttl())
+    })
+}
+
+/// Opens a session (counted against the caller's quota first) on the plan
+/// `plan` makes, running in a task of its own; its events are the stream.
+fn open<N: Node, M: Told>(
+    locks: &Arc<Locks<N>>,
+    caller: &Caller,
+    who: Who,
+    plan: impl FnOnce() -> Result<Plan, Error>,
+) -> Result<HoldReplies<M>, Status> {
+    let guard = locks.open_session(&caller.who(""))?;
+    let plan = plan()?;
     let (out, replies) = outbox();
     let session = locks
         .clone()
