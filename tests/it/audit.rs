@@ -32,9 +32,13 @@ fn audit_events(log: &str) -> HashMap<String, Vec<serde_json::Value>> {
     events
 }
 
-#[tokio::test]
-async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_holds_a_lock_value() {
-    let cluster = Cluster::start(3);
+/// The real binary under mutual TLS (a server and an `auditor` client
+/// certificate from one CA) with one tenant, `alpha`, logging JSON, plus
+/// `extra` settings; its certificates live in the returned directory.
+pub(crate) fn audited_daemon(
+    cluster: &Cluster,
+    extra: &[(&str, &str)],
+) -> (tempfile::TempDir, Pki, u16, tokio::process::Child) {
     let dir = tempfile::tempdir().unwrap();
     let pki = Pki::new(dir.path());
     pki.ca("ca");
@@ -47,7 +51,7 @@ async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_
     )
     .unwrap();
     let port = redlockd::dev::free_port().unwrap();
-    let mut env = test_env(&cluster);
+    let mut env = test_env(cluster);
     for (key, value) in [
         ("REDLOCKD__AUTH__TOKENS_FILE", file.to_string_lossy().into_owned()),
         ("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}")),
@@ -59,9 +63,11 @@ async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_
             format!("127.0.0.1:{}", redlockd::dev::free_port().unwrap()),
         ),
         ("REDLOCKD__LOG__FORMAT", "json".into()),
-        ("REDLOCKD__LOG__FILTER", "debug".into()),
     ] {
         env.insert(key.into(), value);
+    }
+    for (key, value) in extra {
+        env.insert((*key).into(), (*value).into());
     }
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockd"))
         .envs(&env)
@@ -70,6 +76,13 @@ async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    (dir, pki, port, child)
+}
+
+#[tokio::test]
+async fn audit_lines_appear_once_per_event_with_the_tls_subject_and_no_log_line_holds_a_lock_value() {
+    let cluster = Cluster::start(3);
+    let (_dir, pki, port, child) = audited_daemon(&cluster, &[("REDLOCKD__LOG__FILTER", "debug")]);
     let tls = ClientTlsConfig::new()
         .ca_certificate(Certificate::from_pem(pki.read("ca.pem")))
         .domain_name("127.0.0.1")

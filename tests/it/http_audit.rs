@@ -5,48 +5,15 @@
 
 use std::time::Duration;
 
+use crate::audit::audited_daemon;
 use crate::http_tls::{connect_to, post_with};
-use crate::support::certs::Pki;
+use crate::support::Cluster;
 use crate::support::tenants::ALPHA;
-use crate::support::{Cluster, test_env};
 
 #[tokio::test]
 async fn an_http_call_is_audited_with_the_certificate_subject_as_a_grpc_call_is() {
     let cluster = Cluster::start(3);
-    let dir = tempfile::tempdir().unwrap();
-    let pki = Pki::new(dir.path());
-    pki.ca("ca");
-    pki.issue("ca", "server", "subjectAltName=IP:127.0.0.1");
-    pki.issue("ca", "auditor", "extendedKeyUsage=clientAuth");
-    let file = dir.path().join("tenants.toml");
-    std::fs::write(
-        &file,
-        format!("[[tenant]]\nname = \"alpha\"\ntoken = \"{ALPHA}\"\nprefixes = [\"\"]\nscopes = [\"admin\"]\n"),
-    )
-    .unwrap();
-    let port = redlockd::dev::free_port().unwrap();
-    let mut env = test_env(&cluster);
-    for (key, value) in [
-        ("REDLOCKD__AUTH__TOKENS_FILE", file.to_string_lossy().into_owned()),
-        ("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}")),
-        ("REDLOCKD__SERVER__TLS_CERT_FILE", pki.file("server.pem")),
-        ("REDLOCKD__SERVER__TLS_KEY_FILE", pki.file("server.key")),
-        ("REDLOCKD__SERVER__TLS_CLIENT_CA_FILE", pki.file("ca.pem")),
-        (
-            "REDLOCKD__METRICS__LISTEN",
-            format!("127.0.0.1:{}", redlockd::dev::free_port().unwrap()),
-        ),
-        ("REDLOCKD__LOG__FORMAT", "json".into()),
-    ] {
-        env.insert(key.into(), value);
-    }
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_redlockd"))
-        .envs(&env)
-        .env_remove("RUST_LOG")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let (_dir, pki, port, child) = audited_daemon(&cluster, &[]);
     let addr = format!("127.0.0.1:{port}").parse().unwrap();
     // HTTP/1.1 over mutual TLS, the tenant's token in Authorization.
     let acquired = loop {
