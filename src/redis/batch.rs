@@ -72,10 +72,10 @@ pub(super) enum Route {
     /// ROUND with its keys declared: to a standalone master, or to the
     /// primary of one slot of a cluster (fred routes it by the slot).
     Direct,
-    /// One slot's batch on a cluster: through the lane of the primary
-    /// serving the slot while batches go by primary (`Conn::by_primary`),
-    /// else `Direct`.
-    Slot(Arc<Primaries>),
+    /// The batches of slot `.1` of a cluster: through the lane of the
+    /// primary serving the slot while batches go by primary
+    /// (`Conn::by_primary`), else `Direct`.
+    Slot(Arc<Primaries>, u16),
     /// A primary's lane: ROUND by primary, over every slot it serves. Its
     /// requests' releases are recorded by their slot's lane.
     Primary,
@@ -284,11 +284,11 @@ impl Batches {
     /// Sends one batch by its route; an error answers every request in it.
     async fn call(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
         match &self.route {
-            Route::Slot(primaries) if self.conn.by_primary.load(std::sync::atomic::Ordering::Relaxed) => {
-                primaries.call(self, requests).await
+            Route::Slot(primaries, slot) if self.conn.by_primary.load(std::sync::atomic::Ordering::Relaxed) => {
+                primaries.call(self, *slot, requests).await
             }
             Route::Primary => self.call_round(requests, true).await,
-            Route::Direct | Route::Slot(_) => self.call_round(requests, false).await,
+            Route::Direct | Route::Slot(..) => self.call_round(requests, false).await,
         }
     }
 

@@ -3,8 +3,7 @@
 //! grouping of many-key calls by slot (the keys of one lock share its
 //! bucket's hash tag, docs/design.md#keys).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use fred::prelude::{ClusterInterface, Value};
 use fred::types::config::Server;
@@ -55,7 +54,9 @@ pub fn fred_url(url: &str) -> Result<String, String> {
 /// primary runs Redis 7 or later.
 pub(super) struct Lanes {
     pub(super) first: Arc<Batches>,
-    per_slot: Option<Mutex<HashMap<u16, Arc<Batches>>>>,
+    /// Indexed by slot: a lookup is a load (a map under a lock was 5% of
+    /// the daemon's time in (b) on one-primary clusters).
+    per_slot: Option<Box<[OnceLock<Arc<Batches>>]>>,
     primaries: Option<Arc<Primaries>>,
 }
 
@@ -69,7 +70,7 @@ impl Lanes {
         });
         Lanes {
             first,
-            per_slot: clustered.then(Mutex::default),
+            per_slot: clustered.then(|| (0..buckets::BUCKETS).map(|_| OnceLock::new()).collect()),
             primaries,
         }
     }
@@ -79,9 +80,9 @@ impl Lanes {
         let (Some(per_slot), Some(primaries)) = (&self.per_slot, &self.primaries) else {
             return Arc::clone(&self.first);
         };
-        let mut lanes = per_slot.lock().unwrap_or_else(PoisonError::into_inner);
-        let lane = lanes.entry(buckets::slot(key)).or_insert_with(|| {
-            let route = Route::Slot(Arc::clone(primaries));
+        let slot = buckets::slot(key);
+        let lane = per_slot[usize::from(slot)].get_or_init(|| {
+            let route = Route::Slot(Arc::clone(primaries), slot);
             Arc::new(Batches::routed(Arc::clone(&self.first.conn), route))
         });
         Arc::clone(lane)
@@ -91,13 +92,7 @@ impl Lanes {
     pub(super) fn all(&self) -> Vec<Arc<Batches>> {
         let mut all = vec![Arc::clone(&self.first)];
         if let Some(per_slot) = &self.per_slot {
-            all.extend(
-                per_slot
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .values()
-                    .cloned(),
-            );
+            all.extend(per_slot.iter().filter_map(OnceLock::get).cloned());
         }
         if let Some(primaries) = &self.primaries {
             let lanes = primaries.lanes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -133,18 +128,16 @@ impl Primaries {
         Some(lane)
     }
 
-    /// One slot's batch (`slot_lane`'s), through its primary's lane; the
-    /// requests that primary no longer serves go again by slot, in their
-    /// order, to wherever Redis redirects them.
+    /// A batch of slot `slot` (`slot_lane`'s), through its primary's lane;
+    /// the requests that primary no longer serves go again by slot, in
+    /// their order, to wherever Redis redirects them.
     pub(super) async fn call(
         &self,
         slot_lane: &Batches,
+        slot: u16,
         requests: &[(&RequestKeys, &[Value; 4])],
     ) -> Result<Vec<i64>, NodeError> {
-        let Some(lane) = requests
-            .first()
-            .and_then(|(keys, _)| self.lane_of(buckets::slot(&keys[0])))
-        else {
+        let Some(lane) = self.lane_of(slot) else {
             return slot_lane.call_round(requests, false).await;
         };
         let mut answers = lane.request_all(requests).await?;
