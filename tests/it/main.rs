@@ -61,5 +61,6 @@ mod shared;
 mod soak;
 mod tenants;
 mod tls;
+mod traces;
 mod waiters;
 mod watch;
