@@ -38,6 +38,7 @@ pub fn check_request(data: &[u8]) {
         wait(m.wait);
         kind(m.mode, m.permits);
         reentrancy(&m.reentrancy_key);
+        lock_delay(m.lock_delay);
     }
     if let Some(m) = decode::<AcquireManyRequest>(data) {
         members(&m.resources);
@@ -232,13 +233,13 @@ fn value(s: &str) {
 
 /// The exact `Duration` a protobuf duration stands for, when it is a valid
 /// non-negative one.
-fn exact(d: prost_types::Duration) -> Option<Duration> {
+fn exact(d: pbjson_types::Duration) -> Option<Duration> {
     let secs = u64::try_from(d.seconds).ok()?;
     let nanos = u32::try_from(d.nanos).ok().filter(|n| *n < 1_000_000_000)?;
     Some(Duration::new(secs, nanos))
 }
 
-fn ttl(requested: Option<prost_types::Duration>) {
+fn ttl(requested: Option<pbjson_types::Duration>) {
     let l = &*LIMITS;
     let got = l.ttl("ttl", requested);
     let expected = match requested {
@@ -257,7 +258,7 @@ fn ttl(requested: Option<prost_types::Duration>) {
     }
 }
 
-fn wait(requested: Option<prost_types::Duration>) {
+fn wait(requested: Option<pbjson_types::Duration>) {
     let l = &*LIMITS;
     let expected = match requested {
         None => Some(Duration::ZERO),
@@ -272,7 +273,7 @@ fn wait(requested: Option<prost_types::Duration>) {
     }
 }
 
-fn max_hold(requested: Option<prost_types::Duration>) {
+fn max_hold(requested: Option<pbjson_types::Duration>) {
     let l = &*LIMITS;
     let expected = match requested {
         None => Some(l.max_hold),
@@ -290,7 +291,7 @@ fn max_hold(requested: Option<prost_types::Duration>) {
     }
 }
 
-fn lock_delay(requested: Option<prost_types::Duration>) {
+fn lock_delay(requested: Option<pbjson_types::Duration>) {
     let l = &*LIMITS;
     let expected = match requested {
         None => Some(Duration::ZERO),
@@ -308,8 +309,8 @@ fn lock_delay(requested: Option<prost_types::Duration>) {
     }
 }
 
-fn pd(seconds: i64, nanos: i32) -> Option<prost_types::Duration> {
-    Some(prost_types::Duration { seconds, nanos })
+fn pd(seconds: i64, nanos: i32) -> Option<pbjson_types::Duration> {
+    Some(pbjson_types::Duration { seconds, nanos })
 }
 
 pub(crate) fn request_seeds() -> Vec<(String, Vec<u8>)> {
@@ -343,6 +344,7 @@ pub(crate) fn request_seeds() -> Vec<(String, Vec<u8>)> {
                 mode: 7,
                 permits: 65,
                 reentrancy_key: "k".repeat(129),
+                lock_delay: None,
             }
             .encode_to_vec(),
         ),
