@@ -10,7 +10,6 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use fred::prelude::{ClientLike, KeysInterface};
 use redlockd_client::{AcquireOptions, Client, Error, HoldOptions, Options, Tls};
 use tokio::time::Instant;
 
@@ -162,14 +161,7 @@ async fn tokens_above_two_to_the_53_are_kept_exact() {
     // (counter + 1) * 16 + 0, above 2^53, and odd counters make it a value
     // a double cannot hold.
     let counter: u64 = (1 << 53) / 16 + 12_345;
-    for i in 0..5 {
-        let admin = cluster.admin(i).await;
-        let _: () = admin
-            .set(crate::support::keys::fence("lock:big"), counter, None, None, false)
-            .await
-            .unwrap();
-        let _ = admin.quit().await;
-    }
+    cluster.set_fence("big", counter).await;
     let client = client_of(&daemon).await;
     let lease = client.acquire("big", once(10)).await.unwrap().unwrap();
     // The counter every master returned, and the index of the first of them

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use fred::prelude::{ClientLike, KeysInterface};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -20,14 +19,7 @@ async fn fencing_tokens_above_two_to_the_53_are_exact_strings() {
     // index of a master, above 2^53 (where a double holds only even
     // integers).
     let counter: u64 = (1 << 53) / 16 + 12_345;
-    for i in 0..5 {
-        let admin = cluster.admin(i).await;
-        let _: () = admin
-            .set(crate::support::keys::fence("lock:http/big"), counter, None, None, false)
-            .await
-            .unwrap();
-        let _ = admin.quit().await;
-    }
+    cluster.set_fence("http/big", counter).await;
     let mut http = Connection::open(daemon.addr, Protocol::Http1).await;
     let mut held = http
         .send("POST", "/v1/locks/http/big:hold", r#"{"ttl":"1s"}"#, None)

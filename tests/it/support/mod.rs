@@ -142,6 +142,17 @@ impl Cluster {
         let _ = client.quit().await;
         value
     }
+
+    /// Sets every master's fence counter for the bucket of the lock on
+    /// `resource` to `counter`.
+    pub async fn set_fence(&self, resource: &str, counter: u64) {
+        for i in 0..self.masters.len().max(self.clusters.len()) {
+            let client = self.admin(i).await;
+            let key = keys::fence(&format!("lock:{resource}"));
+            let _: () = client.set(key, counter, None, None, false).await.unwrap();
+            let _ = client.quit().await;
+        }
+    }
 }
 
 /// A daemon served in-process on an ephemeral port.
