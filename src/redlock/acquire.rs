@@ -280,6 +280,8 @@ impl<N: Node> Engine<N> {
     /// Sends the acquire script to every node (the shared one for a shared
     /// value); one vote per node, in order.
     async fn round_one(&self, key: &str, value: &LockValue, ttl: Duration, holder: &str) -> Vec<NodeVote> {
+        // The masters keep the key its lock delay longer (docs/design.md#lock-delay).
+        let key_ttl = value.key_ttl(ttl);
         let calls = self.nodes.iter().map(|node| async move {
             match node.standing_of(key) {
                 Standing::Usable => {}
@@ -288,8 +290,8 @@ impl<N: Node> Engine<N> {
                 Standing::Failed { reason, .. } => return NodeVote::Unusable(reason),
             }
             let locked = match value.mode() {
-                Mode::Exclusive => node.try_lock(key, value.expose(), value.key_ttl(ttl), holder).await,
-                Mode::Shared => node.try_share(key, value.expose(), value.key_ttl(ttl), holder).await,
+                Mode::Exclusive => node.try_lock(key, value.expose(), key_ttl, holder).await,
+                Mode::Shared => node.try_share(key, value.expose(), key_ttl, holder).await,
             };
             match locked {
                 Ok(Some(counter)) => NodeVote::Granted(counter),

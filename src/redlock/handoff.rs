@@ -33,14 +33,14 @@ impl<N: Node> Engine<N> {
         let key = self.lock_key(resource);
         let Lifetime { ttl, lock_delay } = lifetime.into();
         let new = LockValue::random().delayed(lock_delay);
+        let key_ttl = new.key_ttl(ttl);
         let t0 = Instant::now();
         let calls = self.nodes.iter().map(|node| {
             let (key, new) = (&key, &new);
             async move {
                 let usable = matches!(node.standing_of(key), Standing::Usable);
                 let answer = if usable {
-                    node.hand_off(key, old.expose(), new.expose(), new.key_ttl(ttl), holder)
-                        .await
+                    node.hand_off(key, old.expose(), new.expose(), key_ttl, holder).await
                 } else {
                     node.unlock(key, old.expose(), Announce::No).await.map(|was_held| Swap {
                         was_held,
