@@ -116,13 +116,13 @@ impl Shards {
                     None
                 };
                 if let Some(reason) = event {
-                    self.hold(shard.ranges.clone(), now + rules.max_ttl, reason);
+                    self.hold(shard.ranges.clone(), now + rules.hold(), reason);
                 } else if !moved.is_empty() {
-                    self.hold(moved, now + rules.max_ttl, format!("slots moved to primary {address}"));
+                    self.hold(moved, now + rules.hold(), format!("slots moved to primary {address}"));
                 }
-                if let Some(started) = started_by.filter(|s| *s + rules.max_ttl > now) {
-                    let reason = format!("primary {address} up for less than max_ttl");
-                    self.hold(shard.ranges.clone(), started + rules.max_ttl, reason);
+                if let Some(started) = started_by.filter(|s| *s + rules.hold() > now) {
+                    let reason = format!("primary {address} up for less than its hold (lock.max_ttl, at least 2 s)");
+                    self.hold(shard.ranges.clone(), started + rules.hold(), reason);
                 }
             }
             known.push(Known {

@@ -1,7 +1,7 @@
 //! Quarantine per shard on synthetic probes of a three-primary cluster.
 
 use super::*;
-use crate::redlock::standing::{NodeHealth, Observation, Standing, Verdict};
+use crate::redlock::standing::{NodeHealth, Observation, SHORTEST_HOLD, Standing, Verdict};
 
 const MAX_TTL: Duration = Duration::from_secs(60);
 
@@ -153,6 +153,36 @@ async fn a_young_primary_is_held_out_until_it_was_up_for_max_ttl_and_needs_no_re
         "its data was vouched for all along"
     );
     assert!(counts(&health, 0));
+}
+
+/// A `max_ttl` shorter than two seed windows still holds a restarted
+/// primary's buckets out for two seconds (docs/design.md#the-fencing-token).
+#[tokio::test(start_paused = true)]
+async fn a_short_max_ttl_still_holds_a_restarted_primary_for_two_seed_windows() {
+    let (health, t0) = (NodeHealth::default(), Instant::now());
+    let short = Rules {
+        max_ttl: Duration::from_millis(100),
+        ..rules(true)
+    };
+    let assess = |shards: Vec<ShardSeen>| {
+        let now = Instant::now();
+        let verdict = health.assess(&cluster(t0, now, shards), &short, now);
+        assert_eq!(verdict, Verdict::Usable);
+        health.set(Standing::Usable);
+    };
+    assess(healthy());
+    let mut restarted = healthy();
+    restarted[0] = primary(0, "a:2", false);
+    restarted[0].uptime = Duration::ZERO;
+    assess(restarted.clone());
+    tokio::time::advance(Duration::from_millis(500)).await;
+    assess(restarted.clone());
+    assert!(!counts(&health, 0) && counts(&health, 5461), "out past max_ttl");
+    assert_eq!(health.buckets_to_repair(), Vec::<u16>::new());
+    tokio::time::advance(SHORTEST_HOLD).await;
+    restarted[0].uptime = Duration::from_secs(3);
+    assess(restarted);
+    assert_eq!(health.buckets_to_repair(), (0..=5460).collect::<Vec<u16>>());
 }
 
 #[tokio::test(start_paused = true)]

@@ -119,10 +119,27 @@ impl Observation {
 pub struct Rules {
     /// Quarantine on (off: only with `appendfsync always`, or in tests).
     pub quarantine: bool,
-    /// A node must have been up this long (the largest TTL) to be trusted.
+    /// The largest TTL: a node that may have lost its data is held out at
+    /// least this long ([`Rules::hold`]).
     pub max_ttl: Duration,
     /// A clock that moved this much against ours between probes has jumped.
     pub clock_jump_bound: Duration,
+}
+
+/// The shortest hold: two seed windows (2^20 µs each; docs/design.md#the-fencing-token).
+/// A master that came back empty seeds its counters from its clock rounded
+/// up to the next window, which lies above every counter handed out before
+/// the loss only once its clock has left the window of their seed.
+pub(crate) const SHORTEST_HOLD: Duration = Duration::from_secs(2);
+
+impl Rules {
+    /// How long a node that lost or may have lost its data is held out, and
+    /// how long a new one must have been up: `max_ttl` (every lock it held
+    /// has expired everywhere), and at least [`SHORTEST_HOLD`] (its seeds
+    /// lie above every counter handed out before).
+    pub fn hold(&self) -> Duration {
+        self.max_ttl.max(SHORTEST_HOLD)
+    }
 }
 
 /// What the probes remember of one node, and its current standing.
@@ -348,11 +365,14 @@ impl NodeHealth {
                 .map(|j| format!("clock jumped by at least {} ms", j / 1000))
         };
         if let Some(reason) = event {
-            memory.hold(reason, now + rules.max_ttl);
+            memory.hold(reason, now + rules.hold());
         }
-        let young = memory
-            .started_by
-            .map(|s| (s + rules.max_ttl, "up for less than max_ttl".to_owned()));
+        let young = memory.started_by.map(|s| {
+            (
+                s + rules.hold(),
+                "up for less than its hold (lock.max_ttl, at least 2 s)".to_owned(),
+            )
+        });
         let hold = [memory.held_until.clone(), young]
             .into_iter()
             .flatten()
@@ -380,9 +400,9 @@ impl Memory {
 /// The latest possible start of a process up for `uptime` (whole seconds,
 /// so each probe gives an upper bound): the smallest `now - uptime` seen
 /// since `known` (`None`: since a restart), while it is younger than
-/// `max_ttl`.
+/// its hold ([`Rules::hold`]).
 pub(super) fn latest_start(known: Option<Instant>, uptime: Duration, rules: &Rules, now: Instant) -> Option<Instant> {
-    if uptime >= rules.max_ttl {
+    if uptime >= rules.hold() {
         return known;
     }
     let started = now.checked_sub(uptime).unwrap_or(now);
@@ -401,7 +421,7 @@ fn assess_cluster(memory: &mut Memory, obs: &Observation, rules: &Rules, now: In
     if let Some(jump) = jump.filter(|j| *j > rules.clock_jump_bound.as_micros()) {
         memory.hold(
             format!("clock jumped by at least {} ms", jump / 1000),
-            now + rules.max_ttl,
+            now + rules.hold(),
         );
     }
     match memory.held_until.clone().filter(|(until, _)| *until > now) {

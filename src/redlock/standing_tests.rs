@@ -83,6 +83,50 @@ async fn a_new_master_waits_max_ttl_then_is_repaired_once() {
     assert_eq!(probe(&health, &marked, &rules(), later), Verdict::Usable);
 }
 
+/// A `max_ttl` shorter than two seed windows: a master that lost its data
+/// is still held out for two seconds, so the counters it seeds again from
+/// its clock lie above the ones it handed out (docs/design.md#the-fencing-token).
+#[tokio::test(start_paused = true)]
+async fn a_short_max_ttl_still_holds_a_master_that_lost_its_data_for_two_seed_windows() {
+    let short = Rules {
+        max_ttl: Duration::from_millis(100),
+        ..rules()
+    };
+    assert_eq!(short.hold(), SHORTEST_HOLD);
+    let health = NodeHealth::default();
+    let now = Instant::now();
+    probe(&health, &healthy(now), &short, now);
+    let restarted = Observation {
+        run_id: "run-2".into(),
+        uptime: Duration::ZERO,
+        marker: None,
+        ..healthy(now)
+    };
+    assert_eq!(
+        quarantined_until(&probe(&health, &restarted, &short, now)),
+        now + SHORTEST_HOLD
+    );
+    // Past max_ttl but inside the hold: still out.
+    let later = now + Duration::from_millis(500);
+    let young = Observation {
+        node_time_us: restarted.node_time_us + 500_000,
+        sampled_at: later,
+        ..restarted.clone()
+    };
+    assert_eq!(
+        quarantined_until(&probe(&health, &young, &short, later)),
+        now + SHORTEST_HOLD
+    );
+    let past = now + SHORTEST_HOLD + Duration::from_millis(1);
+    let grown = Observation {
+        uptime: Duration::from_secs(3),
+        node_time_us: restarted.node_time_us + 2_001_000,
+        sampled_at: past,
+        ..restarted
+    };
+    assert_eq!(probe(&health, &grown, &short, past), Verdict::RepairThenUsable);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_young_master_with_its_data_waits_until_it_has_been_up_for_max_ttl() {
     let health = NodeHealth::default();

@@ -221,7 +221,7 @@ async fn one_leader_at_a_time_through_kill_9_empty_restarts_and_a_frozen_master(
             cluster.masters[0].restart_empty().unwrap();
             cluster.masters[3].restart_empty().unwrap();
             sleep(Duration::from_millis(1500)).await;
-            // Frozen beyond the TTL (1 s; lock.max_ttl 1.5 s), then thawed.
+            // Frozen beyond the TTL (1 s; lock.max_ttl 2 s), then thawed.
             cluster.masters[1].pause();
             sleep(Duration::from_millis(2500)).await;
             cluster.masters[1].resume();

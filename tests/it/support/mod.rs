@@ -126,6 +126,15 @@ impl Cluster {
         client
     }
 
+    /// Position `i`'s clock (`TIME`), in microseconds.
+    pub async fn clock_us(&self, i: usize) -> u64 {
+        let admin = self.admin(i).await;
+        let time = fred::types::CustomCommand::new_static("TIME", fred::types::ClusterHash::Random, false);
+        let reply: Vec<u64> = admin.custom(time, Vec::<String>::new()).await.unwrap();
+        let _ = admin.quit().await;
+        reply[0] * 1_000_000 + reply[1]
+    }
+
     /// `CONFIG SET key value` on master `i` (standalone masters only).
     pub async fn config_set(&self, i: usize, key: &str, value: &str) {
         let client = self.admin(i).await;

@@ -19,7 +19,7 @@ use super::{Cluster, Daemon, secs, test_env};
 /// The lock TTL the clients ask for.
 pub const TTL: Duration = Duration::from_secs(1);
 /// `lock.max_ttl`: how long quarantine holds a master out.
-pub const MAX_TTL: Duration = Duration::from_millis(1500);
+pub const MAX_TTL: Duration = Duration::from_secs(2);
 /// How long a client waits for a lock before trying again.
 pub const WAIT: Duration = Duration::from_secs(1);
 /// After faults heal, a grant must come within this (TTL + retry budget).
@@ -44,7 +44,7 @@ pub fn rig_env(cluster: &Cluster, proxies: &[Proxy], extra: &[(&str, &str)]) -> 
     for (k, v) in [
         ("REDLOCKD__SAFETY__QUARANTINE", "true"),
         ("REDLOCKD__SAFETY__CHECK_INTERVAL", "100ms"),
-        ("REDLOCKD__LOCK__MAX_TTL", "1500ms"),
+        ("REDLOCKD__LOCK__MAX_TTL", "2s"),
         ("REDLOCKD__LOCK__DEFAULT_TTL", "1s"),
         // Reconnect quickly after a master comes back.
         ("REDLOCKD__REDIS__RECONNECT_MAX_DELAY", "200ms"),
