@@ -75,7 +75,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // `dev` starts its masters first: their ports are part of the config.
+    // `dev` binds its own ports, then starts its masters (their ports are
+    // part of the config): a master choosing a free port could otherwise
+    // take the one chosen for the daemon a moment before.
+    let early = match cli.command {
+        Some(Command::Dev { nodes }) => match bind_early(cli.config.as_deref(), nodes) {
+            Ok(early) => early,
+            Err(e) => {
+                eprintln!("redlockd dev: {e:#}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
     let (masters, node_urls) = match cli.command {
         Some(Command::Dev { nodes }) => match redlockd::dev::start_masters(nodes) {
             Ok(masters) => {
@@ -122,7 +134,7 @@ fn main() -> ExitCode {
         tracing::info!(nodes = ?prepared.config().redis.nodes, "dev: started local redis-server masters");
     }
     tracing::debug!(workers, "runtime threads");
-    let result = runtime.block_on(serve(prepared, shutdown));
+    let result = runtime.block_on(serve(prepared, early, shutdown));
     // The spans still queued go out while the runtime still runs.
     if let Some(traces) = traces {
         traces.shutdown();
@@ -138,8 +150,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// The gRPC and metrics listeners bound before the configuration is
+/// complete (`dev`): the addresses come from the same file and environment,
+/// with stand-ins for the `nodes` masters not started yet. `None` when that
+/// configuration is invalid: loading the whole one reports why.
+fn bind_early(file: Option<&std::path::Path>, nodes: usize) -> anyhow::Result<Option<[std::net::TcpListener; 2]>> {
+    let mut env: HashMap<String, String> = std::env::vars().collect();
+    let stand_ins: Vec<String> = (1..=nodes).map(|port| format!("redis://127.0.0.1:{port}")).collect();
+    env.insert("REDLOCKD__REDIS__NODES".into(), stand_ins.join(","));
+    let Ok(config) = Config::load(file, Some(env)) else {
+        return Ok(None);
+    };
+    let bind = |addr, setting: &'static str| {
+        std::net::TcpListener::bind(addr).with_context(|| format!("binding {setting} = {addr}"))
+    };
+    Ok(Some([
+        bind(config.server.listen, "server.listen")?,
+        bind(config.metrics.listen, "metrics.listen")?,
+    ]))
+}
+
 async fn serve(
     prepared: redlockd::app::Prepared,
+    early: Option<[std::net::TcpListener; 2]>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let bind = |addr, setting: &'static str| async move {
@@ -147,10 +180,20 @@ async fn serve(
             .await
             .with_context(|| format!("binding {setting} = {addr}"))
     };
+    let adopt = |listener: std::net::TcpListener| {
+        listener.set_nonblocking(true)?;
+        tokio::net::TcpListener::from_std(listener)
+    };
     let config = prepared.config();
-    let listeners = redlockd::app::Listeners {
-        grpc: bind(config.server.listen, "server.listen").await?,
-        metrics: bind(config.metrics.listen, "metrics.listen").await?,
+    let listeners = match early {
+        Some([grpc, metrics]) => redlockd::app::Listeners {
+            grpc: adopt(grpc).context("server.listen")?,
+            metrics: adopt(metrics).context("metrics.listen")?,
+        },
+        None => redlockd::app::Listeners {
+            grpc: bind(config.server.listen, "server.listen").await?,
+            metrics: bind(config.metrics.listen, "metrics.listen").await?,
+        },
     };
     let metrics = std::sync::Arc::new(redlockd::telemetry::metrics::Metrics::new());
     redlockd::app::run(prepared, listeners, metrics, shutdown).await?;
