@@ -79,12 +79,13 @@ fn main() -> ExitCode {
     // part of the config): a master choosing a free port could otherwise
     // take the one chosen for the daemon a moment before.
     let early = match cli.command {
-        Some(Command::Dev { nodes }) => match bind_early(cli.config.as_deref(), nodes) {
-            Ok(early) => early,
-            Err(e) => {
+        Some(Command::Dev { nodes }) => match stand_in_config(cli.config.as_deref(), nodes).map(|c| bind(&c)) {
+            Some(Ok(listeners)) => Some(listeners),
+            Some(Err(e)) => {
                 eprintln!("redlockd dev: {e:#}");
                 return ExitCode::FAILURE;
             }
+            None => None,
         },
         _ => None,
     };
@@ -134,7 +135,15 @@ fn main() -> ExitCode {
         tracing::info!(nodes = ?prepared.config().redis.nodes, "dev: started local redis-server masters");
     }
     tracing::debug!(workers, "runtime threads");
-    let result = runtime.block_on(serve(prepared, early, shutdown));
+    let listeners = match early.map_or_else(|| bind(prepared.config()), Ok) {
+        Ok(listeners) => listeners,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("redlockd: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(serve(prepared, listeners, shutdown));
     // The spans still queued go out while the runtime still runs.
     if let Some(traces) = traces {
         traces.shutdown();
@@ -150,50 +159,39 @@ fn main() -> ExitCode {
     }
 }
 
-/// The gRPC and metrics listeners bound before the configuration is
-/// complete (`dev`): the addresses come from the same file and environment,
-/// with stand-ins for the `nodes` masters not started yet. `None` when that
-/// configuration is invalid: loading the whole one reports why.
-fn bind_early(file: Option<&std::path::Path>, nodes: usize) -> anyhow::Result<Option<[std::net::TcpListener; 2]>> {
+/// The configuration `dev` will run with, as far as it is known before its
+/// masters start: the same file and environment, with stand-ins for the
+/// `nodes` masters. `None` when it is invalid: loading the whole one says why.
+fn stand_in_config(file: Option<&std::path::Path>, nodes: usize) -> Option<Config> {
     let mut env: HashMap<String, String> = std::env::vars().collect();
     let stand_ins: Vec<String> = (1..=nodes).map(|port| format!("redis://127.0.0.1:{port}")).collect();
     env.insert("REDLOCKD__REDIS__NODES".into(), stand_ins.join(","));
-    let Ok(config) = Config::load(file, Some(env)) else {
-        return Ok(None);
-    };
+    Config::load(file, Some(env)).ok()
+}
+
+/// The gRPC and metrics listeners of `config`.
+fn bind(config: &Config) -> anyhow::Result<[std::net::TcpListener; 2]> {
     let bind = |addr, setting: &'static str| {
         std::net::TcpListener::bind(addr).with_context(|| format!("binding {setting} = {addr}"))
     };
-    Ok(Some([
+    Ok([
         bind(config.server.listen, "server.listen")?,
         bind(config.metrics.listen, "metrics.listen")?,
-    ]))
+    ])
 }
 
 async fn serve(
     prepared: redlockd::app::Prepared,
-    early: Option<[std::net::TcpListener; 2]>,
+    [grpc, metrics]: [std::net::TcpListener; 2],
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let bind = |addr, setting: &'static str| async move {
-        tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("binding {setting} = {addr}"))
-    };
     let adopt = |listener: std::net::TcpListener| {
         listener.set_nonblocking(true)?;
         tokio::net::TcpListener::from_std(listener)
     };
-    let config = prepared.config();
-    let listeners = match early {
-        Some([grpc, metrics]) => redlockd::app::Listeners {
-            grpc: adopt(grpc).context("server.listen")?,
-            metrics: adopt(metrics).context("metrics.listen")?,
-        },
-        None => redlockd::app::Listeners {
-            grpc: bind(config.server.listen, "server.listen").await?,
-            metrics: bind(config.metrics.listen, "metrics.listen").await?,
-        },
+    let listeners = redlockd::app::Listeners {
+        grpc: adopt(grpc).context("server.listen")?,
+        metrics: adopt(metrics).context("metrics.listen")?,
     };
     let metrics = std::sync::Arc::new(redlockd::telemetry::metrics::Metrics::new());
     redlockd::app::run(prepared, listeners, metrics, shutdown).await?;
