@@ -2,6 +2,10 @@
 //! `redlockd dev`, and the building block of the integration tests. Each
 //! process lives in its own temporary directory and is killed on drop.
 
+mod ports;
+
+pub use ports::{PortClaim, claim_port};
+
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -75,7 +79,10 @@ pub fn free_port() -> io::Result<u16> {
 /// One `redis-server` child process.
 pub struct RedisProcess {
     binary: PathBuf,
-    port: u16,
+    /// Its port, held across restarts (docs/operations.md#testing).
+    port: PortClaim,
+    /// Other ports it listens on (a cluster bus), held likewise.
+    also: Vec<PortClaim>,
     dir: tempfile::TempDir,
     extra: Vec<String>,
     child: Option<Child>,
@@ -90,7 +97,8 @@ impl RedisProcess {
     pub fn start(binary: &Path, extra: &[&str]) -> io::Result<RedisProcess> {
         let mut process = RedisProcess {
             binary: binary.to_owned(),
-            port: 0,
+            port: PortClaim::unclaimed(0),
+            also: Vec::new(),
             dir: tempfile::Builder::new().prefix("redlockd-redis-").tempdir()?,
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
             child: None,
@@ -102,12 +110,13 @@ impl RedisProcess {
 
     /// A free port for this server: before Redis 7 a cluster node's bus is
     /// its port + 10000, which must be free too (and a port at most 55535).
-    fn free_port(&self) -> io::Result<u16> {
+    fn free_port(&self) -> io::Result<PortClaim> {
         let fixed_bus = self.extra.iter().any(|a| a == "--cluster-enabled") && major_version(&self.binary) < 7;
         loop {
-            let port = free_port()?;
+            let claim = claim_port()?;
+            let port = claim.port();
             if !fixed_bus || (port <= 55535 && TcpListener::bind((Ipv4Addr::LOCALHOST, port + 10000)).is_ok()) {
-                return Ok(port);
+                return Ok(claim);
             }
         }
     }
@@ -118,7 +127,7 @@ impl RedisProcess {
         let mut tries = 1;
         loop {
             // Its own port only (a taken `--tls-port` is not fixed by moving).
-            let taken = format!("127.0.0.1:{}: bind: Address already in use", self.port);
+            let taken = format!("127.0.0.1:{}: bind: Address already in use", self.port());
             match self.spawn() {
                 Err(e) if tries < 10 && e.to_string().contains(&taken) => {
                     tries += 1;
@@ -131,12 +140,12 @@ impl RedisProcess {
 
     /// `redis://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        format!("redis://127.0.0.1:{}", self.port())
     }
 
     /// The port it listens on.
     pub fn port(&self) -> u16 {
-        self.port
+        self.port.port()
     }
 
     /// The process id, while it runs.
@@ -202,7 +211,7 @@ impl RedisProcess {
     }
 
     fn spawn(&mut self) -> io::Result<()> {
-        let port = self.port.to_string();
+        let port = self.port().to_string();
         let dir = self.dir.path().to_string_lossy().into_owned();
         let log = self.dir.path().join("redis.log").to_string_lossy().into_owned();
         // What this run writes to the log starts here (a restart appends).
@@ -263,14 +272,14 @@ impl RedisProcess {
                     this_run()
                 )));
             }
-            if this_run().contains("Ready to accept connections") && ping(self.port).is_ok() {
+            if this_run().contains("Ready to accept connections") && ping(self.port()).is_ok() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         Err(io::Error::other(format!(
             "redis-server on port {} did not log that it accepts connections and answer PING: {}",
-            self.port,
+            self.port(),
             this_run()
         )))
     }
@@ -307,15 +316,20 @@ fn ping(port: u16) -> io::Result<()> {
 pub fn start_cluster_node(binary: &Path, extra: &[&str]) -> io::Result<RedisProcess> {
     let mut tries = 0;
     loop {
-        let bus = free_port()?.to_string();
+        let bus = claim_port()?;
+        let bus_port = bus.port().to_string();
         let mut args = vec!["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"];
         // Before Redis 7 the bus is always the node's port + 10000.
         if major_version(binary) >= 7 {
-            args.extend(["--cluster-port", &bus]);
+            args.extend(["--cluster-port", &bus_port]);
         }
         args.extend_from_slice(extra);
         match RedisProcess::start(binary, &args) {
             Err(e) if tries < 5 && e.to_string().contains("Address already in use") => tries += 1,
+            Ok(mut node) => {
+                node.also.push(bus);
+                return Ok(node);
+            }
             outcome => return outcome,
         }
     }
@@ -340,7 +354,8 @@ mod tests {
     fn unstarted(binary: &Path, port: u16) -> RedisProcess {
         RedisProcess {
             binary: binary.to_owned(),
-            port,
+            port: PortClaim::unclaimed(port),
+            also: Vec::new(),
             dir: tempfile::Builder::new().prefix("redlockd-redis-").tempdir().unwrap(),
             extra: Vec::new(),
             child: None,
