@@ -36,6 +36,7 @@ mod elections;
 mod elections_daemon;
 mod elections_etcd;
 mod elections_report;
+mod environment;
 mod etcd;
 mod http;
 mod in_process;
@@ -44,6 +45,7 @@ mod otlp_sink;
 mod peer;
 mod peers;
 mod report;
+mod targets;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -382,7 +384,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         runs.insert(key, all.swap_remove(median));
     }
 
-    let mut environment = report::environment(
+    let mut environment = environment::environment(
         &daemon_binary,
         daemon.is_some(),
         peers.values().map(|p| p.environment.clone()),

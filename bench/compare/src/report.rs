@@ -3,8 +3,6 @@
 //! and machine they were measured on.
 
 use std::fmt::Write as _;
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use crate::daemon::SessionOutcome;
@@ -24,7 +22,7 @@ const SYSTEMS: [System; 10] = [
     System::RedissonRedlock,
     System::Etcd,
 ];
-const MB: f64 = 1024.0 * 1024.0;
+pub(crate) const MB: f64 = 1024.0 * 1024.0;
 
 /// The whole report.
 pub fn markdown(results: &Results) -> String {
@@ -47,7 +45,7 @@ pub fn markdown(results: &Results) -> String {
     if let Some(elections) = &results.elections {
         crate::elections_report::table(&mut out, elections);
     }
-    targets(&mut out, results);
+    crate::targets::table(&mut out, results);
     out
 }
 
@@ -271,114 +269,6 @@ fn sessions_table(out: &mut String, sessions: &Result<SessionOutcome, String>) {
     }
 }
 
-fn targets(out: &mut String, results: &Results) {
-    let get = |w, s| match results.runs.get(&(w, s)) {
-        Some(Run::Done(o)) if o.ops > 0 => Some(o),
-        _ => None,
-    };
-    let mut rows: Vec<(String, String, Option<bool>)> = Vec::new();
-    let (ra, sa, ea) = (
-        get(Workload::A, System::Redlockd),
-        get(Workload::A, System::Rslock),
-        get(Workload::A, System::Etcd),
-    );
-    if let (Some(r), Some(s)) = (ra, sa) {
-        let (rp, sp) = (p(r, 0.5), p(s, 0.5));
-        rows.push((
-            "(a) acquire p50 ≤ 1.5 × rslock's".into(),
-            format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
-            Some(secs(rp) <= 1.5 * secs(sp)),
-        ));
-        if let Some(hop) = &results.hop {
-            let hp = hop.quantile(0.5);
-            rows.push((
-                "(a) what bounds it: the gRPC hop alone (Health/Check, no master asked), p50".into(),
-                format!(
-                    "{} (×{} rslock's whole acquire; redlockd's acquire spends {} beyond it)",
-                    lat(hp),
-                    ratio(secs(hp) / secs(sp)),
-                    lat(rp.zip(hp).map(|(r, h)| r.saturating_sub(h)))
-                ),
-                None,
-            ));
-        }
-    }
-    if let (Some(r), Some(e)) = (ra, ea) {
-        rows.push((
-            "(a) throughput ≥ 5 × etcd's".into(),
-            format!(
-                "{}/s vs {}/s (×{})",
-                int(r.rate()),
-                int(e.rate()),
-                ratio(r.rate() / e.rate())
-            ),
-            Some(r.rate() >= 5.0 * e.rate()),
-        ));
-    }
-    let (rb, sb) = (get(Workload::B, System::Redlockd), get(Workload::B, System::Rslock));
-    if let (Some(r), Some(s)) = (rb, sb) {
-        rows.push((
-            "(b) throughput ≥ 1.5 × rslock's".into(),
-            format!(
-                "{}/s vs {}/s (×{})",
-                int(r.rate()),
-                int(s.rate()),
-                ratio(r.rate() / s.rate())
-            ),
-            Some(r.rate() >= 1.5 * s.rate()),
-        ));
-    }
-    if let Some(r) = rb {
-        let p99 = p(r, 0.99);
-        rows.push((
-            "(b) acquire p99 ≤ 2 ms".into(),
-            lat(p99),
-            Some(p99.is_some_and(|d| d <= Duration::from_millis(2))),
-        ));
-    }
-    let (rc, sc) = (get(Workload::C, System::Redlockd), get(Workload::C, System::Rslock));
-    if let (Some(r), Some(s)) = (rc, sc) {
-        let (rp, sp) = (p(r, 0.99), p(s, 0.99));
-        rows.push((
-            "(c) wait p99 ≤ rslock's / 10".into(),
-            format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
-            Some(secs(rp) * 10.0 <= secs(sp)),
-        ));
-        rows.push((
-            "(c) hand-offs/s ≥ rslock's".into(),
-            format!(
-                "{}/s vs {}/s (×{})",
-                int(r.rate()),
-                int(s.rate()),
-                ratio(r.rate() / s.rate())
-            ),
-            Some(r.rate() >= s.rate()),
-        ));
-    }
-    if let Some(Ok(o)) = &results.sessions {
-        rows.push((
-            format!("(d) {} sessions with daemon RSS ≤ 50 MB", o.planned),
-            format!("{} held, {} LOST, RSS {}", o.held, o.lost, mb(o.rss_held)),
-            Some(o.held == o.planned && o.lost == 0 && o.rss_held.is_some_and(|b| (b as f64) <= 50.0 * MB)),
-        ));
-    }
-    if rows.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "\nTargets (docs/performance.md; ratios within this run):\n\n| target | measured | |\n|---|---|---|"
-    );
-    for (target, measured, met) in rows {
-        let verdict = match met {
-            Some(true) => "met",
-            Some(false) => "**missed**",
-            None => "—",
-        };
-        let _ = writeln!(out, "| {target} | {measured} | {verdict} |");
-    }
-}
-
 fn workload_label(w: Workload, clients: usize) -> String {
     match w {
         Workload::A => "(a) 1 client, acquire + release, distinct names".into(),
@@ -461,7 +351,7 @@ pub fn sessions_line(o: &SessionOutcome) -> String {
     )
 }
 
-fn p(o: &Outcome, q: f64) -> Option<Duration> {
+pub(crate) fn p(o: &Outcome, q: f64) -> Option<Duration> {
     o.latencies.quantile(q)
 }
 
@@ -513,7 +403,7 @@ pub(crate) fn int(x: f64) -> String {
     out
 }
 
-fn mb(bytes: Option<u64>) -> String {
+pub(crate) fn mb(bytes: Option<u64>) -> String {
     bytes.map_or_else(|| "—".into(), |b| format!("{:.1} MB", b as f64 / MB))
 }
 
@@ -524,91 +414,4 @@ pub(crate) fn short(s: &str) -> String {
     } else {
         line
     }
-}
-
-/// What the numbers were measured with.
-pub fn environment(
-    daemon: &Path,
-    daemon_ran: bool,
-    peers: impl Iterator<Item = (String, String)>,
-    etcd: Option<&Path>,
-) -> Vec<(String, String)> {
-    let first_line = |program: &Path, arg: &str| {
-        Command::new(program)
-            .arg(arg)
-            .output()
-            .ok()
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .and_then(|s| s.lines().next().map(str::to_owned))
-            .unwrap_or_else(|| "?".into())
-    };
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map_or("?", str::trim)
-        .to_owned();
-    let cores = std::thread::available_parallelism().map_or(0, usize::from);
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let debian = std::fs::read_to_string("/etc/debian_version").unwrap_or_default();
-    let mut env = vec![(
-        "machine".to_owned(),
-        format!(
-            "{cores} cores ({model}), Linux {}, Debian {}",
-            kernel.trim(),
-            debian.trim()
-        ),
-    )];
-    let redis = redlockd::dev::find_redis_server()
-        .map(|p| first_line(&p, "--version"))
-        .unwrap_or_default();
-    // "Redis server v=7.0.15 sha=… malloc=…": the version is enough.
-    let redis = redis
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("v="))
-        .map_or(redis.clone(), |v| format!("redis-server {v}"));
-    env.push(("masters".into(), format!("5 × {redis}, no persistence, on loopback")));
-    if daemon_ran {
-        env.push((
-            "redlockd".into(),
-            format!(
-                "{} (release), its own process; clients over gRPC (tonic)",
-                first_line(daemon, "--version")
-            ),
-        ));
-    }
-    env.push((
-        "rslock".into(),
-        format!("{} (in the benchmark process)", locked_version("rslock")),
-    ));
-    for (name, versions) in peers {
-        if !env.iter().any(|(n, _)| *n == name) {
-            env.push((name, versions));
-        }
-    }
-    if let Some(etcd) = etcd {
-        env.push((
-            "etcd".into(),
-            format!(
-                "etcd {}, single node, data on local disk; client: tonic with etcd's message definitions",
-                first_line(etcd, "--version").trim_start_matches("etcd Version: ")
-            ),
-        ));
-    }
-    env
-}
-
-/// A package's version in Cargo.lock.
-fn locked_version(package: &str) -> String {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap_or_default();
-    let mut lines = lock.lines();
-    while let Some(line) = lines.next() {
-        if line == format!("name = \"{package}\"")
-            && let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = "))
-        {
-            return v.trim_matches('"').to_owned();
-        }
-    }
-    "?".into()
 }
