@@ -2,13 +2,13 @@
 //! tests run with paused time), one fence counter, and scripted faults
 //! (down, slow, replies lost after the write happened). Not for production.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::Mode;
+use super::fake_state::{State, WRITER_WAIT, holds};
 use super::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, SHARED_MARK, Standing, Swap};
 
 /// A scripted fault on a fake node.
@@ -23,35 +23,6 @@ pub(crate) enum Fault {
     Slow(Duration),
     /// Applies every command, then never answers: the reply is lost.
     LoseReplies,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    keys: HashMap<String, (String, Instant)>,
-    /// Holder records by key (`counter\n0\nholder`: the fake has no clock).
-    records: HashMap<String, String>,
-    counter: Option<u64>,
-    fault: Fault,
-    standing: Option<Standing>,
-    unlocks: usize,
-    tries: usize,
-    extend_calls: usize,
-    /// Election reads (`read_record`).
-    record_reads: usize,
-    /// Locks marked as waited for by another daemon's refused attempt
-    /// (`mark_waited_elsewhere`), until an announcing unlock. This node's
-    /// own refusals are its daemon's: they do not count (as in Redis).
-    waited: std::collections::HashSet<String>,
-    /// Shared holders by key, each until its deadline; the key itself
-    /// holds `SHARED_MARK` until the last one's.
-    readers: HashMap<String, HashMap<String, Instant>>,
-    /// Until when an exclusive attempt refused by readers keeps new
-    /// readers out, by key.
-    writer_waits: HashMap<String, Instant>,
-    /// Semaphores' numbers of permits, until when each is remembered.
-    permits: HashMap<String, (u32, Instant)>,
-    /// Election records by key, each until its deadline.
-    election_records: HashMap<String, (Vec<u8>, Instant)>,
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -148,42 +119,6 @@ impl FakeNode {
             std::future::pending::<()>().await;
         }
         Ok(result)
-    }
-}
-
-/// Whether `value` holds `key` (for a shared value: among its readers).
-fn holds(state: &State, key: &str, value: &str) -> bool {
-    match Mode::of(value) {
-        Mode::Exclusive => state.keys.get(key).is_some_and(|(v, _)| v == value),
-        Mode::Shared => {
-            state.keys.get(key).is_some_and(|(v, _)| v == SHARED_MARK)
-                && (state.readers.get(key))
-                    .and_then(|r| r.get(value))
-                    .is_some_and(|until| *until > Instant::now())
-        }
-    }
-}
-
-/// How long a refused exclusive attempt keeps new readers out in the fake.
-const WRITER_WAIT: Duration = Duration::from_millis(500);
-
-impl State {
-    /// Drops expired readers of `key`; sets the key's mark to live until
-    /// the last one's deadline, or removes it with none left.
-    fn settle_readers(&mut self, key: &str, now: Instant) {
-        let readers = self.readers.entry(key.to_owned()).or_default();
-        readers.retain(|_, until| *until > now);
-        match readers.values().max().copied() {
-            Some(last) => {
-                self.keys.insert(key.to_owned(), (SHARED_MARK.to_owned(), last));
-            }
-            None => {
-                self.readers.remove(key);
-                if self.keys.get(key).is_some_and(|(v, _)| v == SHARED_MARK) {
-                    self.keys.remove(key);
-                }
-            }
-        }
     }
 }
 

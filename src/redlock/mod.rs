@@ -18,6 +18,8 @@ mod extend;
 mod extend_tests;
 #[cfg(test)]
 pub mod fake;
+#[cfg(test)]
+mod fake_state;
 mod fanout;
 mod handoff;
 #[cfg(test)]
