@@ -4,7 +4,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-cargo build -q -p redlockd-client --example fenced_write
+# The workspace's features (not the client's alone, which would build
+# tokio, tonic and the rest again): scripts/test built it already.
+cargo build -q --workspace --example fenced_write
 example="${CARGO_TARGET_DIR:-$root/target}/debug/examples/fenced_write"
 "$root/scripts/with-dev-daemon" "$example"
 exec "$root/scripts/with-dev-daemon" --secure "$example"
