@@ -73,7 +73,9 @@ describe('elections', () => {
     await client.proclaim(name, leadership.term, bytes);
     assert.deepEqual((await client.leader(name)).value, bytes);
     const current = new RegExp(`\\b${leadership.term}\\b`);
-    for (const stale of [client.proclaim(name, leadership.term - 1n, 'x'), client.resign(name, leadership.term + 1n)]) {
+    // One call at a time: a second call's refusal arriving while the first is
+    // awaited would otherwise be an unhandled rejection.
+    for (const stale of [() => client.proclaim(name, leadership.term - 1n, 'x'), () => client.resign(name, leadership.term + 1n)]) {
       await assert.rejects(stale, (e: Error) => e instanceof FailedPreconditionError && current.test(e.message));
     }
     assert.deepEqual((await client.leader(name)).value, bytes, 'a refused proclaim changed the value');
