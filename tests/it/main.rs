@@ -50,6 +50,7 @@ mod quarantine;
 mod quotas;
 mod redis_acl;
 mod redlockctl_elect;
+mod redlockctl_run;
 mod reentrancy;
 mod release_channels;
 mod release_delivery;

@@ -5,8 +5,9 @@
 //! The command gets `REDLOCKD_TERM` (send it with every write) and
 //! `REDLOCKD_ELECTION` in its environment. When the leadership ends — LOST,
 //! the daemon resigned for it, the stream broke, or the last `valid_for`
-//! ran out by our own clock — the command gets SIGTERM, then SIGKILL after
-//! `--grace`. Exit codes: the command's own when it finished while leading
+//! ran out by our own clock — the command's process group gets SIGTERM,
+//! then SIGKILL after `--grace`; redlockctl resigns only once no process of
+//! the command is left (`supervise.rs`). Exit codes: the command's own when it finished while leading
 //! (128 + signal if a signal ended it), and then redlockctl resigns; 1 not
 //! elected within `--wait`; 2 an error; 3 the leadership was lost and the
 //! command stopped.
@@ -15,9 +16,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use redlockd_client::{CampaignOptions, Client, Error};
-use tokio::process::Command;
 
-use crate::run::{EXIT_LOST, exit_code, stop};
+use crate::run::{EXIT_LOST, signal_exit};
+use crate::supervise::{Ended, Group, Signals};
 
 /// `redlockctl elect NAME [--value V] -- CMD ARGS…`
 #[derive(clap::Args)]
@@ -51,7 +52,7 @@ pub struct ElectArgs {
 
 /// Campaigns, runs the command while leading; the exit code follows the
 /// module docs. The leadership is the client library's `Leadership`.
-pub async fn elect(client: Client, args: ElectArgs) -> ExitCode {
+pub async fn elect(client: Client, args: ElectArgs, mut signals: Signals) -> ExitCode {
     let candidate = args.candidate.clone().unwrap_or_else(default_candidate);
     let mut options = CampaignOptions::new().value(args.value.clone());
     if let Some(ttl) = args.ttl {
@@ -61,47 +62,54 @@ pub async fn elect(client: Client, args: ElectArgs) -> ExitCode {
         options = options.lock_delay(lock_delay);
     }
     let campaign = client.campaign(&args.name, &candidate, options);
-    let elected = match args.wait {
-        None => campaign.await,
-        Some(wait) => match tokio::time::timeout(wait, campaign).await {
-            Ok(elected) => elected,
-            Err(_) => Err(Error::NotAcquired(format!("not elected within {wait:?}"))),
-        },
+    let campaign = async {
+        match args.wait {
+            None => campaign.await,
+            Some(wait) => match tokio::time::timeout(wait, campaign).await {
+                Ok(elected) => elected,
+                Err(_) => Err(Error::NotAcquired(format!("not elected within {wait:?}"))),
+            },
+        }
+    };
+    let elected = tokio::select! {
+        elected = campaign => elected,
+        signal = signals.stop_requested() => {
+            // Nothing ran; a term won meanwhile goes with the stream.
+            return ExitCode::from(signal_exit(signal));
+        }
     };
     let leadership = match elected {
         Ok(leadership) => leadership,
         Err(Error::NotAcquired(reason)) => {
-            eprintln!("redlockctl: {} not elected: {reason}", args.name);
+            say!("{} not elected: {reason}", args.name);
             return ExitCode::from(1);
         }
         Err(error) => {
-            eprintln!("redlockctl: {error}");
+            say!("{error}");
             return ExitCode::from(2);
         }
     };
-    let mut child = match Command::new(&args.command[0])
-        .args(&args.command[1..])
-        .env("REDLOCKD_TERM", leadership.term().to_string())
-        .env("REDLOCKD_ELECTION", &args.name)
-        .spawn()
-    {
-        Ok(child) => child,
+    let env = [
+        ("REDLOCKD_TERM", leadership.term().to_string()),
+        ("REDLOCKD_ELECTION", args.name.clone()),
+    ];
+    let group = match Group::spawn(&args.command, &env) {
+        Ok(group) => group,
         Err(e) => {
-            eprintln!("redlockctl: cannot run {}: {e}", args.command[0]);
+            say!("cannot run {}: {e}", args.command[0]);
+            let _ = tokio::time::timeout(Duration::from_secs(5), leadership.resign()).await;
             return ExitCode::from(2);
         }
     };
-    tokio::select! {
-        status = child.wait() => {
-            // The next candidate is elected at once.
+    let lost = async { format!("leadership of {} ended ({})", args.name, leadership.lost().await) };
+    match group.supervise(&mut signals, lost, args.grace).await {
+        Ended::Exited(code) => {
+            // No process of the command is left: the next candidate is
+            // elected at once.
             let _ = tokio::time::timeout(Duration::from_secs(5), leadership.resign()).await;
-            ExitCode::from(exit_code(status))
+            ExitCode::from(code)
         }
-        why = leadership.lost() => {
-            eprintln!("redlockctl: leadership of {} ended ({why}); stopping the command", args.name);
-            stop(&mut child, args.grace).await;
-            ExitCode::from(EXIT_LOST)
-        }
+        Ended::Lost => ExitCode::from(EXIT_LOST),
     }
 }
 

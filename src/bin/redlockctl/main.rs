@@ -164,9 +164,13 @@ enum LocksCommand {
     },
 }
 
+// First: its `out!` and `say!` are used in the modules after it.
+#[macro_use]
+mod output;
 mod connect;
 mod elect;
 mod run;
+mod supervise;
 mod views;
 
 fn millis(d: Option<prost_types::Duration>) -> u128 {
@@ -194,14 +198,32 @@ fn holder_fields(holder: &Holder) -> String {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let supervising = matches!(cli.command, Command::Run { .. } | Command::Elect(_));
+    // Before anything runs or connects: a SIGTERM that comes while
+    // redlockctl waits for the lock must not kill it (as PID 1 it would be
+    // ignored), nor leave a command behind (supervise.rs).
+    let signals = if supervising {
+        match supervise::Signals::install() {
+            Ok(signals) => Some(signals),
+            Err(error) => {
+                say!("cannot set up signal handling: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
     let connected = || async {
         connect::connect(&cli.addr, &cli.connection).await.map_err(|error| {
-            eprintln!("redlockctl: {error}");
+            say!("{error}");
             ExitCode::from(2)
         })
     };
     match cli.command {
-        Command::Elect(args) => return run_with(connected().await, |c| elect::elect(c, args)).await,
+        Command::Elect(args) => {
+            let signals = signals.expect("installed for elect");
+            return run_with(connected().await, |c| elect::elect(c, args, signals)).await;
+        }
         Command::Leader(args) => return run_with(connected().await, |c| views::leader(c, args)).await,
         Command::Observe(args) => return run_with(connected().await, |c| views::observe(c, args)).await,
         Command::Watch(args) => return run_with(connected().await, |c| views::watch(c, args)).await,
@@ -223,13 +245,6 @@ async fn main() -> ExitCode {
         command,
     } = cli.command
     {
-        let client = match connect::connect(&cli.addr, &cli.connection).await {
-            Ok(client) => client,
-            Err(error) => {
-                eprintln!("redlockctl: {error}");
-                return ExitCode::from(2);
-            }
-        };
         let job = run::Job {
             resource,
             ttl,
@@ -242,13 +257,14 @@ async fn main() -> ExitCode {
             grace,
             command,
         };
-        return run::run(client, job).await;
+        let signals = signals.expect("installed for run");
+        return run_with(connected().await, |c| run::run(c, job, signals)).await;
     }
     match call(cli).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(status) => {
-            eprintln!("redlockctl: {status}");
+            say!("{status}");
             ExitCode::from(2)
         }
     }
@@ -293,7 +309,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                         continue;
                     }
                     let holder = lock.holder.unwrap_or_default();
-                    println!("resource={} {}", lock.resource, holder_fields(&holder));
+                    out!("resource={} {}", lock.resource, holder_fields(&holder));
                 }
                 if page.next_page_token.is_empty() {
                     return Ok(true);
@@ -308,7 +324,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 .await
                 .map_err(status)?
                 .into_inner();
-            println!("masters_held={}", reply.masters_held);
+            out!("masters_held={}", reply.masters_held);
             Ok(true)
         }
         Command::Acquire { resources, lock } if resources.len() > 1 => {
@@ -325,15 +341,16 @@ async fn call(cli: Cli) -> Result<bool, String> {
             };
             let reply = client.acquire_many(request).await.map_err(status)?.into_inner();
             let Some(first) = reply.leases.first().filter(|_| reply.acquired) else {
-                println!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
+                out!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
                 return Ok(false);
             };
-            println!("value={}", first.value);
-            println!("validity_ms={}", millis(first.validity));
+            out!("value={}", first.value);
+            out!("validity_ms={}", millis(first.validity));
             for lease in &reply.leases {
-                println!(
+                out!(
                     "lease: resource={} fencing_token={}",
-                    lease.resource, lease.fencing_token
+                    lease.resource,
+                    lease.fencing_token
                 );
             }
             Ok(true)
@@ -353,21 +370,21 @@ async fn call(cli: Cli) -> Result<bool, String> {
             let reply = client.acquire(request).await.map_err(status)?.into_inner();
             match reply.lease {
                 Some(lease) if reply.acquired => {
-                    println!("resource={}", lease.resource);
-                    println!("value={}", lease.value);
-                    println!("fencing_token={}", lease.fencing_token);
-                    println!("validity_ms={}", millis(lease.validity));
+                    out!("resource={}", lease.resource);
+                    out!("value={}", lease.value);
+                    out!("fencing_token={}", lease.fencing_token);
+                    out!("validity_ms={}", millis(lease.validity));
                     if lease.mode() == LockMode::Shared {
-                        println!("mode=shared");
+                        out!("mode=shared");
                     }
                     if lease.permits > 0 {
-                        println!("permits={}", lease.permits);
-                        println!("slot={}", lease.slot);
+                        out!("permits={}", lease.permits);
+                        out!("slot={}", lease.slot);
                     }
                     Ok(true)
                 }
                 _ => {
-                    println!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
+                    out!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
                     Ok(false)
                 }
             }
@@ -379,7 +396,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 ttl: ttl.map(wire),
             };
             let reply = client.extend(request).await.map_err(status)?.into_inner();
-            println!("extended={} validity_ms={}", reply.extended, millis(reply.validity));
+            out!("extended={} validity_ms={}", reply.extended, millis(reply.validity));
             Ok(reply.extended)
         }
         Command::Release { resource, value } => {
@@ -388,7 +405,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 .await
                 .map_err(status)?
                 .into_inner();
-            println!("released={}", reply.released);
+            out!("released={}", reply.released);
             Ok(reply.released)
         }
         Command::Inspect { resource } => {
@@ -397,25 +414,29 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 .await
                 .map_err(status)?
                 .into_inner();
-            println!(
+            out!(
                 "held={} agreeing={} quorum={} waiting={} readers={}",
-                reply.held, reply.agreeing, reply.quorum, reply.waiting, reply.readers
+                reply.held,
+                reply.agreeing,
+                reply.quorum,
+                reply.waiting,
+                reply.readers
             );
             if reply.permits > 0 {
-                println!("permits={} permits_out={}", reply.permits, reply.permits_out);
+                out!("permits={} permits_out={}", reply.permits, reply.permits_out);
             }
             if let Some(holder) = &reply.holder {
-                println!("holder: {}", holder_fields(holder));
+                out!("holder: {}", holder_fields(holder));
             }
             for owner in &reply.waiter_owners {
-                println!("waiter: owner={owner:?}");
+                out!("waiter: owner={owner:?}");
             }
             for node in reply.nodes {
                 let ttl_ms = node
                     .ttl
                     .and_then(|t| Duration::try_from(t).ok())
                     .map_or(0, |t| t.as_millis());
-                println!(
+                out!(
                     "node={} address={} reachable={} state={} held={} with_majority={} ttl_ms={} fence_counter={}",
                     node.index,
                     node.address,

@@ -1,20 +1,25 @@
 //! `redlockctl run`: hold a lock through a `Hold` session while a command
-//! runs — the counterpart of `etcdctl lock NAME CMD` and `consul lock`.
+//! runs — the counterpart of `etcdctl lock NAME CMD`, `consul lock` and
+//! `flock(1)`. The command is supervised as `supervise.rs` says: the lock
+//! is released only once no process of the command is left.
 //!
 //! The command gets `REDLOCKD_FENCING_TOKEN`, `REDLOCKD_RESOURCE` and (for a permit) `REDLOCKD_SLOT` in its
-//! environment. If the lock is lost, the command gets SIGTERM, then SIGKILL
-//! after `--grace`. Exit codes: the command's own when it finished while
-//! the lock was held (128 + signal if a signal ended it); 1 the lock was not
-//! acquired within `--wait`; 2 an error (bad arguments, daemon unreachable,
-//! UNAVAILABLE…); 3 the lock was lost (LOST, the session broke, or its
-//! validity ran out by our own clock) and the command was stopped.
+//! environment. If the lock is lost, the command's process group gets
+//! SIGTERM, then SIGKILL after `--grace`. Exit codes: the command's own when
+//! it finished while the lock was held (128 + signal if a signal ended it,
+//! including one redlockctl forwarded); 1 the lock was not acquired within
+//! `--wait`; 2 an error (bad arguments, daemon unreachable, UNAVAILABLE…);
+//! 3 the lock was lost (LOST, the session broke, or its validity ran out by
+//! our own clock) and the command was stopped; 128 + signal when a signal
+//! came before the command started.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redlockd_client::{Client, Error, HoldOptions};
-use tokio::process::{Child, Command};
+use redlockd_client::{Client, Error, HeldLock, HoldOptions};
 use tokio::time::Instant;
+
+use crate::supervise::{Ended, Group, Signals};
 
 /// The exit code when the lock was lost.
 pub const EXIT_LOST: u8 = 3;
@@ -37,95 +42,94 @@ pub struct Job {
     pub command: Vec<String>,
 }
 
+impl Job {
+    fn options(&self) -> HoldOptions {
+        let mut options = HoldOptions::new().wait(self.wait).owner(self.owner.clone());
+        if let Some(ttl) = self.ttl {
+            options = options.ttl(ttl);
+        }
+        if self.shared {
+            options = options.shared();
+        }
+        if self.permits > 0 {
+            options = options.permits(self.permits);
+        }
+        if !self.reentrancy_key.is_empty() {
+            options = options.reentrancy_key(self.reentrancy_key.clone());
+        }
+        if let Some(lock_delay) = self.lock_delay {
+            options = options.lock_delay(lock_delay);
+        }
+        options
+    }
+}
+
 /// Runs the job; the exit code follows the module docs. The session is the
 /// client library's `HeldLock`.
-pub async fn run(client: Client, job: Job) -> ExitCode {
-    let mut options = HoldOptions::new().wait(job.wait).owner(job.owner.clone());
-    if let Some(ttl) = job.ttl {
-        options = options.ttl(ttl);
-    }
-    if job.shared {
-        options = options.shared();
-    }
-    if job.permits > 0 {
-        options = options.permits(job.permits);
-    }
-    if !job.reentrancy_key.is_empty() {
-        options = options.reentrancy_key(job.reentrancy_key.clone());
-    }
-    if let Some(lock_delay) = job.lock_delay {
-        options = options.lock_delay(lock_delay);
-    }
-    let lock = match client.hold(&job.resource, options).await {
+pub async fn run(client: Client, job: Job, mut signals: Signals) -> ExitCode {
+    let held = tokio::select! {
+        held = client.hold(&job.resource, job.options()) => held,
+        signal = signals.stop_requested() => {
+            // Nothing ran; a lock granted meanwhile goes with the session.
+            return ExitCode::from(signal_exit(signal));
+        }
+    };
+    let lock = match held {
         Ok(lock) => lock,
         Err(Error::NotAcquired(reason)) => {
-            eprintln!("redlockctl: {} not acquired: {reason}", job.resource);
+            say!("{} not acquired: {reason}", job.resource);
             return ExitCode::from(1);
         }
         Err(error) => {
-            eprintln!("redlockctl: {error}");
+            say!("{error}");
             return ExitCode::from(2);
         }
     };
-    let mut child = match Command::new(&job.command[0])
-        .args(&job.command[1..])
-        .env("REDLOCKD_FENCING_TOKEN", lock.fencing_token().to_string())
-        .env("REDLOCKD_RESOURCE", &job.resource)
-        .env("REDLOCKD_SLOT", lock.slot().to_string())
-        .spawn()
-    {
-        Ok(child) => child,
+    let env = [
+        ("REDLOCKD_FENCING_TOKEN", lock.fencing_token().to_string()),
+        ("REDLOCKD_RESOURCE", job.resource.clone()),
+        ("REDLOCKD_SLOT", lock.slot().to_string()),
+    ];
+    let group = match Group::spawn(&job.command, &env) {
+        Ok(group) => group,
         Err(e) => {
-            eprintln!("redlockctl: cannot run {}: {e}", job.command[0]);
+            say!("cannot run {}: {e}", job.command[0]);
+            let _ = tokio::time::timeout(Duration::from_secs(5), lock.release()).await;
             return ExitCode::from(2);
         }
     };
+    match group
+        .supervise(&mut signals, lost(&lock, &job.resource), job.grace)
+        .await
+    {
+        Ended::Exited(code) => {
+            // No process of the command is left: the daemon releases at once.
+            let _ = tokio::time::timeout(Duration::from_secs(5), lock.release()).await;
+            ExitCode::from(code)
+        }
+        Ended::Lost => ExitCode::from(EXIT_LOST),
+    }
+}
+
+/// Resolves when the lock is lost: LOST from the daemon, or its validity run
+/// out by our own clock (if the daemon or the network is stuck, LOST may
+/// never come, but the validity still runs out).
+async fn lost(lock: &HeldLock, resource: &str) -> String {
     loop {
-        // Our own clock: if the daemon or the network is stuck, LOST may
-        // never come, but the validity still runs out.
         let valid_until = lock.valid_until().unwrap_or_else(Instant::now);
         tokio::select! {
-            status = child.wait() => {
-                // The daemon releases at once.
-                let _ = tokio::time::timeout(Duration::from_secs(5), lock.release()).await;
-                return ExitCode::from(exit_code(status));
-            }
             () = tokio::time::sleep_until(valid_until) => {
                 if lock.valid_until().is_some_and(|until| until > Instant::now()) {
                     continue; // extended meanwhile
                 }
-                eprintln!("redlockctl: the lock's validity ran out without an extension; stopping the command");
-                break;
+                return format!("the lock on {resource} ran out of validity without an extension");
             }
-            reason = lock.lost() => {
-                eprintln!("redlockctl: lock on {} lost: {reason}; stopping the command", job.resource);
-                break;
-            }
+            reason = lock.lost() => return format!("lock on {resource} lost: {reason}"),
         }
     }
-    stop(&mut child, job.grace).await;
-    ExitCode::from(EXIT_LOST)
 }
 
-/// The command's exit code, or 128 + the signal that killed it (as shells do).
-pub fn exit_code(status: std::io::Result<std::process::ExitStatus>) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Ok(s) => match (s.code(), s.signal()) {
-            (Some(code), _) => u8::try_from(code).unwrap_or(255),
-            (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
-            (None, None) => 255,
-        },
-        Err(_) => 2,
-    }
-}
-
-/// SIGTERM, then SIGKILL after `grace`.
-pub async fn stop(child: &mut Child, grace: Duration) {
-    if let Some(pid) = child.id() {
-        let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status().await;
-    }
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        let _ = child.kill().await;
-    }
+/// The exit code of a process a signal ended, as shells report it.
+pub fn signal_exit(signal: rustix::process::Signal) -> u8 {
+    u8::try_from(128 + signal.as_raw()).unwrap_or(255)
 }

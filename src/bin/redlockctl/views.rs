@@ -47,7 +47,7 @@ pub struct WatchArgs {
 pub async fn leader(client: Client, args: LeaderArgs) -> ExitCode {
     match client.leader(&args.name).await {
         Ok(leader) => {
-            println!("{}", leader_line(leader.as_ref(), args.json));
+            out!("{}", leader_line(leader.as_ref(), args.json));
             ExitCode::from(if leader.is_some() { 0 } else { 1 })
         }
         Err(error) => failed(&error),
@@ -61,11 +61,11 @@ pub async fn observe(client: Client, args: ObserveArgs) -> ExitCode {
     };
     while let Some(state) = states.next().await {
         match state {
-            Ok(leader) => println!("{}", leader_line(leader.as_ref(), args.json)),
+            Ok(leader) => out!("{}", leader_line(leader.as_ref(), args.json)),
             Err(error) => return failed(&error),
         }
     }
-    eprintln!("redlockctl: the daemon ended the stream");
+    say!("the daemon ended the stream");
     ExitCode::from(2)
 }
 
@@ -76,16 +76,16 @@ pub async fn watch(client: Client, args: WatchArgs) -> ExitCode {
     };
     while let Some(change) = changes.next().await {
         match change {
-            Ok(change) => println!("{}", watch_line(&change, args.json)),
+            Ok(change) => out!("{}", watch_line(&change, args.json)),
             Err(error) => return failed(&error),
         }
     }
-    eprintln!("redlockctl: the daemon ended the stream");
+    say!("the daemon ended the stream");
     ExitCode::from(2)
 }
 
 fn failed(error: &Error) -> ExitCode {
-    eprintln!("redlockctl: {error}");
+    say!("{error}");
     ExitCode::from(2)
 }
 
