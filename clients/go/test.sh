@@ -56,6 +56,7 @@ go vet ./...
 
 # 4. The tests, each group against a daemon of its own.
 go test -race -c -o "$scratch/redlockd.test" .
+[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the modules, the stubs and the race-enabled test binary"; exit 0; }
 run() { "$root/scripts/with-dev-daemon" "$@"; }
 run "$scratch/redlockd.test" -test.run '^TestClient' -test.v -test.count=1
 alone="$("$scratch/redlockd.test" -test.list '^(TestKillsMasters|TestFreezesDaemon)')"

@@ -42,6 +42,11 @@ fresh="$(mktemp -d -t redlockd-java.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
 rm -rf "$here/target/surefire-reports" "$here/target/conformance-own-daemon.txt"
 
+if [ -n "${REDLOCKD_TEST_PREPARE:-}" ]; then
+  "${mvn[@]}" test-compile 2>&1 | clean
+  say "prepared: the Maven artifacts, the stubs and the compiled tests"
+  exit 0
+fi
 say "1. mvn verify: the stubs generated from proto/, the plain suite"
 run "${mvn[@]}" verify 2>&1 | clean
 say "1b. the conformance scenarios that kill masters, each on a daemon of its own"

@@ -40,6 +40,7 @@ diff -r lib "$fresh/lib" >/dev/null || { say "lib/ is stale: run npm run build i
 
 rm -rf test/.build
 npx --no-install tsc -p tsconfig.json
+[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the npm packages and the compiled tests"; exit 0; }
 t() { for file in "$@"; do echo "test/.build/$file.test.js"; done; }
 # A test that leaves a stream open fails after two minutes instead of hanging.
 nodetest=(node --test --test-timeout=120000)

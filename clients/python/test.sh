@@ -44,6 +44,7 @@ if ! [ -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
   touch "$stamp"
 fi
 py="$venv/bin/python"
+[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the virtualenv"; exit 0; }
 
 say "1. the shipped stubs match proto/"
 fresh_stubs="$(mktemp -d -t redlockd-py-stubs.XXXXXX)"
