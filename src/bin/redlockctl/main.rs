@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use redlockd_client::proto::{
-    AcquireManyRequest, AcquireRequest, ExtendRequest, ForceReleaseRequest, Holder, InspectRequest, ListLocksRequest,
-    LockMode, ReleaseRequest,
+    AcquireManyRequest, AcquireRequest, ExtendRequest, ForceReleaseRequest, InspectRequest, LockMode, ReleaseRequest,
 };
 use redlockd_client::wire_duration as wire;
+
+use crate::admin::{holder_fields, millis};
 
 /// Take, extend and release locks, and run elections, through a redlockd daemon.
 #[derive(Parser)]
@@ -167,33 +168,12 @@ enum LocksCommand {
 // First: its `out!` and `say!` are used in the modules after it.
 #[macro_use]
 mod output;
+mod admin;
 mod connect;
 mod elect;
 mod run;
 mod supervise;
 mod views;
-
-fn millis(d: Option<prost_types::Duration>) -> u128 {
-    d.and_then(|d| Duration::try_from(d).ok())
-        .unwrap_or_default()
-        .as_millis()
-}
-
-/// A holder as `key=value` fields (the owner quoted: it may hold spaces).
-fn holder_fields(holder: &Holder) -> String {
-    let since = holder
-        .since
-        .as_ref()
-        .map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos) / 1_000_000);
-    format!(
-        "owner={:?} tenant={} daemon={} since_ms={since} fencing_token={} ttl_ms={}",
-        holder.owner,
-        holder.tenant,
-        holder.daemon,
-        holder.fencing_token,
-        millis(holder.ttl)
-    )
-}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -288,35 +268,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
     match cli.command {
         Command::Locks {
             command: LocksCommand::Ls { prefix, page_size },
-        } => {
-            let mut admin = connection.admin();
-            let mut page_token = String::new();
-            // A lock may come on two pages (SCAN returns a key twice while a
-            // master's table is resized): it is printed once.
-            let mut printed = std::collections::HashSet::new();
-            loop {
-                let page = admin
-                    .list_locks(ListLocksRequest {
-                        prefix: prefix.clone(),
-                        page_size,
-                        page_token,
-                    })
-                    .await
-                    .map_err(status)?
-                    .into_inner();
-                for lock in page.locks {
-                    if !printed.insert(lock.resource.clone()) {
-                        continue;
-                    }
-                    let holder = lock.holder.unwrap_or_default();
-                    out!("resource={} {}", lock.resource, holder_fields(&holder));
-                }
-                if page.next_page_token.is_empty() {
-                    return Ok(true);
-                }
-                page_token = page.next_page_token;
-            }
-        }
+        } => admin::list_locks(&connection, prefix, page_size).await,
         Command::ForceRelease { resource, reason } => {
             let reply = connection
                 .admin()
