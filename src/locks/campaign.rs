@@ -7,6 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::locks::Locks;
 use crate::locks::error::Error;
 use crate::locks::session::{Command, Delivery, Event, Events, Holding, Input, Inputs, Lost, Plan, Released};
@@ -52,8 +54,10 @@ impl<N: Node> Locks<N> {
                     return None;
                 }
             };
-            let lease = match asked {
-                Ok(Acquired::Granted(lease)) => lease,
+            let (lease, granted) = match asked {
+                // Its validity counts from now, not from when the record is
+                // written (docs/design.md#elections).
+                Ok(Acquired::Granted(lease)) => (lease, Instant::now()),
                 // The wait ran out with another leader: wait on.
                 Ok(Acquired::NotGranted { .. }) => continue,
                 Err(Error::Cancelled) => {
@@ -91,7 +95,7 @@ impl<N: Node> Locks<N> {
                     audit("elected", &who, None, &lease.resource, Some(lease.fencing_token));
                     self.metrics.elections.with_label_values(&["elected"]).inc();
                     self.followed.changed(Some(&plan.name));
-                    return Some(Holding::new(*plan, lease, Box::new(who)));
+                    return Some(Holding::new(*plan, lease, granted, Box::new(who)));
                 }
                 // The lock is gone already, or too few masters took the
                 // record: let it go and campaign on.

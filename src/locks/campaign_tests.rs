@@ -10,6 +10,7 @@ use crate::locks::error::Error;
 use crate::locks::session::{Candidacy, Command, Input, Lost, Plan, Released};
 use crate::locks::who::Who;
 use crate::redlock::fake::Fault;
+use crate::redlock::quorum::drift;
 
 const NAME: &str = "lock:e";
 
@@ -184,6 +185,37 @@ async fn a_leader_whose_masters_die_is_lost_before_its_validity_ends() {
     let (at, last) = heard.last().unwrap().clone();
     assert_eq!(last, Heard::Lost(Lost::NotExtendedInTime));
     assert!(at < validity, "lost at {at:?}, valid for {validity:?}");
+}
+
+/// ELECTED and EXTENDED tell what is left of the validity when they go
+/// out: the record written after the grant, and extended after each
+/// extension, takes a round of its own that comes off it
+/// (docs/design.md#elections).
+#[tokio::test(start_paused = true)]
+async fn elected_and_extended_tell_the_validity_left_after_the_record_round() {
+    let (locks, _, nodes) = locks();
+    let round = Duration::from_millis(20);
+    for node in &nodes {
+        node.set_fault(Fault::Slow(round));
+    }
+    let a = start(&locks, campaign("a", b""));
+    // ELECTED, then EXTENDED at about a third of the TTL.
+    sleep(TTL / 2).await;
+    let heard = a.heard();
+    let lasts = TTL - drift(TTL, 0.01);
+    let Some((at, Heard::Acquired { validity, .. })) = heard.first().cloned() else {
+        panic!("elected first: {heard:?}");
+    };
+    // Counted from the start of the rounds, as the masters count the lock:
+    // told after the record's round, that much less.
+    assert!(at >= round * 2, "elected at {at:?}: the rounds were not slowed");
+    assert_eq!(at + validity, lasts, "{heard:?}");
+    let extended = heard.iter().find_map(|(_, heard)| match heard {
+        Heard::Extended { validity } => Some(*validity),
+        _ => None,
+    });
+    // The extension's round, then the record's.
+    assert_eq!(extended, Some(lasts - round * 2), "{heard:?}");
 }
 
 #[tokio::test(start_paused = true)]

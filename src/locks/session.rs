@@ -30,6 +30,11 @@ use crate::redlock::{Acquired, Lease, Node};
 pub(super) struct Holding {
     pub(super) terms: Terms,
     pub(super) lease: Lease,
+    /// When its validity runs out as this daemon counts it: from the end of
+    /// the rounds that granted or last extended it. What the session awaits
+    /// after them (a leader's record) comes off the validity it tells
+    /// (docs/design.md#sessions).
+    pub(super) valid_until: Instant,
     /// Who holds it (for audit events).
     pub(super) who: Box<Who>,
 }
@@ -50,8 +55,9 @@ pub(super) struct Terms {
 }
 
 impl Holding {
-    /// The lock `lease`, granted as `plan` asked, held for `who`.
-    pub(super) fn new(plan: Plan, lease: Lease, who: Box<Who>) -> Holding {
+    /// The lock `lease`, granted as `plan` asked at `granted` (when its
+    /// rounds ended: its validity counts from then), held for `who`.
+    pub(super) fn new(plan: Plan, lease: Lease, granted: Instant, who: Box<Who>) -> Holding {
         let Plan {
             resource,
             ttl,
@@ -67,7 +73,13 @@ impl Holding {
             lock_delay,
             campaign,
         };
-        Holding { terms, lease, who }
+        let valid_until = granted + lease.validity;
+        Holding {
+            terms,
+            lease,
+            valid_until,
+            who,
+        }
     }
 }
 
@@ -179,7 +191,7 @@ impl<N: Node> Locks<N> {
             let _ = transport.tell(&plan.resource, Event::Failed(error), Delivery::Always);
         };
         match asked {
-            Ok(Acquired::Granted(lease)) => Some(Holding::new(*plan, lease, who)),
+            Ok(Acquired::Granted(lease)) => Some(Holding::new(*plan, lease, Instant::now(), who)),
             Ok(Acquired::NotGranted { reason, votes, .. }) => {
                 let told = Event::NotAcquired { reason, votes: &votes };
                 let _ = transport.tell(&plan.resource, told, Delivery::Always);
@@ -228,7 +240,7 @@ impl<N: Node> Locks<N> {
     /// Tells the client how its session ends, and releases the lock (or,
     /// with a lock delay and no release asked for, lets it expire then).
     async fn close<E: Events>(&self, held: &Holding, ending: Ending, transport: &E) {
-        let Holding { terms, lease, who } = held;
+        let Holding { terms, lease, who, .. } = held;
         if let Ending::Lost(lost) = ending {
             // LOST first: the client must stop now, not after our cleanup.
             let _ = transport.tell(&terms.resource, Event::Lost(lost), Delivery::Last);
@@ -276,11 +288,11 @@ impl<N: Node> Locks<N> {
         async move {
             // `held`'s fields are named in place, not bound: every local here is
             // kept for the session's life (docs/performance.md, workload (d)).
-            // Validity counts from the end of the rounds, which is about now.
-            let mut deadline = Instant::now() + held.lease.validity;
+            // What is left of the validity now: a leader's record was written
+            // since the rounds ended (docs/design.md#elections).
             let acquired = Event::Acquired {
                 lease: &held.lease,
-                validity: held.lease.validity,
+                validity: left(held.valid_until),
                 published: held.terms.campaign.as_deref().map(|c| c.value.as_slice()),
             };
             if transport
@@ -289,7 +301,7 @@ impl<N: Node> Locks<N> {
             {
                 return Ending::Silent;
             }
-            let mut next_extend = next_extension(deadline, held.terms.ttl, self.node_timeout());
+            let mut next_extend = next_extension(held.valid_until, held.terms.ttl, self.node_timeout());
             // Woken by a shutdown that starts from now on; one already started is
             // seen by `is_closing`.
             let closing = self.shutdown_notified();
@@ -305,7 +317,7 @@ impl<N: Node> Locks<N> {
             let mut revoked = self.revocations();
             loop {
                 timer.as_mut().reset(
-                    lost_at(deadline, self.node_timeout())
+                    lost_at(held.valid_until, self.node_timeout())
                         .min(held.terms.max_hold_end)
                         .min(next_extend),
                 );
@@ -350,7 +362,7 @@ impl<N: Node> Locks<N> {
                         Step::Timer => {}
                     }
                     let now = Instant::now();
-                    if now >= lost_at(deadline, self.node_timeout()) {
+                    if now >= lost_at(held.valid_until, self.node_timeout()) {
                         return Ending::Lost(Lost::NotExtendedInTime);
                     }
                     if now >= held.terms.max_hold_end {
@@ -370,16 +382,17 @@ impl<N: Node> Locks<N> {
                         continue;
                     }
                 };
-                deadline = Instant::now() + validity;
-                next_extend = next_extension(deadline, held.terms.ttl, self.node_timeout());
+                held.valid_until = Instant::now() + validity;
+                next_extend = next_extension(held.valid_until, held.terms.ttl, self.node_timeout());
                 if held.terms.campaign.is_some() {
                     Box::pin(self.extend_term_record(held)).await;
                 }
                 // Never queue behind a slow reader: a stale EXTENDED would make
-                // the client count validity too late.
+                // the client count validity too late. What is left is counted
+                // now, after the record's extension.
                 let told = Event::Extended {
                     lease: &held.lease,
-                    validity,
+                    validity: left(held.valid_until),
                 };
                 if transport.tell(&held.terms.resource, told, Delivery::IfRoom) == Err(Refused::Closed) {
                     return Ending::Silent;
@@ -387,6 +400,12 @@ impl<N: Node> Locks<N> {
             }
         }
     }
+}
+
+/// What is left of a validity that runs out at `until`: what a session
+/// tells its client, who counts it from when the message arrives.
+fn left(until: Instant) -> Duration {
+    until.saturating_duration_since(Instant::now())
 }
 
 /// When LOST goes out: this long before the validity runs out.
