@@ -17,6 +17,7 @@ use redlockd_client::proto::{
     CampaignEvent, CampaignRequest, CampaignStart, LeaderRequest, LeaderResponse, ObserveRequest,
 };
 use support::history::{FencedStore, Grant, History, Kind, Options, Reply, ViolationKind, check};
+use support::proxy::Mode;
 use support::rig::Rig;
 use support::{Cluster, Daemon, secs};
 use tokio::sync::mpsc;
@@ -203,6 +204,75 @@ async fn campaign_through(
         seen.push(observer.await.unwrap());
     }
     (history, fenced, seen, elected)
+}
+
+/// ELECTED and every EXTENDED tell what is left of the validity when they go out: the record's round after the
+/// grant, and its extension's after each extension, come off it (docs/design.md#elections). A leader counting
+/// `valid_for` from the message's arrival must stop before the masters let its lock go. Here every command that
+/// names a record key (`…:elected:…`) waits 150 ms in the proxies, and nothing else does.
+#[tokio::test]
+async fn elected_and_extended_leave_out_a_slow_record_round() {
+    let cluster = Cluster::start(5);
+    let (mut env, proxies) = support::env_with_proxies(&cluster, 0).await;
+    // A round slowed 150 ms fits in a node timeout, with room for a loaded machine.
+    env.insert("REDLOCKD__REDIS__NODE_TIMEOUT".into(), "400ms".into());
+    env.insert("REDLOCKD__LOCK__MIN_TTL".into(), "2s".into());
+    let daemon = Daemon::start_with(env).await;
+    daemon.until_usable(5).await;
+    let slow = Duration::from_millis(150);
+    for proxy in &proxies {
+        proxy.set_mode(Mode::DelayRequestsWith {
+            needle: "elected:",
+            delay: slow,
+        });
+    }
+    // A session needs 8 node timeouts: 3.2 s.
+    let ttl = Duration::from_secs(4);
+    let (tx, requests) = mpsc::channel(4);
+    let start = CampaignStart {
+        election: "slow-record".into(),
+        candidate: "c".into(),
+        ttl: secs(ttl.as_secs_f64()),
+        ..Default::default()
+    };
+    tx.send(CampaignRequest {
+        request: Some(Ask::Start(start)),
+    })
+    .await
+    .unwrap();
+    let sent = Instant::now();
+    let mut client = ElectionClient::new(daemon.channel().await);
+    let mut stream = client
+        .campaign(ReceiverStream::new(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut told = Vec::new();
+    while told.len() < 2 {
+        let message = tokio::time::timeout(Duration::from_secs(20), stream.message())
+            .await
+            .expect("no campaign event within 20 s")
+            .unwrap()
+            .expect("the stream ended");
+        let valid_for: Duration = message.valid_for.expect("valid_for").try_into().unwrap();
+        told.push((message.event(), sent.elapsed(), valid_for));
+    }
+    let [(CampaignEvent::Elected, elected_at, _), (CampaignEvent::Extended, ..)] = told[..] else {
+        panic!("ELECTED, then EXTENDED: {told:?}");
+    };
+    assert!(
+        elected_at >= slow,
+        "elected {elected_at:?} after the start: the record was not slowed"
+    );
+    // Counted from the start of their rounds, the record's round after them: at most the TTL less that round.
+    for (event, _, valid_for) in &told {
+        assert!(
+            *valid_for <= ttl - slow,
+            "{event:?} valid for {valid_for:?}: the record's round did not come off it ({told:?})"
+        );
+    }
+    drop(tx);
+    daemon.stop().await;
 }
 
 #[tokio::test]

@@ -21,6 +21,10 @@ pub enum Mode {
     /// Forward each chunk `base + uniform(0..=jitter)` after it was read. Per direction the order is preserved, and
     /// the delay is not cumulative: pipelined chunks each wait about the delay, not the sum.
     Delay { base: Duration, jitter: Duration },
+    /// Forward each request chunk that holds `needle` `delay` after it was read, and everything else at once: one
+    /// kind of command slowed (say, the scripts whose keys name `needle`), the rest not. Per direction the order is
+    /// preserved, so what follows a slowed chunk on its connection waits for it.
+    DelayRequestsWith { needle: &'static str, delay: Duration },
     /// Requests still reach Redis (which executes them), but the first reply is discarded and the client connection
     /// is cut: kept open, later replies would pair with the wrong requests.
     DropReplies,
@@ -222,6 +226,10 @@ async fn write_side<W: AsyncWrite + Unpin>(
             let deadline = match *mode.borrow_and_update() {
                 Mode::Pass => break,
                 Mode::Delay { base, jitter } => read_at + base + jitter.mul_f64(draw),
+                Mode::DelayRequestsWith { needle, delay } if way == Way::Request && holds(&chunk, needle) => {
+                    read_at + delay
+                }
+                Mode::DelayRequestsWith { .. } => break,
                 Mode::DropReplies if way == Way::Reply => return Err(Cut),
                 Mode::DropReplies => break,
                 // Far enough to mean "until the mode changes"; Reset is acted on by `serve`, which drops us.
@@ -236,4 +244,9 @@ async fn write_side<W: AsyncWrite + Unpin>(
     }
     // The source reached EOF: pass the half-close on.
     dst.shutdown().await.map_err(|_| Cut)
+}
+
+/// Whether `chunk` holds the bytes of `needle`.
+fn holds(chunk: &[u8], needle: &str) -> bool {
+    chunk.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
