@@ -16,8 +16,9 @@ import redlockd.v1.LockOuterClass.HoldStart;
  *
  * <p>{@link #lost()} completes, with the reason, the moment the lock can no longer be guaranteed:
  * when the daemon says LOST, when it releases the lock on its own while it is in use (max_hold used
- * up, shutdown), when the stream breaks, and, should the daemon fall silent, when {@link
- * #validUntilNanos()} passes without an extension. Stop working under the lock then. Closing after
+ * up, shutdown), when the stream breaks, and, should the daemon fall silent, on the client's own
+ * timer 100 ms (at most a quarter of the validity) before {@link #validUntilNanos()} when no
+ * extension came. Stop working under the lock then. Closing after
  * a loss, or a release that finds the lock gone, throws {@link LockLostException}. Thread-safe.
  */
 public final class HeldLock extends Session<HoldRequest, HoldResponse> implements AutoCloseable {
@@ -34,8 +35,9 @@ public final class HeldLock extends Session<HoldRequest, HoldResponse> implement
   private boolean releaseCalled;
   private RedlockdException failure;
 
-  HeldLock(ClientCallStreamObserver<HoldRequest> requests, Granted granted, long validUntilNanos) {
-    super(requests, validUntilNanos);
+  HeldLock(ClientCallStreamObserver<HoldRequest> requests, Granted granted, long received,
+      com.google.protobuf.Duration validity) {
+    super(requests, received, validity);
     this.granted = granted;
   }
 
@@ -64,8 +66,7 @@ public final class HeldLock extends Session<HoldRequest, HoldResponse> implement
   private static HeldLock first(HoldResponse message, long received, ClientCallStreamObserver<HoldRequest> requests) {
     switch (message.getEvent()) {
       case HOLD_EVENT_ACQUIRED:
-        long validUntil = Granted.deadline(received, message.getLease().getValidity());
-        return new HeldLock(requests, Granted.of(message.getLease()), validUntil);
+        return new HeldLock(requests, Granted.of(message.getLease()), received, message.getLease().getValidity());
       case HOLD_EVENT_NOT_ACQUIRED:
         throw new NotAcquiredException(message.getReason(), Wire.outcomes(message.getNodesValueList()));
       default:
@@ -170,7 +171,7 @@ public final class HeldLock extends Session<HoldRequest, HoldResponse> implement
   void on(HoldResponse message) {
     switch (message.getEvent()) {
       case HOLD_EVENT_EXTENDED:
-        extendTo(Granted.deadline(System.nanoTime(), message.getLease().getValidity()));
+        extendTo(System.nanoTime(), message.getLease().getValidity());
         break;
       case HOLD_EVENT_LOST:
         lose("lost: " + message.getReason());

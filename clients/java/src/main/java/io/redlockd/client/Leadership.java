@@ -28,8 +28,9 @@ import redlockd.v1.ElectionOuterClass.CampaignStart;
  * <p>The leader's rule: send {@link #term()} with every write, to a resource that refuses terms
  * lower than one it has seen, and stop leading when {@link #lost()} completes: when the daemon says
  * LOST, when the leadership is resigned from elsewhere or max_hold is used up, when the stream
- * breaks, and, even with no word from the daemon, when {@link #validUntilNanos()} (the last
- * valid_for, counted from when its message arrived) passes. Closing after a loss throws {@link
+ * breaks, and, even with no word from the daemon, on the client's own timer 100 ms (at most a
+ * quarter of the validity) before {@link #validUntilNanos()} (the last valid_for, counted from when
+ * its message arrived). Closing after a loss throws {@link
  * LeadershipLostException}. Thread-safe.
  */
 public final class Leadership extends Session<CampaignRequest, CampaignResponse> implements AutoCloseable {
@@ -50,7 +51,7 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
 
   private Leadership(
       ClientCallStreamObserver<CampaignRequest> requests, CampaignStart start, CampaignResponse elected, long received) {
-    super(requests, Granted.deadline(received, elected.getValidFor()));
+    super(requests, received, elected.getValidFor());
     this.election = start.getElection();
     this.candidate = start.getCandidate();
     this.term = FencingToken.fromWire(elected.getTerm());
@@ -222,7 +223,7 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
   void on(CampaignResponse message) {
     switch (message.getEvent()) {
       case CAMPAIGN_EVENT_EXTENDED:
-        extendTo(Granted.deadline(System.nanoTime(), message.getValidFor()));
+        extendTo(System.nanoTime(), message.getValidFor());
         break;
       case CAMPAIGN_EVENT_PROCLAIMED:
         value = message.getValue();

@@ -14,9 +14,10 @@ import java.util.function.Consumer;
  * What a Hold session's lock ({@link HeldLock}) and a campaign's leadership ({@link Leadership})
  * share: a stream the daemon keeps alive, and a {@link #lost()} future completed the moment what it
  * holds is lost: when the daemon says so, when the stream breaks, and, should the daemon fall
- * silent, when the last validity runs out with no extension (the client's own deadline, counted
- * from when each message arrived on {@link System#nanoTime()}'s monotonic clock:
- * docs/design.md#sessions, docs/design.md#elections).
+ * silent, {@link #LOST_MARGIN} before the last validity runs out with no extension (the client's
+ * own deadline, counted from when each message arrived on {@link System#nanoTime()}'s monotonic
+ * clock: docs/design.md#sessions, docs/design.md#elections). The client's own timer fires it,
+ * whether or not any message ever comes again.
  *
  * @param <Q> the stream's requests
  * @param <R> the stream's replies
@@ -24,6 +25,15 @@ import java.util.function.Consumer;
 abstract class Session<Q, R> {
   /** How long ending a session waits for the daemon to confirm it. */
   static final Duration END_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * How long before {@link #validUntilNanos()} a silent daemon's session is said lost: 100 ms, or a
+   * quarter of the validity when that is less. It covers a message's way from the daemon and a
+   * late timer on a busy host, so the holder is told before the validity ends; it is below the
+   * daemon's own lead (LOST at 3 x node_timeout, 150 ms by default, before the end:
+   * docs/design.md#sessions), so the daemon's LOST, which says why, normally comes first.
+   */
+  static final Duration LOST_MARGIN = Duration.ofMillis(100);
 
   /** Watches every session's validity, should the daemon fall silent. */
   private static final ScheduledExecutorService WATCH =
@@ -39,13 +49,16 @@ abstract class Session<Q, R> {
   /** Counted down when the session is over: its last message, or the stream's end. */
   private final CountDownLatch done = new CountDownLatch(1);
   private volatile long validUntilNanos;
+  /** When the watch says it is lost, should no extension come: {@link #LOST_MARGIN} before. */
+  private volatile long lostAtNanos;
   /** Guards {@link #watch}; never held while waiting (the watch thread serves every session). */
   private final Object watchLock = new Object();
   private ScheduledFuture<?> watch;
 
-  Session(ClientCallStreamObserver<Q> requests, long validUntilNanos) {
+  /** A session valid for {@code validity} from {@code fromNanos} (when its first message came). */
+  Session(ClientCallStreamObserver<Q> requests, long fromNanos, com.google.protobuf.Duration validity) {
     this.requests = requests;
-    this.validUntilNanos = validUntilNanos;
+    extendTo(fromNanos, validity);
   }
 
   /**
@@ -56,9 +69,9 @@ abstract class Session<Q, R> {
     return validUntilNanos;
   }
 
-  /** What is left of the validity (zero once it has passed). */
+  /** What is left of the validity (zero once it has passed, or it was lost). */
   public Duration remaining() {
-    return Granted.remaining(validUntilNanos);
+    return isLost() ? Duration.ZERO : Granted.remaining(validUntilNanos);
   }
 
   /**
@@ -80,9 +93,18 @@ abstract class Session<Q, R> {
   /** The stream ended (or broke), saying {@code why}. */
   abstract void ended(String why);
 
-  /** The daemon extended it: valid until {@code validUntilNanos}. */
-  final void extendTo(long validUntilNanos) {
-    this.validUntilNanos = validUntilNanos;
+  /** Valid for {@code validity} from {@code fromNanos} (when the message saying so came). */
+  final void extendTo(long fromNanos, com.google.protobuf.Duration validity) {
+    long validFor = Wire.duration(validity).toNanos();
+    long until = fromNanos + validFor;
+    // The alarm first: a watch that reads the new deadline also reads its alarm.
+    this.lostAtNanos = until - margin(validFor);
+    this.validUntilNanos = until;
+  }
+
+  /** {@link #LOST_MARGIN}, or a quarter of {@code validForNanos} when that is less. */
+  static long margin(long validForNanos) {
+    return Math.min(LOST_MARGIN.toNanos(), Math.max(0, validForNanos) / 4);
   }
 
   /** Completes {@link #lost()} with {@code reason}, unless it is complete already. */
@@ -149,10 +171,10 @@ abstract class Session<Q, R> {
     return answered;
   }
 
-  // The watch: should the daemon fall silent, it is lost when valid_until passes.
+  // The watch: should the daemon fall silent, it is lost LOST_MARGIN before valid_until.
 
   final void startWatch() {
-    scheduleCheck(Math.max(0, validUntilNanos - System.nanoTime()));
+    scheduleCheck(Math.max(0, lostAtNanos - System.nanoTime()));
   }
 
   private void scheduleCheck(long delayNanos) {
@@ -165,9 +187,9 @@ abstract class Session<Q, R> {
   }
 
   private void check() {
-    long left = validUntilNanos - System.nanoTime();
+    long left = lostAtNanos - System.nanoTime();
     if (left <= 0) {
-      lose("no extension came from the daemon before valid_until");
+      lose("no extension came from the daemon before valid_until (the client's own deadline)");
     } else {
       scheduleCheck(left);
     }
