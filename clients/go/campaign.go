@@ -37,9 +37,10 @@ const (
 // of TTL (default 10 s) while the leadership lives. Resign ends it; so does
 // cancelling ctx (ctx bounds the whole leadership, not only the wait),
 // closing the client, or the process dying. The leadership's Context is
-// cancelled the moment it is lost — at LOST, or when its valid_for runs
-// out with no extension (the client's own deadline, should the daemon fall
-// silent). Options: TTL, Wait, MaxHold, LockDelay.
+// cancelled the moment it is lost — at LOST, or, with no extension, 100 ms
+// (at most a quarter of the validity) before its valid_for runs out (the
+// client's own deadline, should the daemon fall silent). Options: TTL,
+// Wait, MaxHold, LockDelay.
 //
 // # Errors
 //

@@ -134,10 +134,21 @@ func TestKillsMastersALeadershipIsLostBeforeValidUntil(t *testing.T) {
 	}
 }
 
-func TestFreezesDaemonTheLeaderStopsOnItsOwnDeadline(t *testing.T) {
-	c, name := dial(t), election()
+func TestFreezesDaemonTheLeaderAndTheHolderAreToldBeforeTheirOwnDeadline(t *testing.T) {
+	c, ctx, name := dial(t), context.Background(), election()
 	const ttl = 2 * time.Second
 	l := campaign(t, c, name, "pod-1", nil, redlockd.TTL(ttl))
+	h, err := c.Hold(ctx, resource(), redlockd.TTL(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// When each is told: a function run the moment its context ends.
+	toldAt := func(ctx context.Context) <-chan time.Time {
+		at := make(chan time.Time, 1)
+		context.AfterFunc(ctx, func() { at <- time.Now() })
+		return at
+	}
+	leaderTold, holderTold := toldAt(l.Context()), toldAt(h.Context())
 	time.Sleep(ttl / 2) // an extension or two came
 	daemon, err := strconv.Atoi(os.Getenv("REDLOCKD_DEV_DAEMON_PID"))
 	if err != nil {
@@ -148,18 +159,33 @@ func TestFreezesDaemonTheLeaderStopsOnItsOwnDeadline(t *testing.T) {
 	}
 	defer func() { _ = syscall.Kill(daemon, syscall.SIGCONT) }() // with-dev-daemon must stop it
 	frozen := time.Now()
-	select {
-	case <-l.Context().Done():
-	case <-time.After(ttl + 5*time.Second):
-		t.Fatal("still leading with a frozen daemon")
-	}
-	lostAt, until := time.Now(), l.ValidUntil()
-	// Not before valid_until (the last extension's), and soon after it.
-	if lostAt.Before(until) || lostAt.After(until.Add(500*time.Millisecond)) || lostAt.Sub(frozen) > ttl+500*time.Millisecond {
-		t.Fatalf("lost %v after valid_until, %v after the freeze", lostAt.Sub(until), lostAt.Sub(frozen))
-	}
-	if !errors.Is(l.Err(), redlockd.ErrLockLost) || !strings.Contains(l.Err().Error(), "the client's own deadline") {
-		t.Fatalf("cause: %v", l.Err())
+	for _, held := range []struct {
+		what  string
+		told  <-chan time.Time
+		until func() time.Time
+		err   func() error
+		cause string
+	}{
+		{"the leader", leaderTold, l.ValidUntil, l.Err, "the client's own deadline"},
+		{"the holder", holderTold, h.ValidUntil, h.Err, "validity ran out"},
+	} {
+		var at time.Time
+		select {
+		case at = <-held.told:
+		case <-time.After(ttl + 5*time.Second):
+			t.Fatalf("%s still holds with a frozen daemon", held.what)
+		}
+		// ValidUntil is the last extension's. Told before it, by at most the
+		// margin (100 ms): the client's own timer, with no word from the daemon.
+		until := held.until()
+		early := until.Sub(at)
+		t.Logf("%s told %v before valid_until, %v after the freeze", held.what, early, at.Sub(frozen))
+		if early <= 0 || early > 100*time.Millisecond || at.Sub(frozen) > ttl {
+			t.Fatalf("%s told %v before valid_until, %v after the freeze", held.what, early, at.Sub(frozen))
+		}
+		if err := held.err(); !errors.Is(err, redlockd.ErrLockLost) || !strings.Contains(err.Error(), held.cause) {
+			t.Fatalf("%s: cause: %v", held.what, err)
+		}
 	}
 }
 

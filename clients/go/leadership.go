@@ -42,8 +42,9 @@ func (l *Leadership) Remaining() time.Duration { return l.remaining() }
 
 // Context is cancelled the moment the leadership can no longer be
 // guaranteed: LOST, the daemon ending it (max_hold, a Resign by term, a
-// shutdown), the stream breaking, or ValidUntil passing without an
-// extension — the client's own deadline (Err then wraps ErrLockLost); and
+// shutdown), the stream breaking, or, with no extension, 100 ms (at most a
+// quarter of the validity) before ValidUntil — the client's own deadline,
+// on its own timer (Err then wraps ErrLockLost); and
 // at Resign (Err is context.Canceled). Hand it to the leader's work.
 func (l *Leadership) Context() context.Context { return l.ctx }
 

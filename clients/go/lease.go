@@ -71,8 +71,9 @@ func (l *Lease) ValidUntil() time.Time { return l.until() }
 func (l *Lease) Remaining() time.Duration { return l.remaining() }
 
 // Context is cancelled the moment the lock is lost: a Hold session's LOST,
-// the daemon ending the session on its own, the stream breaking, or the
-// validity running out (Err then wraps ErrLockLost); and when the lease is
+// the daemon ending the session on its own, the stream breaking, or, on the
+// client's own timer, 100 ms (at most a quarter of the validity) before
+// ValidUntil when no extension came (Err then wraps ErrLockLost); and when the lease is
 // released (Err is context.Canceled). Hand it to the work done under the
 // lock.
 func (l *Lease) Context() context.Context { return l.ctx }

@@ -2,8 +2,9 @@ package redlockd
 
 // lifetime: how long something held is guaranteed (a lease, a leadership)
 // and the context that ends when it no longer is: at a loss someone
-// reports, at a release, or when the validity runs out with nobody saying
-// so — the client's own deadline.
+// reports, at a release, or, with nobody saying so, lostMargin before the
+// validity runs out — the client's own deadline, on its own timer
+// (docs/design.md#sessions).
 
 import (
 	"context"
@@ -12,9 +13,24 @@ import (
 	"time"
 )
 
+// lostMargin is how long before validUntil the client's own timer ends
+// the context when no extension came: 100 ms, or a quarter of the validity
+// when that is less. It covers a message's way from the daemon and a late
+// timer on a busy host, so that the holder is told before the validity
+// ends; it is below the daemon's own lead (LOST at 3 x node_timeout, 150 ms
+// by default, before the end: docs/design.md#sessions), so the daemon's
+// LOST, which says why, normally comes first.
+const lostMargin = 100 * time.Millisecond
+
+// margin is lostMargin, or a quarter of validity when that is less.
+func margin(validity time.Duration) time.Duration {
+	return min(lostMargin, max(validity, 0)/4)
+}
+
 type lifetime struct {
 	mu         sync.Mutex
 	validUntil time.Time
+	lostAt     time.Time // when the watchdog ends the context: margin before validUntil
 	watchdog   *time.Timer
 	cause      error
 	ranOut     string // the loss's message when the validity runs out
@@ -31,8 +47,8 @@ func (t *lifetime) begin(from time.Time, validity time.Duration, ranOut string) 
 }
 
 // setValidity moves validUntil, and the watchdog that cancels the context
-// when it passes: something whose validity ran out is no longer held,
-// whether or not anyone said so.
+// margin(validity) before it passes: something whose validity is about to
+// run out is no longer held, whether or not anyone said so.
 func (t *lifetime) setValidity(from time.Time, validity time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -40,14 +56,23 @@ func (t *lifetime) setValidity(from time.Time, validity time.Duration) {
 		return // a context once cancelled stays cancelled
 	}
 	t.validUntil = from.Add(validity)
+	t.lostAt = t.validUntil.Add(-margin(validity))
 	if t.watchdog == nil {
-		t.watchdog = time.AfterFunc(time.Until(t.validUntil), t.expire)
+		t.watchdog = time.AfterFunc(time.Until(t.lostAt), t.expire)
 	} else {
-		t.watchdog.Reset(time.Until(t.validUntil))
+		t.watchdog.Reset(time.Until(t.lostAt))
 	}
 }
 
 func (t *lifetime) expire() {
+	t.mu.Lock()
+	if left := time.Until(t.lostAt); left > 0 && t.cause == nil {
+		// Moved on by an extension while this fired: watch the new one.
+		t.watchdog.Reset(left)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
 	t.cancel(&Error{Kind: ErrLockLost, Message: t.ranOut})
 }
 
