@@ -1,24 +1,35 @@
 "use strict";
 // What a Hold session's lock and a campaign's leadership share: a stream
 // the daemon keeps alive, whose `signal` aborts the moment what it holds is
-// lost — when the daemon says so, when the stream breaks, or when the last
-// validity runs out with no word from the daemon (the client's own
-// deadline, counted from when each message arrived on performance.now()'s
-// monotonic clock: docs/design.md#sessions, docs/design.md#elections).
+// lost — when the daemon says so, when the stream breaks, or, with no word
+// from the daemon, LOST_MARGIN_MS before the last validity runs out (the
+// client's own deadline, counted from when each message arrived on
+// performance.now()'s monotonic clock, and fired by the client's own timer:
+// docs/design.md#sessions, docs/design.md#elections).
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Session = void 0;
+exports.Session = exports.LOST_MARGIN_MS = void 0;
 exports.openStream = openStream;
 require("./polyfill");
 const node_perf_hooks_1 = require("node:perf_hooks");
 const errors_1 = require("./errors");
 /** How long release() / resign() wait for the daemon's answer before cancelling the stream. */
 const CONFIRM_MS = 10_000;
+/**
+ * How long before `validUntil` a silent daemon's session is said lost: 100
+ * ms, or a quarter of the validity when that is less. It covers a message's
+ * way from the daemon and a late timer on a busy host, so the holder is told
+ * before the validity ends; it is below the daemon's own lead (LOST at 3 x
+ * node_timeout, 150 ms by default, before the end: docs/design.md#sessions),
+ * so the daemon's LOST, which says why, normally comes first.
+ */
+exports.LOST_MARGIN_MS = 100;
 /** What a Session holds a stream for: a lock (HeldLock) or a leadership (Leadership). */
 class Session {
     /**
      * A performance.now() deadline (ms) that moves on with every extension
      * the daemon makes. The daemon says LOST ahead of it; should it fall
-     * silent, `signal` aborts at this deadline all the same.
+     * silent, `signal` aborts LOST_MARGIN_MS (at most a quarter of the
+     * validity) before this deadline all the same.
      */
     validUntil;
     /** Aborted, with the reason, the moment what the stream holds is lost. */
@@ -48,10 +59,14 @@ class Session {
         this.validUntil = validUntil;
         this.#arm();
     }
+    /** Sets the watchdog: armed as a message arrives, when what is left is its validity. */
     #arm() {
         clearTimeout(this.#watchdog);
         const left = this.validUntil - node_perf_hooks_1.performance.now();
-        this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left);
+        const margin = Math.min(exports.LOST_MARGIN_MS, Math.max(0, left) / 4);
+        // Node's timers count whole milliseconds and may fire up to one early:
+        // that is inside the margin.
+        this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left - margin);
         this.#watchdog.unref();
     }
     /** @internal Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */

@@ -1,9 +1,10 @@
 // What a Hold session's lock and a campaign's leadership share: a stream
 // the daemon keeps alive, whose `signal` aborts the moment what it holds is
-// lost — when the daemon says so, when the stream breaks, or when the last
-// validity runs out with no word from the daemon (the client's own
-// deadline, counted from when each message arrived on performance.now()'s
-// monotonic clock: docs/design.md#sessions, docs/design.md#elections).
+// lost — when the daemon says so, when the stream breaks, or, with no word
+// from the daemon, LOST_MARGIN_MS before the last validity runs out (the
+// client's own deadline, counted from when each message arrived on
+// performance.now()'s monotonic clock, and fired by the client's own timer:
+// docs/design.md#sessions, docs/design.md#elections).
 
 import './polyfill';
 import { performance } from 'node:perf_hooks';
@@ -13,12 +14,23 @@ import { fromStatus, RedlockdError } from './errors';
 /** How long release() / resign() wait for the daemon's answer before cancelling the stream. */
 const CONFIRM_MS = 10_000;
 
+/**
+ * How long before `validUntil` a silent daemon's session is said lost: 100
+ * ms, or a quarter of the validity when that is less. It covers a message's
+ * way from the daemon and a late timer on a busy host, so the holder is told
+ * before the validity ends; it is below the daemon's own lead (LOST at 3 x
+ * node_timeout, 150 ms by default, before the end: docs/design.md#sessions),
+ * so the daemon's LOST, which says why, normally comes first.
+ */
+export const LOST_MARGIN_MS = 100;
+
 /** What a Session holds a stream for: a lock (HeldLock) or a leadership (Leadership). */
 export abstract class Session<Request, Response> {
   /**
    * A performance.now() deadline (ms) that moves on with every extension
    * the daemon makes. The daemon says LOST ahead of it; should it fall
-   * silent, `signal` aborts at this deadline all the same.
+   * silent, `signal` aborts LOST_MARGIN_MS (at most a quarter of the
+   * validity) before this deadline all the same.
    */
   validUntil: number;
   /** Aborted, with the reason, the moment what the stream holds is lost. */
@@ -65,10 +77,14 @@ export abstract class Session<Request, Response> {
     this.#arm();
   }
 
+  /** Sets the watchdog: armed as a message arrives, when what is left is its validity. */
   #arm(): void {
     clearTimeout(this.#watchdog);
     const left = this.validUntil - performance.now();
-    this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left);
+    const margin = Math.min(LOST_MARGIN_MS, Math.max(0, left) / 4);
+    // Node's timers count whole milliseconds and may fire up to one early:
+    // that is inside the margin.
+    this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left - margin);
     this.#watchdog.unref();
   }
 
