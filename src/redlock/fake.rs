@@ -8,8 +8,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Mode;
-use super::fake_state::{State, WRITER_WAIT, holds};
+use super::fake_state::{State, WRITER_WAIT, holds, relayed};
 use super::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, SHARED_MARK, Standing, Swap};
+use super::standing::NodeHealth;
 
 /// A scripted fault on a fake node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,6 +24,9 @@ pub(crate) enum Fault {
     Slow(Duration),
     /// Applies every command, then never answers: the reply is lost.
     LoseReplies,
+    /// Answers after this delay, through two tasks of the daemon's (as a
+    /// master's answer comes: `fake_state::relayed`).
+    Relayed(Duration),
 }
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
@@ -31,6 +35,9 @@ pub(crate) enum Fault {
 pub(crate) struct FakeNode {
     name: String,
     state: Arc<Mutex<State>>,
+    /// What a monitor decided of it (`monitor_tests`); the engine goes by
+    /// `set_standing` alone.
+    pub(super) health: Arc<NodeHealth>,
 }
 
 impl FakeNode {
@@ -43,6 +50,7 @@ impl FakeNode {
         FakeNode {
             name: name.to_owned(),
             state: Arc::new(Mutex::new(state)),
+            health: Arc::default(),
         }
     }
 
@@ -102,12 +110,12 @@ impl FakeNode {
     }
 
     /// Runs `op` on the state under the node's current fault.
-    async fn call<T>(&self, op: impl FnOnce(&mut State, Instant) -> T) -> Result<T, NodeError> {
+    async fn call<T: Send + 'static>(&self, op: impl FnOnce(&mut State, Instant) -> T) -> Result<T, NodeError> {
         let fault = self.state().fault;
         match fault {
             Fault::Down => return Err(NodeError::Failed("connection refused".into())),
             Fault::Slow(delay) => tokio::time::sleep(delay).await,
-            Fault::None | Fault::LoseReplies => {}
+            Fault::None | Fault::LoseReplies | Fault::Relayed(_) => {}
         }
         let now = Instant::now();
         let result = {
@@ -115,10 +123,13 @@ impl FakeNode {
             state.keys.retain(|_, (_, expires)| *expires > now);
             op(&mut state, now)
         };
-        if fault == Fault::LoseReplies {
-            std::future::pending::<()>().await;
+        match fault {
+            Fault::LoseReplies => std::future::pending().await,
+            Fault::Relayed(delay) => {
+                (relayed(delay, result).await).map_err(|_| NodeError::Failed("relay dropped".into()))
+            }
+            _ => Ok(result),
         }
-        Ok(result)
     }
 }
 

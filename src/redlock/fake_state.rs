@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::Mode;
@@ -74,4 +75,22 @@ impl State {
             }
         }
     }
+}
+
+/// `value` after `after`, passed on through two tasks, as a master's
+/// answer comes through the connection's task and then a batch's: whoever
+/// waits for it sees it only once both have run (`Fault::Relayed`).
+pub(super) fn relayed<T: Send + 'static>(after: Duration, value: T) -> oneshot::Receiver<T> {
+    let (first, relay) = oneshot::channel();
+    let (second, answer) = oneshot::channel();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        let _ = first.send(value);
+    });
+    tokio::spawn(async move {
+        if let Ok(value) = relay.await {
+            let _ = second.send(value);
+        }
+    });
+    answer
 }

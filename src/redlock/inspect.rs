@@ -1,8 +1,8 @@
 //! A quorum view of one resource, without lock values: what each node
 //! holds, and the holder a majority agrees on.
 
+use super::limit::within;
 use futures::future::join_all;
-use tokio::time::timeout;
 
 use super::node::{KeyView, Node, SHARED_MARK};
 use super::vote::{Inspection, NodeInspection};
@@ -16,7 +16,7 @@ impl<N: Node> Engine<N> {
         let calls = self
             .nodes
             .iter()
-            .map(|node| timeout(self.config.node_timeout, node.inspect(&key)));
+            .map(|node| within(self.config.node_timeout, node.inspect(&key)));
         let views: Vec<Option<KeyView>> = join_all(calls)
             .await
             .into_iter()
@@ -75,7 +75,7 @@ impl<N: Node> Engine<N> {
             return (0, 0);
         };
         let slots: Vec<String> = (0..n).map(|slot| self.lock_key(&slot_name(name, slot))).collect();
-        let calls = (self.nodes.iter()).map(|node| timeout(self.config.node_timeout, node.views(&slots)));
+        let calls = (self.nodes.iter()).map(|node| within(self.config.node_timeout, node.views(&slots)));
         let answers: Vec<Vec<KeyView>> = (join_all(calls).await.into_iter())
             .filter_map(|r| r.ok().and_then(Result::ok))
             .filter(|views| views.len() == slots.len())

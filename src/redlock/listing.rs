@@ -9,8 +9,8 @@
 //! while a master's table is resized, so it may appear again on a later page
 //! (docs/design.md#listing-and-force-release).
 
+use super::limit::within;
 use futures::future::join_all;
-use tokio::time::timeout;
 
 use super::fanout::gather;
 use super::holder::{self, Holder};
@@ -111,7 +111,7 @@ impl<N: Node> Engine<N> {
                     .saturating_mul(1 << empty_steps.min(16))
                     .min(MAX_SCAN_COUNT.max(MIN_SCAN_COUNT));
                 let node = &self.nodes[page.node];
-                match timeout(self.config.node_timeout, node.scan(start, cursor, count)).await {
+                match within(self.config.node_timeout, node.scan(start, cursor, count)).await {
                     Ok(Ok((next, keys))) => {
                         page.cursor = (next != 0).then_some(next);
                         empty_steps = if keys.is_empty() { empty_steps + 1 } else { 0 };
@@ -143,7 +143,7 @@ impl<N: Node> Engine<N> {
         let calls = self
             .nodes
             .iter()
-            .map(|node| timeout(self.config.node_timeout, node.views(&keys)));
+            .map(|node| within(self.config.node_timeout, node.views(&keys)));
         let per_node: Vec<Option<Vec<KeyView>>> = join_all(calls)
             .await
             .into_iter()

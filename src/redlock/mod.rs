@@ -1,6 +1,7 @@
 //! The Redlock algorithm, free of gRPC and of Redis: `quorum` (every
 //! decision, pure), `engine` with its operations (`acquire`, `handoff`,
-//! `extend`, `release`, `inspect`) over `fanout`, `node` (the seam a store
+//! `extend`, `release`, `inspect`) over `fanout` and `limit` (waits a late
+//! timer cannot cut short), `node` (the seam a store
 //! implements), `standing` and `monitor` (verification and quarantine),
 //! `observer` (what metrics hear), `fake` (an in-memory node for tests).
 
@@ -26,6 +27,7 @@ mod handoff;
 mod handoff_tests;
 pub mod holder;
 mod inspect;
+pub(crate) mod limit;
 mod listing;
 mod lock_delay;
 pub(crate) mod monitor;

@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use futures::future::{join_all, select_all};
 use tokio::sync::watch;
-use tokio::time::{Instant, timeout};
+use tokio::time::Instant;
 
 use super::engine::Engine;
-use super::node::Probed;
+use super::limit::{TimedOut, within};
+use super::node::{NodeError, Probed};
 use super::observer::Observer;
 use super::quorum;
 use super::standing::{Rules, Standing, Verdict};
@@ -31,8 +32,9 @@ pub(crate) struct Monitor<N> {
 }
 
 impl<N: Probed> Monitor<N> {
-    /// A monitor over `engine`'s nodes, probing every `interval`; each probe
-    /// may take up to `probe_timeout`.
+    /// A monitor over `engine`'s nodes, probing every `interval`; each
+    /// command of a probe may take up to `probe_timeout` (the command
+    /// timeout), a whole probe `PROBE_LIMIT` times that.
     pub(crate) fn new(
         engine: Arc<Engine<N>>,
         observer: Arc<dyn Observer>,
@@ -96,13 +98,17 @@ impl<N: Probed> Monitor<N> {
         let before = node.standing();
         let generation = node.health().generation();
         let timed_out = &self.timed_out[index];
-        let started = Instant::now();
-        let probed = timeout(self.probe_timeout, node.probe()).await;
-        // fred's own command timeout, of the same length, may answer first.
+        // A probe is many round trips (a cluster's first, dozens), each
+        // bounded by the command timeout; their sum on a busy host can pass
+        // one command timeout while every one was answered. It times out
+        // when a command of it did, or the whole took `PROBE_LIMIT` of
+        // them; both counted in the time the daemon could run
+        // (docs/design.md#late-timers).
+        let probed = within(self.probe_timeout * PROBE_LIMIT, node.probe()).await;
         let probe_timed_out = match &probed {
             Ok(Ok(_)) => false,
-            Ok(Err(_)) => started.elapsed() >= self.probe_timeout,
-            Err(_) => true,
+            Ok(Err(error)) => *error == NodeError::TimedOut,
+            Err(TimedOut) => true,
         };
         if probe_timed_out {
             self.observer.probe_timed_out(index);
@@ -207,11 +213,11 @@ impl<N: Probed> Monitor<N> {
             .map(|(_, n)| n)
             .collect();
         let bound = self.probe_timeout * REPAIR_READ_PROBES;
-        let reads = join_all(others.iter().map(|n| timeout(bound, n.read_fences()))).await;
+        let reads = join_all(others.iter().map(|n| within(bound, n.read_fences()))).await;
         let reads: Vec<Option<Vec<Option<u64>>>> = reads.into_iter().map(|r| r.ok().and_then(Result::ok)).collect();
         // The node's own counters (and its counter of the layout before
         // buckets) are floors too: repair never lowers a counter.
-        let own = timeout(bound, nodes[index].read_fences()).await;
+        let own = within(bound, nodes[index].read_fences()).await;
         let own = own.map_err(|_| "its own counters could not be read in time".to_owned());
         let own = own?.map_err(|e| e.to_string())?;
         let mut floors = Vec::with_capacity(buckets.len());
@@ -274,6 +280,10 @@ impl<N: Probed> Monitor<N> {
 /// Every bucket, for a standalone master's repair.
 static ALL: std::sync::LazyLock<Vec<u16>> = std::sync::LazyLock::new(|| (0..super::buckets::BUCKETS).collect());
 
+/// A whole probe may take this many command timeouts (each of its commands
+/// one at most).
+const PROBE_LIMIT: u32 = 10;
+
 /// Reading every bucket's counter of a master (16,384 keys; one by one on
 /// a cluster) may take this many probes' time.
 const REPAIR_READ_PROBES: u32 = 10;
@@ -299,3 +309,7 @@ fn log_change(node: &str, standing: &Standing) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "monitor_tests.rs"]
+mod tests;

@@ -15,6 +15,11 @@ pub enum NodeError {
     /// The node could not be reached, or answered with an error.
     #[error("{0}")]
     Failed(String),
+    /// The node did not answer a command within the command timeout
+    /// (`redis.command_timeout`, counted in the time the daemon could run:
+    /// docs/design.md#late-timers).
+    #[error("no answer within the command timeout")]
+    TimedOut,
     /// The node answered what the request cannot be answered with (the
     /// message names what was expected).
     #[error("{0}")]
