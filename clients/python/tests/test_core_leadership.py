@@ -139,11 +139,12 @@ def test_the_clients_own_deadline_loses_the_leadership_when_the_daemon_falls_sil
     leadership = candidacy.leadership
     assert isinstance(leadership.lost, asyncio.Event)
     follow = candidacy.follow()
-    assert next(follow) == Receive(pytest.approx(2.0))
+    # Told 100 ms (LOST_MARGIN) before valid_until, by the client's own watch.
+    assert next(follow) == Receive(pytest.approx(1.9))
     clock.now += 1.0
-    assert follow.send(TIMED_OUT) == Receive(pytest.approx(1.0)), "early: looks again at valid_until"
-    clock.now += 1.0
-    # valid_until reached: lost, and the stream is still read (no limit).
+    assert follow.send(TIMED_OUT) == Receive(pytest.approx(0.9)), "early: looks again then"
+    clock.now += 0.9
+    # The margin before valid_until reached: lost, and the stream is still read (no limit).
     assert follow.send(TIMED_OUT) == Receive(None)
     assert leadership.lost.is_set() and "the client's own deadline" in leadership.lost_reason
     late = said(epb.CAMPAIGN_EVENT_EXTENDED, 3.0)

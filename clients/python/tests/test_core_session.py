@@ -113,16 +113,25 @@ def test_a_session_is_opened_once_and_its_lease_is_the_drivers_kind():
         session.open(AsyncHeldLease)  # at once, before any step
 
 
-def test_a_silent_daemon_loses_the_lease_when_valid_until_passes():
+def test_a_silent_daemon_loses_the_lease_the_margin_before_valid_until():
     clock = FakeClock()
     session = opened_session(clock, validity=2.0)
-    assert session.watch(1001.0) == pytest.approx(1.5)
+    assert session.lease.valid_until == pytest.approx(1002.5)
+    # Told 100 ms (LOST_MARGIN) before valid_until, by the client's own watch.
+    assert session.watch(1001.0) == pytest.approx(1.4)
+    assert session.watch(1002.39) == pytest.approx(0.01)
     assert not session.lease.lost.is_set()
-    assert session.watch(1002.5) is None
+    assert session.watch(1002.4) is None
     assert session.lease.lost.is_set() and "no extension" in session.lease.lost_reason
     assert session.leave() is None, "a lost lease has nothing to release: the stream is cancelled"
     failure = session.exit_error(answered=True)
     assert isinstance(failure, redlockd.LockLost) and "no extension" in str(failure)
+
+
+def test_a_short_validity_is_said_lost_a_quarter_of_it_early():
+    clock = FakeClock()
+    session = opened_session(clock, validity=0.2)
+    assert session.watch(1000.5) == pytest.approx(0.15)
 
 
 def test_lost_is_a_loss_and_the_first_reason_is_kept():

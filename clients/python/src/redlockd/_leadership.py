@@ -21,6 +21,7 @@ from typing import Deque, Optional, Tuple, Type, TypeVar
 from . import _validate as v
 from ._election import Value
 from ._errors import LeadershipLost, NotElected, RedlockdError
+from ._lease import lost_at
 from ._retry import Clock, retried
 from ._steps import ENDED, TIMED_OUT, Cancel, Close, OpenStream, Receive, Send, Steps
 from .v1 import election_pb2 as epb
@@ -49,9 +50,10 @@ class LeadershipBase:
     token, strictly increasing per election), until when it is guaranteed
     (``valid_until``, moved on by every extension), the published value, and
     ``lost`` (a new ``_event()``: the driver's kind of event), set the
-    moment it can no longer be guaranteed."""
+    moment it can no longer be guaranteed: with no word from the daemon,
+    ``LOST_MARGIN`` before ``valid_until``."""
 
-    __slots__ = ("election", "candidate", "term", "value", "valid_until", "lost", "lost_reason", "_driver")
+    __slots__ = ("election", "candidate", "term", "value", "valid_until", "lost", "lost_reason", "_driver", "_lost_at")
     _event: type
 
     def __init__(self, election: str, candidate: str, term: int, value: bytes, valid_until: float):
@@ -71,6 +73,8 @@ class LeadershipBase:
         self.lost_reason = ""
         #: The driver's campaign, which proclaims through the stream.
         self._driver = None
+        #: When the campaign's watch says it is lost, should no extension come.
+        self._lost_at = valid_until
 
     @property
     def remaining(self) -> float:
@@ -90,11 +94,18 @@ class LeadershipBase:
             self.lost_reason = reason
             self.lost.set()
 
+    def _valid_for(self, received: float, validity: float) -> None:
+        """Valid for ``validity`` from ``received``, when the message saying
+        so came."""
+        self.valid_until = received + validity
+        self._lost_at = lost_at(self.valid_until, validity)
+
     @classmethod
     def _of(cls: Type[L], start: epb.CampaignStart, elected: epb.CampaignResponse, received: float) -> L:
         """The leadership an ELECTED received at ``received`` gives."""
-        valid_until = received + v.from_wire(elected.valid_for)
-        return cls(start.election, start.candidate, elected.term, elected.value, valid_until)
+        leadership = cls(start.election, start.candidate, elected.term, elected.value, received)
+        leadership._valid_for(received, v.from_wire(elected.valid_for))
+        return leadership
 
 
 class Candidacy:
@@ -183,7 +194,7 @@ class Candidacy:
         leadership = self.leadership
         if message.event == epb.CAMPAIGN_EVENT_EXTENDED:
             if not leadership.lost.is_set():
-                leadership.valid_until = received + v.from_wire(message.valid_for)
+                leadership._valid_for(received, v.from_wire(message.valid_for))
             return False
         if message.event == epb.CAMPAIGN_EVENT_PROCLAIMED:
             leadership.value = message.value
@@ -216,13 +227,14 @@ class Candidacy:
             self._proclaims.popleft().set()  # the waiters find it lost
 
     def watch(self, now: float) -> Optional[float]:
-        """Seconds until ``valid_until`` (look again then), or ``None`` once
-        the leadership is lost: when ``valid_until`` has passed by ``now``
-        without an extension, this loses it — the client's own deadline."""
+        """Seconds until the leadership is due to be said lost (look again
+        then), or ``None`` once it is lost: when ``now`` is ``LOST_MARGIN``
+        or less before ``valid_until`` without an extension, this loses it —
+        the client's own deadline, told before the validity ends."""
         leadership = self.leadership
         if leadership.lost.is_set():
             return None
-        left = leadership.valid_until - now
+        left = leadership._lost_at - now
         if left > 0:
             return left
         self._lose("valid_for ran out before an extension came: the client's own deadline")

@@ -17,6 +17,22 @@ from .v1 import lock_pb2 as pb
 K = TypeVar("K", bound="LeaseBase")
 H = TypeVar("H", bound="HeldLeaseBase")
 
+#: How long before ``valid_until`` a session whose daemon fell silent is
+#: said lost, by the client's own watch: 100 ms, or a quarter of the
+#: validity when that is less. It covers a message's way from the daemon and
+#: a late timer on a busy host, so that the holder is told before the
+#: validity ends; it is below the daemon's own lead (LOST at 3 x
+#: node_timeout, 150 ms by default, before the end: docs/design.md#sessions),
+#: so the daemon's LOST, which says why, normally comes first.
+LOST_MARGIN = 0.1
+
+
+def lost_at(valid_until: float, validity: float) -> float:
+    """When the client's own watch says it is lost, should no extension
+    come: ``LOST_MARGIN`` (at most a quarter of ``validity``) before
+    ``valid_until``."""
+    return valid_until - min(LOST_MARGIN, max(0.0, validity) / 4)
+
 
 class LeaseInfo:
     """The common face of ``Lease``, ``HeldLease`` and their async twins."""
@@ -114,9 +130,10 @@ class LeaseBase(LeaseInfo):
 class HeldLeaseBase(LeaseInfo):
     """A session's lock: ``valid_until`` moves on with every extension the
     daemon makes; ``lost`` (a new ``_event()``: the driver's kind of event)
-    is set the moment the lock is lost."""
+    is set the moment the lock is lost: with no word from the daemon,
+    ``LOST_MARGIN`` before ``valid_until``."""
 
-    __slots__ = ("lost", "lost_reason")
+    __slots__ = ("lost", "lost_reason", "_lost_at")
     _event: type
 
     def __init__(
@@ -134,18 +151,27 @@ class HeldLeaseBase(LeaseInfo):
         self.lost = self._event()
         #: Why, once lost.
         self.lost_reason = ""
+        #: When the session's watch says it is lost, should no extension come.
+        self._lost_at = valid_until
 
     def _lose(self, reason: str) -> None:
         if not self.lost.is_set():
             self.lost_reason = reason
             self.lost.set()
 
+    def _valid_for(self, received: float, validity: float) -> None:
+        """Valid for ``validity`` from ``received``, when the message saying
+        so came (the proto: a session's validity counts from then)."""
+        self.valid_until = received + validity
+        self._lost_at = lost_at(self.valid_until, validity)
+
     @classmethod
     def _of(cls: Type[H], wire: pb.Lease, received: float) -> H:
         """The lease of a session's wire ``Lease``, in a message received at
-        ``received`` (the proto: a session's validity counts from then)."""
-        valid_until = received + v.from_wire(wire.validity)
-        return cls(wire.resource, wire.value, wire.fencing_token, valid_until, **cls._wire(wire))
+        ``received``."""
+        lease = cls(wire.resource, wire.value, wire.fencing_token, received, **cls._wire(wire))
+        lease._valid_for(received, v.from_wire(wire.validity))
+        return lease
 
 
 class HeldLease(HeldLeaseBase):

@@ -7,9 +7,10 @@ The lease is lost — ``lease.lost`` set, and leaving the block raises
 ``LockLost`` — when the daemon says LOST, when it releases the lock on its
 own while the block still runs (``max_hold`` used up, shutdown), when the
 stream ends or breaks before the client released, and, should the daemon
-fall silent, when ``valid_until`` passes without an extension. Validity
-counts from when each ACQUIRED / EXTENDED message was received, on the
-driver's monotonic clock."""
+fall silent, ``LOST_MARGIN`` (100 ms, at most a quarter of the validity)
+before ``valid_until`` when no extension came, on the client's own watch.
+Validity counts from when each ACQUIRED / EXTENDED message was received, on
+the driver's monotonic clock."""
 
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ class Session:
         """Takes one message, received at ``received``; ``True`` when the
         session is over."""
         if message.event == pb.HOLD_EVENT_EXTENDED:
-            self.lease.valid_until = received + v.from_wire(message.lease.validity)
+            self.lease._valid_for(received, v.from_wire(message.lease.validity))
             return False
         if message.event == pb.HOLD_EVENT_LOST:
             self.lease._lose(f"lost: {message.reason}")
@@ -137,12 +138,13 @@ class Session:
                 self.lease._lose(why)
 
     def watch(self, now: float) -> Optional[float]:
-        """Seconds until ``valid_until`` (look again then), or ``None`` —
-        stop watching — once the lease is lost: when ``valid_until`` has
-        passed by ``now`` without an extension, this loses it."""
+        """Seconds until the lease is due to be said lost (look again then),
+        or ``None`` — stop watching — once it is lost: when ``now`` is
+        ``LOST_MARGIN`` or less before ``valid_until`` without an extension,
+        this loses it, so the holder is told before the validity ends."""
         if self.lease.lost.is_set():
             return None
-        left = self.lease.valid_until - now
+        left = self.lease._lost_at - now
         if left > 0:
             return left
         self.lease._lose("no extension came from the daemon before valid_until")
