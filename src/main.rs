@@ -21,6 +21,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// Exit code for a configuration that cannot be used (EX_USAGE).
 const EXIT_CONFIG: u8 = 64;
 
+/// How long the runtime's blocking threads may take to finish at exit, once
+/// the daemon has stopped.
+const RUNTIME_STOP: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A distributed-lock daemon: Redlock over independent Redis masters, with
 /// fencing tokens, over gRPC.
 #[derive(Parser)]
@@ -148,6 +152,11 @@ fn main() -> ExitCode {
     if let Some(traces) = traces {
         traces.shutdown();
     }
+    // The daemon's Redis clients live in the runtime's tasks, and outlive
+    // `serve`: stopped only with the runtime, they would see `dev`'s masters
+    // go and log each connection closing. The clients stop first, then the
+    // masters, and a clean stop stays quiet.
+    runtime.shutdown_timeout(RUNTIME_STOP);
     drop(masters);
     match result {
         Ok(()) => ExitCode::SUCCESS,

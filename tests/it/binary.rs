@@ -1,6 +1,6 @@
 //! The real `redlockd` binary: bad config exits 64 naming the setting, and
 //! `redlockd dev` (the quick-start command) serves locks against five local
-//! masters it starts itself, and stops them on SIGTERM.
+//! masters it starts itself, and stops them on SIGTERM or SIGINT, quietly.
 
 // The real binary runs on the wall clock: these tests time it with the std clock.
 #![allow(clippy::disallowed_methods)]
@@ -64,13 +64,25 @@ fn a_config_file_that_does_not_exist_is_a_config_error() {
 
 #[tokio::test]
 async fn redlockd_dev_serves_locks_and_stops_its_masters_on_sigterm() {
+    // The test keeps its connection open: the grace bounds the exit.
+    dev_serves_locks_and_stops_its_masters_quietly_on("TERM", true).await;
+}
+
+#[tokio::test]
+async fn redlockd_dev_stopped_with_ctrl_c_stops_its_masters_quietly() {
+    dev_serves_locks_and_stops_its_masters_quietly_on("INT", false).await;
+}
+
+/// `redlockd dev` serves a lock, and on SIG`signal` exits 0, its masters gone and its log quiet from the stop on:
+/// its own Redis clients stop before its masters do, so none logs a connection closing. A client that `stays`
+/// connected is told of once, when the grace period ends.
+async fn dev_serves_locks_and_stops_its_masters_quietly_on(signal: &str, stays: bool) {
     let port = redlockd::dev::free_port().unwrap();
     let child = Command::new(BIN)
         .arg("dev")
         .env("REDLOCKD__SERVER__LISTEN", format!("127.0.0.1:{port}"))
         .env("REDLOCKD__METRICS__LISTEN", "127.0.0.1:0")
         .env("REDLOCKD__LOG__FORMAT", "json")
-        // The test keeps its connection open: the grace bounds the exit.
         .env("REDLOCKD__SERVER__SHUTDOWN_GRACE", "1s")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -91,15 +103,40 @@ async fn redlockd_dev_serves_locks_and_stops_its_masters_on_sigterm() {
     let lease = must_acquire(&mut client, "quickstart", 10.0, 5.0).await;
     let masters = children_of(child.id());
     assert!(release(&mut client, &lease).await);
+    if !stays {
+        drop(client);
+    }
 
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let out = child.wait_with_output().unwrap();
+    assert!(
+        Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Waited for off the runtime, which keeps serving the client's end.
+    let out = tokio::task::spawn_blocking(|| child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(out.status.success(), "exit status {:?}", out.status);
     let log = String::from_utf8_lossy(&out.stderr);
     // JSON lines, and the lock value never among them.
     assert!(log.lines().all(|l| l.starts_with('{')), "{log}");
     assert!(!log.contains(&lease.value));
+    let stop = log
+        .find(&format!("SIG{signal}: shutting down"))
+        .expect("the stop is logged");
+    let stopping = &log[stop..];
+    let expected = |line: &str| stays && line.contains("shutdown grace period over");
+    assert!(
+        !stopping.contains("Connection closed")
+            && stopping
+                .lines()
+                .all(|line| !line.contains(r#""level":"WARN""#) || expected(line)),
+        "a clean stop logged warnings: {stopping}"
+    );
     // The masters it started are gone.
     assert_eq!(masters.len(), 5, "redlockd dev did not start five masters");
     for pid in masters {
