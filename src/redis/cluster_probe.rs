@@ -16,6 +16,7 @@ use super::node::RedisNode;
 use super::scripts::SCRIPTS;
 use super::{keys, replies};
 use crate::redlock::buckets::BUCKETS;
+use crate::redlock::limit::{TimedOut, within};
 use crate::redlock::node::NodeError;
 use crate::redlock::standing::{Observation, ShardSeen};
 
@@ -61,10 +62,10 @@ impl RedisNode {
     /// `ShardSeen`; the identity joins theirs (ordered by first slot), the
     /// marker is the identity only when every primary's buckets name it.
     pub(super) async fn probe_cluster(&self) -> Result<Observation, NodeError> {
-        self.probe_client.sync_cluster().await.map_err(node_error)?;
+        self.sync_slot_map(&self.probe_client).await?;
         // Lock traffic follows the slot map the probe sees (fred also
         // re-reads it on MOVED, but not while a dead primary is retried).
-        self.conn.client.sync_cluster().await.map_err(node_error)?;
+        self.sync_slot_map(&self.conn.client).await?;
         let state = (self.probe_client.cached_cluster_state())
             .ok_or_else(|| NodeError::Failed("no cluster slot map".into()))?;
         let mut primaries: Vec<(Server, Vec<(u16, u16)>)> = Vec::new();
@@ -132,7 +133,7 @@ impl RedisNode {
         let mut scripts_loaded = Ok(());
         if !known || self.scripts_generation.load(std::sync::atomic::Ordering::SeqCst) != generation {
             let by_primary = infos.iter().all(|i| i.major_version >= 7);
-            scripts_loaded = self.load_scripts_cluster(by_primary).await;
+            scripts_loaded = self.load_scripts_cluster(by_primary).await?;
             if scripts_loaded.is_ok() {
                 (self.scripts_generation).store(generation, std::sync::atomic::Ordering::SeqCst);
             }
@@ -189,6 +190,17 @@ impl RedisNode {
             marker,
             shards: seen,
         })
+    }
+
+    /// Re-reads the slot map on `client`. fred's sync has no timeout of
+    /// its own (it waits for its router, which retries a dead cluster for
+    /// ever): bounded here by the command timeout, as the probe's other
+    /// steps are by fred's (docs/design.md#late-timers).
+    async fn sync_slot_map(&self, client: &fred::prelude::Client) -> Result<(), NodeError> {
+        match within(self.command_timeout, client.sync_cluster()).await {
+            Ok(synced) => synced.map_err(node_error),
+            Err(TimedOut) => Err(NodeError::TimedOut),
+        }
     }
 
     /// One primary as the probe sees it: identity, eviction policy, the
@@ -272,16 +284,22 @@ impl RedisNode {
     /// primary too where every primary can compile it (`by_primary`): a
     /// `NOSCRIPT` costs a round trip more, which a round that is decided
     /// without this position does not wait for.
-    async fn load_scripts_cluster(&self, by_primary: bool) -> Result<(), String> {
+    /// A primary that did not answer fails the probe (no verdict on the
+    /// scripts: docs/design.md#late-timers); one that refused a script
+    /// fails preflight.
+    async fn load_scripts_cluster(&self, by_primary: bool) -> Result<Result<(), String>, NodeError> {
         let also = by_primary.then_some(&SCRIPTS.by_primary);
         for script in SCRIPTS.by_sha().into_iter().chain(also) {
-            (self
-                .probe_client
+            match (self.probe_client)
                 .script_load_cluster::<(), _>(script.lua.as_str())
-                .await)
-                .map_err(|e| e.to_string())?;
+                .await
+            {
+                Ok(()) => {}
+                Err(e) if super::conn::unanswered(&e) => return Err(node_error(e)),
+                Err(e) => return Ok(Err(e.to_string())),
+            }
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// Key `what` (`fence`, `verified`) of every bucket, in bucket order:

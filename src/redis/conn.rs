@@ -168,9 +168,22 @@ async fn eval_if_loaded<'a>(
     }
 }
 
-/// A fred error as a node's.
+/// A fred error as a node's: its command timeout (late-proof in the
+/// vendored fred, docs/design.md#late-timers) as `TimedOut`.
 pub(super) fn failed(e: fred::error::Error) -> NodeError {
+    if *e.kind() == fred::error::ErrorKind::Timeout {
+        return NodeError::TimedOut;
+    }
     NodeError::Failed(e.to_string())
+}
+
+/// Whether a fred error says nothing of the command itself (no answer: it
+/// timed out, or the connection failed or closed) rather than being the
+/// master's refusal of it: a probe that meets one learns nothing of the
+/// master (docs/design.md#late-timers).
+pub(super) fn unanswered(e: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    matches!(e.kind(), ErrorKind::Timeout | ErrorKind::IO | ErrorKind::Canceled)
 }
 
 /// A duration in whole milliseconds, for a setting fred takes so.

@@ -48,6 +48,9 @@ pub struct RedisNode {
     pub(super) health: Arc<NodeHealth>,
     /// The connection generation the scripts were last loaded on.
     pub(super) scripts_generation: AtomicU64,
+    /// `redis.command_timeout`: bounds each step of a probe, fred's
+    /// commands by themselves and a cluster's slot-map sync here.
+    pub(super) command_timeout: Duration,
 }
 
 impl RedisNode {
@@ -116,6 +119,7 @@ impl RedisNode {
             shards: Mutex::default(),
             health,
             scripts_generation: AtomicU64::new(u64::MAX),
+            command_timeout: config.command_timeout,
         })
     }
 

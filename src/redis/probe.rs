@@ -9,7 +9,7 @@ use fred::prelude::{ClientLike, KeysInterface, LuaInterface, Value};
 use fred::types::{ClusterHash, CustomCommand};
 use tokio::time::Instant;
 
-use super::conn::{eval_script, failed as node_error};
+use super::conn::{eval_script, failed as node_error, unanswered};
 use super::keys;
 use super::node::RedisNode;
 use super::replies;
@@ -94,8 +94,11 @@ impl Probed for RedisNode {
         let mut scripts_loaded = Ok(());
         if self.scripts_generation.load(Ordering::SeqCst) != generation {
             for script in SCRIPTS.by_sha() {
-                if let Err(e) = self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
-                    scripts_loaded = Err(e.to_string());
+                match self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
+                    Ok(_) => {}
+                    // No answer is no verdict on the scripts: the probe failed.
+                    Err(e) if unanswered(&e) => return Err(node_error(e)),
+                    Err(e) => scripts_loaded = Err(e.to_string()),
                 }
             }
             if scripts_loaded.is_ok() {

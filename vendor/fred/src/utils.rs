@@ -283,16 +283,37 @@ pub fn value_to_functions(value: &Value, name: &str) -> Result<Vec<Function>, Er
   }
 }
 
+// redlockd patch: a timeout that fires late, because the process could not
+// run (a CPU limit throttled it, a busy host), has not run out: the response
+// may have come meanwhile and still be on its way through the router task.
+// It is re-armed for as long as it was late (at most the timeout again, in
+// all), and runs out only when it fires on time.
+const LATE_BY: Duration = Duration::from_millis(2);
+
 pub async fn timeout<T, Fut, E>(ft: Fut, timeout: Duration) -> Result<T, Error>
 where
   E: Into<Error>,
   Fut: Future<Output = Result<T, E>>,
 {
   if !timeout.is_zero() {
-    tokio::time::timeout(timeout, ft)
-      .await
-      .map_err(|_| Error::new(ErrorKind::Timeout, "Request timed out."))
-      .and_then(|r| r.map_err(|e| e.into()))
+    let mut ft = std::pin::pin!(ft);
+    let mut deadline = tokio::time::Instant::now() + timeout;
+    let mut credit = timeout;
+    loop {
+      match tokio::time::timeout_at(deadline, ft.as_mut()).await {
+        Ok(r) => return r.map_err(|e| e.into()),
+        Err(_) => {
+          let now = tokio::time::Instant::now();
+          let late = now.saturating_duration_since(deadline);
+          if late <= LATE_BY || credit.is_zero() {
+            return Err(Error::new(ErrorKind::Timeout, "Request timed out."));
+          }
+          let again = late.min(credit);
+          credit -= again;
+          deadline = now + again;
+        },
+      }
+    }
   } else {
     ft.await.map_err(|e| e.into())
   }
