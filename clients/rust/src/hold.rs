@@ -1,6 +1,10 @@
 //! A `Hold` session: the daemon holds the lock and extends it for as long
-//! as the session lives, and says at once when it is lost. Dropping the
-//! session releases the lock (the stream half-closes).
+//! as the session lives, and says at once when it is lost. The session
+//! also keeps its own deadline — the last validity, counted from when its
+//! message arrived, on Tokio's monotonic clock — and says the lock is lost
+//! [`LOST_MARGIN`] before it even if no word ever comes (a frozen daemon, a
+//! stuck network: docs/design.md#sessions). Dropping the session releases
+//! the lock (the stream half-closes).
 
 use std::fmt;
 use std::time::Duration;
@@ -14,6 +18,26 @@ use crate::client::Client;
 use crate::error::Error;
 use crate::proto::{HoldEvent, HoldRelease, HoldRequest, HoldResponse, HoldStart, hold_request};
 use crate::wire;
+
+/// How long before the last validity runs out a session whose daemon fell
+/// silent is said lost, by the client's own timer: 100
+/// ms, or a quarter of the validity when that is less. It covers a
+/// message's way from the daemon and a late timer on a busy host, so that
+/// the holder is told before the validity ends; it is below the daemon's
+/// own lead (LOST at 3 x node_timeout, 150 ms by default, before the end:
+/// docs/design.md#sessions), so the daemon's LOST, which says why, normally
+/// comes first.
+pub const LOST_MARGIN: Duration = Duration::from_millis(100);
+
+/// What the client's own deadline says when it passes.
+const SILENT: &str = "no extension came from the daemon before valid_until (the client's own deadline)";
+
+/// When the client's own timer says a validity of `validity`, from
+/// `received`, is lost: [`LOST_MARGIN`] (at most a quarter of `validity`)
+/// before it runs out.
+pub(crate) fn lost_at(received: Instant, validity: Duration) -> Instant {
+    received + validity - LOST_MARGIN.min(validity / 4)
+}
 
 /// How `hold` takes a lock.
 #[derive(Debug, Clone, Default)]
@@ -164,8 +188,9 @@ pub(crate) async fn open(
         }
     }
     let lease = reply.lease.unwrap_or_default();
-    let (state_tx, state) = watch::channel(State::Held(received + wire::from_wire(lease.validity)));
-    tokio::spawn(follow(events, state_tx));
+    let validity = wire::from_wire(lease.validity);
+    let (state_tx, state) = watch::channel(State::Held(received + validity));
+    tokio::spawn(follow(events, state_tx, lost_at(received, validity)));
     Ok(HeldLock {
         resource: lease.resource,
         fencing_token: lease.fencing_token,
@@ -175,22 +200,29 @@ pub(crate) async fn open(
     })
 }
 
-/// Follows the daemon's events until the session ends.
-async fn follow(mut events: Streaming<HoldResponse>, state: watch::Sender<State>) {
+/// Follows the daemon's events, and the client's own deadline (`lost_at`),
+/// until the session ends. At the deadline it stops following; the daemon
+/// lets go when the `HeldLock` is released or dropped (the stream closes).
+async fn follow(mut events: Streaming<HoldResponse>, state: watch::Sender<State>, mut lost_at: Instant) {
     loop {
-        let next = match events.message().await {
-            Ok(Some(reply)) => match HoldEvent::try_from(reply.event) {
-                // The validity counts from when the event is received.
-                Ok(HoldEvent::Extended) => {
-                    let validity = wire::from_wire(reply.lease.and_then(|l| l.validity));
-                    State::Held(Instant::now() + validity)
-                }
-                Ok(HoldEvent::Released) => State::Released(reply.held_to_end, reply.reason),
-                Ok(HoldEvent::Lost) => State::Lost(reply.reason),
-                _ => continue,
+        let next = tokio::select! {
+            message = events.message() => match message {
+                Ok(Some(reply)) => match HoldEvent::try_from(reply.event) {
+                    // The validity counts from when the event is received.
+                    Ok(HoldEvent::Extended) => {
+                        let received = Instant::now();
+                        let validity = wire::from_wire(reply.lease.and_then(|l| l.validity));
+                        lost_at = self::lost_at(received, validity);
+                        State::Held(received + validity)
+                    }
+                    Ok(HoldEvent::Released) => State::Released(reply.held_to_end, reply.reason),
+                    Ok(HoldEvent::Lost) => State::Lost(reply.reason),
+                    _ => continue,
+                },
+                Ok(None) => State::Lost("the daemon ended the session".into()),
+                Err(status) => State::Lost(format!("the session failed: {}", status.message())),
             },
-            Ok(None) => State::Lost("the daemon ended the session".into()),
-            Err(status) => State::Lost(format!("the session failed: {}", status.message())),
+            () = tokio::time::sleep_until(lost_at) => State::Lost(SILENT.into()),
         };
         let ended = !matches!(next, State::Held(_));
         // A loss is never overwritten by what follows it.
@@ -239,7 +271,9 @@ impl HeldLock {
         ended_by_the_daemon(&self.state.borrow()).is_some()
     }
 
-    /// Resolves with the daemon's reason when the lock is lost, or when the
+    /// Resolves with the daemon's reason when the lock is lost (or the
+    /// client's own, [`LOST_MARGIN`] before the last validity runs out
+    /// with no extension from the daemon), or when the
     /// daemon released it without this client asking (a force release,
     /// `max_hold` used up, a shutdown: HOLD_EVENT_RELEASED): stop working
     /// under it at once. (`release` takes the lock by value, so a release

@@ -18,7 +18,9 @@
 //!   [`Lease`] is extended and released by hand.
 //! - [`Client::hold`] opens a `Hold` session: the daemon extends the lock
 //!   for as long as the session lives and says at once when it is lost
-//!   ([`HeldLock::lost`]); dropping the session releases the lock.
+//!   ([`HeldLock::lost`]: at LOST, or [`LOST_MARGIN`] before its validity
+//!   ends with no word from the daemon); dropping the session releases the
+//!   lock.
 //! - [`Pipeline`]: many calls over one stream, for a process that takes
 //!   many locks.
 //! - [`Client::campaign`] runs for an election and resolves once elected:
@@ -49,7 +51,7 @@ pub use campaign::{CampaignOptions, Leadership, Lost};
 pub use client::{AcquireOptions, Client};
 pub use connect::{AdminStub, Bearer, ElectionStub, Options, Stub, Tls};
 pub use error::Error;
-pub use hold::{HeldLock, HoldOptions};
+pub use hold::{HeldLock, HoldOptions, LOST_MARGIN};
 pub use lease::Lease;
 pub use pipeline::Pipeline;
 pub use views::{Leader, LeaderStream, WatchStream};
