@@ -118,6 +118,7 @@ func TestClientAnAcquiredLeasesContextEndsWhenItsValidityRunsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	arrived := time.Now()
 	ended := make(chan time.Time, 1)
 	context.AfterFunc(l.Context(), func() { ended <- time.Now() })
 	var at time.Time
@@ -127,9 +128,15 @@ func TestClientAnAcquiredLeasesContextEndsWhenItsValidityRunsOut(t *testing.T) {
 		t.Fatal("the context outlived the validity")
 	}
 	// Before ValidUntil, by the margin (100 ms, at most a quarter of the
-	// validity): the holder is told while the lock is still its own.
-	if early := l.ValidUntil().Sub(at); early <= 0 || early > 100*time.Millisecond || !errors.Is(l.Err(), redlockd.ErrLockLost) {
-		t.Fatalf("ended %v before ValidUntil, cause %v", early, l.Err())
+	// validity): the holder is told while the lock is still its own. (On a
+	// busy host the reply may come with less than the margin left, the
+	// validity counting from the send: then the context ends at once.)
+	early := l.ValidUntil().Sub(at)
+	if arrived.Before(l.ValidUntil().Add(-100*time.Millisecond)) && (early <= 0 || early > 100*time.Millisecond) {
+		t.Fatalf("ended %v before ValidUntil", early)
+	}
+	if !errors.Is(l.Err(), redlockd.ErrLockLost) {
+		t.Fatalf("cause %v", l.Err())
 	}
 	if ok, err := l.Extend(ctx, time.Second); ok || !errors.Is(err, redlockd.ErrLockLost) {
 		t.Fatalf("extending a run-out lease: %v %v", ok, err)
