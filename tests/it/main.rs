@@ -49,6 +49,7 @@ mod proxy;
 mod quarantine;
 mod quotas;
 mod redis_acl;
+mod redlockctl;
 mod redlockctl_elect;
 mod redlockctl_run;
 mod reentrancy;
