@@ -3,8 +3,10 @@
 //! term while the stream lives, and says LOST when it can no longer
 //! guarantee it. The guard also keeps its own deadline — the last
 //! `valid_for`, counted from when its message arrived, on Tokio's monotonic
-//! clock — so it stops leading even if LOST never arrives (a frozen daemon,
-//! a stuck network). Dropping it resigns (the stream half-closes).
+//! clock — and stops leading [`LOST_MARGIN`](crate::LOST_MARGIN) before it
+//! even if LOST never arrives (a frozen daemon, a stuck network:
+//! docs/design.md#sessions).
+//! Dropping it resigns (the stream half-closes).
 
 use std::fmt;
 use std::time::Duration;
@@ -16,6 +18,7 @@ use tonic::Streaming;
 
 use crate::client::Client;
 use crate::error::Error;
+use crate::hold::lost_at;
 use crate::proto::campaign_request::Request as Ask;
 use crate::proto::{CampaignEvent, CampaignProclaim, CampaignRequest, CampaignResign, CampaignResponse, CampaignStart};
 use crate::wire;
@@ -83,8 +86,9 @@ pub enum Lost {
     Resigned(String),
     /// The stream ended or failed without a word.
     Broken(String),
-    /// The last `valid_for` ran out with no extension: the client's own
-    /// deadline passed (the daemon or the network may be stuck).
+    /// The last `valid_for` was about to run out with no extension: the
+    /// client's own deadline, [`LOST_MARGIN`](crate::LOST_MARGIN) before
+    /// it, passed (the daemon or the network may be stuck).
     Deadline,
 }
 
@@ -94,7 +98,9 @@ impl fmt::Display for Lost {
             Lost::Told(reason) => write!(f, "lost: {reason}"),
             Lost::Resigned(reason) => write!(f, "resigned by the daemon: {reason}"),
             Lost::Broken(reason) => write!(f, "the campaign stream broke: {reason}"),
-            Lost::Deadline => f.write_str("the term's validity ran out with no extension (the client's own deadline)"),
+            Lost::Deadline => {
+                f.write_str("the term's validity was about to run out with no extension (the client's own deadline)")
+            }
         }
     }
 }
@@ -161,13 +167,18 @@ pub(crate) async fn open(
             ));
         }
     }
-    let until = received + wire::from_wire(first.valid_for);
+    let validity = wire::from_wire(first.valid_for);
     let (state_tx, state) = watch::channel(Shared {
-        status: Ok(until),
+        status: Ok(received + validity),
         value: first.value,
         proclaims: 0,
     });
-    tokio::spawn(follow(events, state_tx, requests.downgrade(), until));
+    tokio::spawn(follow(
+        events,
+        state_tx,
+        requests.downgrade(),
+        lost_at(received, validity),
+    ));
     Ok(Leadership {
         election: election.to_owned(),
         candidate: candidate.to_owned(),
@@ -178,13 +189,13 @@ pub(crate) async fn open(
     })
 }
 
-/// Follows the daemon's events, and the client's own deadline, until the
-/// leadership ends.
+/// Follows the daemon's events, and the client's own deadline (`lost_at`),
+/// until the leadership ends.
 async fn follow(
     mut events: Streaming<CampaignResponse>,
     state: watch::Sender<Shared>,
     requests: mpsc::WeakSender<CampaignRequest>,
-    mut until: Instant,
+    mut lost_at: Instant,
 ) {
     let end = |why: Lost| {
         // A first end is never overwritten by what follows it.
@@ -199,7 +210,7 @@ async fn follow(
     loop {
         let message = tokio::select! {
             message = events.message() => message,
-            () = tokio::time::sleep_until(until) => {
+            () = tokio::time::sleep_until(lost_at) => {
                 end(Lost::Deadline);
                 // Stop leading for real: resign, and read the answer while
                 // the daemon may still be frozen.
@@ -219,7 +230,10 @@ async fn follow(
         match reply.event() {
             // The validity counts from when the event is received.
             CampaignEvent::Extended => {
-                until = Instant::now() + wire::from_wire(reply.valid_for);
+                let received = Instant::now();
+                let validity = wire::from_wire(reply.valid_for);
+                lost_at = self::lost_at(received, validity);
+                let until = received + validity;
                 state.send_if_modified(|now| {
                     let leading = now.status.is_ok();
                     if leading {

@@ -1,5 +1,5 @@
-//! The daemon frozen with SIGSTOP under a `Hold` session: it sends
-//! nothing, not even LOST, so the holder must be told by the client's own
+//! The daemon frozen with SIGSTOP under a `Hold` session and a leader: it
+//! sends nothing, not even LOST, so each must be told by the client's own
 //! timer, before its last validity (counted from when its message arrived)
 //! runs out, and by at most `LOST_MARGIN` (docs/design.md#sessions).
 //!
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use redlockd_client::{Client, HoldOptions, LOST_MARGIN};
+use redlockd_client::{CampaignOptions, Client, HoldOptions, LOST_MARGIN, Lost};
 use tokio::time::Instant;
 
 const TTL: Duration = Duration::from_millis(1500);
@@ -80,17 +80,23 @@ async fn told<F: Future<Output = String>>(
 }
 
 #[test]
-fn a_holder_whose_daemon_is_frozen_is_told_before_its_own_deadline() {
+fn a_holder_and_a_leader_whose_daemon_is_frozen_are_told_before_their_own_deadline() {
     if std::env::var_os("REDLOCKD_ADDR").is_none() {
-        return under_dev_daemon("a_holder_whose_daemon_is_frozen_is_told_before_its_own_deadline");
+        return under_dev_daemon("a_holder_and_a_leader_whose_daemon_is_frozen_are_told_before_their_own_deadline");
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let client = Client::from_env().await.expect("a daemon at REDLOCKD_ADDR");
+        let suffix = fastrand::u64(..);
         let lock = client
-            .hold(
-                &format!("examples/rs-frozen-{}", fastrand::u64(..)),
-                HoldOptions::new().ttl(TTL),
+            .hold(&format!("examples/rs-frozen-{suffix}"), HoldOptions::new().ttl(TTL))
+            .await
+            .unwrap();
+        let leader = client
+            .campaign(
+                &format!("examples/rs-frozen-election-{suffix}"),
+                "pod-a",
+                CampaignOptions::new().ttl(TTL),
             )
             .await
             .unwrap();
@@ -98,25 +104,33 @@ fn a_holder_whose_daemon_is_frozen_is_told_before_its_own_deadline() {
         signal_daemon("STOP");
         let _continue = Frozen;
         let frozen_at = Instant::now();
-        let (reason, at, until) =
-            tokio::time::timeout(TTL + Duration::from_secs(5), told(|| lock.valid_until(), lock.lost()))
-                .await
-                .expect("still held with a frozen daemon");
-        // `until` is the last validity given (an extension on its way at the
-        // freeze may have moved it on).
-        assert!(until > frozen_at, "valid until before the freeze");
-        println!(
-            "frozen_daemon: the holder told {:?} before valid_until, {:?} after the freeze ({reason})",
-            until.saturating_duration_since(at),
-            at - frozen_at
-        );
-        assert!(at < until, "the holder told {:?} after its deadline", at - until);
-        assert!(
-            until - at <= LOST_MARGIN,
-            "the holder told {:?} before its deadline, more than the margin",
-            until - at
-        );
-        assert!(reason.contains("the client's own deadline"), "{reason}");
-        assert!(lock.is_lost() && lock.valid_until().is_none());
+        let both = async {
+            tokio::join!(
+                told(|| lock.valid_until(), lock.lost()),
+                told(|| leader.valid_until(), async { leader.lost().await.to_string() }),
+            )
+        };
+        let (holder, leading) = tokio::time::timeout(TTL + Duration::from_secs(5), both)
+            .await
+            .expect("still held with a frozen daemon");
+        for (what, (reason, at, until)) in [("the holder", holder), ("the leader", leading)] {
+            // `until` is the last validity given (an extension on its way at
+            // the freeze may have moved it on).
+            assert!(until > frozen_at, "{what}: valid until before the freeze");
+            println!(
+                "frozen_daemon: {what} told {:?} before valid_until, {:?} after the freeze ({reason})",
+                until.saturating_duration_since(at),
+                at - frozen_at
+            );
+            assert!(at < until, "{what} told {:?} after its deadline", at - until);
+            assert!(
+                until - at <= LOST_MARGIN,
+                "{what} told {:?} before its deadline, more than the margin",
+                until - at
+            );
+            assert!(reason.contains("the client's own deadline"), "{what}: {reason}");
+        }
+        assert!(matches!(leader.lost().await, Lost::Deadline));
+        assert!(lock.is_lost());
     });
 }
