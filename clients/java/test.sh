@@ -18,7 +18,8 @@
 #      daemon of its own (killed masters stay dead for the rest of that
 #      daemon's life);
 #   3. the daemon frozen with SIGSTOP under a leader and a lock, on a daemon
-#      of its own: both stop on their own deadline;
+#      of its own: both are told lost by the client's own clock, before
+#      their validity ends (by at most the margin);
 #   4. mutual TLS + bearer token, on the --secure daemon;
 #   5. `mvn install` of the jar into the local Maven repository (~/.m2), then
 #      a fresh Maven project that depends on it runs the README's first lock
