@@ -94,6 +94,15 @@ pub struct Args {
     /// Also write the report here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Instead of the comparison: redlockd alone under `--conditions`
+    /// (scripts/bench-throttled, docs/performance.md#a-throttled-daemon),
+    /// (a) and (b) each `--duration` seconds with `--clients` in (b).
+    #[arg(long)]
+    pub throttled: bool,
+    /// With `--throttled`: the daemon's CPU limits in cores (a cgroup's CFS
+    /// quota over 100 ms), and `hog` (no limit, a busy loop on every core).
+    #[arg(long, value_delimiter = ',', default_value = "1,0.5,0.2,0.1,hog")]
+    pub conditions: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]

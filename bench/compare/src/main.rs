@@ -16,6 +16,8 @@
 //! (d) `--sessions` open `Hold` sessions (redlockd only): the daemon's RSS
 //! and CPU while it renews them; (e) leader failover and (f) observe
 //! fan-out, redlockd's elections beside etcd's ([`elections`]), when named.
+//! With `--throttled` (scripts/bench-throttled), redlockd alone instead, in
+//! a CPU cgroup and beside a CPU hog ([`throttled`]).
 //!
 //! Prints Markdown tables on stdout (progress on stderr):
 //!
@@ -29,6 +31,7 @@
 
 mod args;
 mod candidate;
+mod cgroup;
 mod clusters;
 mod daemon;
 mod drive;
@@ -46,6 +49,7 @@ mod peer;
 mod peers;
 mod report;
 mod targets;
+mod throttled;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,15 +91,30 @@ fn main() -> anyhow::Result<()> {
         use tokio::signal::unix::{SignalKind, signal};
         let (mut int, mut term) = (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?);
         // On a signal, `bench` is dropped: every server it started is stopped.
+        if args.throttled {
+            let table = tokio::select! {
+                table = throttled::run(&args) => table?,
+                _ = int.recv() => anyhow::bail!("interrupted"),
+                _ = term.recv() => anyhow::bail!("terminated"),
+            };
+            print!("{table}");
+            if let Some(out) = &args.out {
+                std::fs::write(out, &table).with_context(|| format!("writing {}", out.display()))?;
+            }
+            return Ok(None);
+        }
         tokio::select! {
-            results = bench(&args) => results,
+            results = bench(&args) => results.map(Some),
             _ = int.recv() => anyhow::bail!("interrupted"),
             _ = term.recv() => anyhow::bail!("terminated"),
         }
     });
     // Every server this run started is stopped by now (dropped in `bench`).
     runtime.shutdown_timeout(Duration::from_secs(5));
-    let report = report::markdown(&results?);
+    let Some(results) = results? else {
+        return Ok(());
+    };
+    let report = report::markdown(&results);
     print!("{report}");
     if let Some(out) = &args.out {
         std::fs::write(out, &report).with_context(|| format!("writing {}", out.display()))?;
