@@ -105,7 +105,8 @@ pub async fn run(args: &Args) -> anyhow::Result<String> {
                 let cores: f64 = cores
                     .parse()
                     .with_context(|| format!("--conditions: {cores} is neither cores nor hog"))?;
-                (format!("{cores} cores"), Some(Cgroup::limit(pid, cores)?), None)
+                let unit = if cores == 1.0 { "core" } else { "cores" };
+                (format!("{cores} {unit}"), Some(Cgroup::limit(pid, cores)?), None)
             }
         };
         say(format!("{label}: redlockd (pid {pid}) settling"));
