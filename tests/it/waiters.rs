@@ -5,6 +5,8 @@
 
 use crate::support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use redlockd_client::proto::HoldEvent;
@@ -65,21 +67,41 @@ async fn a_published_release_wakes_a_waiter_long_before_its_next_retry() {
     waiter_daemon.stop().await;
 }
 
+/// Grants the two daemons share out before fairness is judged.
+const CONTENDED_GRANTS: u32 = 100;
+
 #[tokio::test]
 async fn two_daemons_contending_for_many_rounds_both_make_progress() {
     let cluster = Cluster::start(5);
     let daemons = [Daemon::start(&cluster).await, Daemon::start(&cluster).await];
+    // Counted from when both serve: a daemon starting on a busy machine
+    // (its masters probed first) is not a daemon making no progress. Then
+    // the pace of this machine now: the slowest of a few uncontended grants
+    // and releases through each daemon.
+    let mut round = Duration::ZERO;
+    for daemon in &daemons {
+        daemon.until_health(ServingStatus::Serving).await;
+        let mut client = daemon.client().await;
+        for _ in 0..3 {
+            let start = tokio::time::Instant::now();
+            let lease = must_acquire(&mut client, "pace", 5.0, 0.0).await;
+            release(&mut client, &lease).await;
+            round = round.max(start.elapsed());
+        }
+    }
+    let total = Arc::new(AtomicU32::new(0));
     let mut tasks = Vec::new();
     for (d, daemon) in daemons.iter().enumerate() {
         for _ in 0..2 {
             let mut client = daemon.client().await;
+            let total = total.clone();
             tasks.push(tokio::spawn(async move {
                 let mut grants = 0;
-                let until = tokio::time::Instant::now() + Duration::from_secs(4);
-                while tokio::time::Instant::now() < until {
+                while total.load(Ordering::Relaxed) < CONTENDED_GRANTS {
                     let reply = try_acquire(&mut client, "contended", 5.0, 1.0).await;
                     if let Some(lease) = reply.lease {
                         grants += 1;
+                        total.fetch_add(1, Ordering::Relaxed);
                         tokio::time::sleep(Duration::from_millis(5)).await;
                         release(&mut client, &lease).await;
                     }
@@ -88,6 +110,22 @@ async fn two_daemons_contending_for_many_rounds_both_make_progress() {
             }));
         }
     }
+    // However slow the machine, the grants must come at the pace of its
+    // rounds: a hand-off is a release and a grant, a few rounds, so twenty
+    // rounds a grant is ample, and grants that wait for locks to expire
+    // (5 s TTL) are far slower.
+    let budget = (Duration::from_millis(5) + round * 20) * CONTENDED_GRANTS;
+    let progress = async {
+        while total.load(Ordering::Relaxed) < CONTENDED_GRANTS {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let done = tokio::time::timeout(budget, progress).await;
+    assert!(
+        done.is_ok(),
+        "{} of {CONTENDED_GRANTS} grants in {budget:?} (a round took {round:?})",
+        total.load(Ordering::Relaxed)
+    );
     let mut per_daemon = [0; 2];
     for task in tasks {
         let (d, grants) = task.await.unwrap();
@@ -97,7 +135,6 @@ async fn two_daemons_contending_for_many_rounds_both_make_progress() {
     // Both progress, and neither wins most hand-offs: Redis announces a
     // release to the daemons in subscription order, which must not decide.
     let total: u32 = per_daemon.iter().sum();
-    assert!(total >= 20, "too few grants to judge: {per_daemon:?}");
     assert!(
         per_daemon.iter().all(|g| *g * 5 >= total),
         "a daemon starved: {per_daemon:?}"
