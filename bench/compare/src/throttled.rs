@@ -43,6 +43,9 @@ struct Row {
     tally: Tally,
     seconds: f64,
     daemon_cores: f64,
+    /// The five masters' busy cores, and every other process's but the
+    /// daemon's and this benchmark's.
+    masters_cores: f64,
     others_cores: f64,
     /// Periods, and how many throttled the daemon, in the window.
     throttled: Option<(u64, u64)>,
@@ -93,6 +96,9 @@ pub async fn run(args: &Args) -> anyhow::Result<String> {
         .await?
         .map_err(anyhow::Error::msg)?;
     let urls: Vec<String> = masters.iter().map(redlockd::dev::RedisProcess::url).collect();
+    let redis: Vec<Watched> = (masters.iter().filter_map(|m| m.pid()))
+        .map(|pid| Watched { role: Role::Redis, pid })
+        .collect();
     let binary = args.daemon.clone().unwrap_or_else(crate::daemon::default_binary);
     let mut rows = Vec::new();
     let mut loads = Vec::new();
@@ -115,7 +121,7 @@ pub async fn run(args: &Args) -> anyhow::Result<String> {
             label.clone(),
             std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
         ));
-        let watched = [
+        let mut watched = vec![
             Watched {
                 role: Role::Daemon,
                 pid,
@@ -125,6 +131,7 @@ pub async fn run(args: &Args) -> anyhow::Result<String> {
                 pid: std::process::id(),
             },
         ];
+        watched.extend(redis.iter().cloned());
         for (workload, clients) in [("(a) 1 client", 1), ("(b) clients", args.clients)] {
             let workload = workload.replace("clients", &format!("{clients} clients"));
             say(format!("{label}: {workload}"));
@@ -144,6 +151,7 @@ pub async fn run(args: &Args) -> anyhow::Result<String> {
                 workload,
                 seconds,
                 daemon_cores: cpu.get(Role::Daemon).unwrap_or(0.0) / seconds,
+                masters_cores: cpu.get(Role::Redis).unwrap_or(0.0) / seconds,
                 others_cores: cpu.others() / seconds,
                 throttled: before
                     .throttling
@@ -248,9 +256,9 @@ fn table(rows: &[Row], loads: &[(String, String)], timing: Timing) -> String {
         timing.warmup.as_secs_f64()
     );
     out.push_str(
-        "| daemon's CPU | workload | acquisitions/s | granted | p50 · p99 | daemon busy (cores) | periods throttled | other processes (cores) | probe timeouts | masters marked out | requests failed in rounds |\n",
+        "| daemon's CPU | workload | acquisitions/s | granted | p50 · p99 | daemon busy (cores) | periods throttled | masters busy (cores) | other processes (cores) | probe timeouts | masters marked out | requests failed in rounds |\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let ms = |d: Option<Duration>| d.map_or_else(|| "—".to_owned(), |d| format!("{:.1} ms", d.as_secs_f64() * 1000.0));
     for row in rows {
         let t = &row.tally;
@@ -265,7 +273,7 @@ fn table(rows: &[Row], loads: &[(String, String)], timing: Timing) -> String {
         );
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} | {:.2}% ({} of {}) | {} · {} | {:.2} | {} | {:.2} | {:.0} | {} | {:.0} |",
+            "| {} | {} | {:.0} | {:.2}% ({} of {}) | {} · {} | {:.2} | {} | {:.2} | {:.2} | {:.0} | {} | {:.0} |",
             row.condition,
             row.workload,
             t.attempts as f64 / row.seconds,
@@ -276,6 +284,7 @@ fn table(rows: &[Row], loads: &[(String, String)], timing: Timing) -> String {
             ms(t.latencies.quantile(0.99)),
             row.daemon_cores,
             throttled,
+            row.masters_cores,
             row.others_cores,
             row.probe_timeouts,
             row.marked_out,
