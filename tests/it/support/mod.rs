@@ -12,6 +12,7 @@ pub mod keys;
 pub mod proxy;
 pub mod redis_node;
 pub mod rig;
+mod rig_liveness;
 mod rig_sets;
 pub mod stores;
 pub mod tenants;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use redlockd_client::proto::lock_client::LockClient;
 use redlockd_client::proto::{AcquireRequest, LockMode, ReleaseRequest};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tonic::transport::Channel;
@@ -22,7 +23,8 @@ pub const TTL: Duration = Duration::from_secs(1);
 pub const MAX_TTL: Duration = Duration::from_secs(2);
 /// How long a client waits for a lock before trying again.
 pub const WAIT: Duration = Duration::from_secs(1);
-/// After faults heal, a grant must come within this (TTL + retry budget).
+/// After faults heal, a grant must come within this (TTL + retry budget),
+/// plus what the warm-up took past `MAX_TTL` (`Rig::liveness`, rig_liveness.rs).
 pub const LIVENESS: Duration = Duration::from_secs(5);
 
 /// Masters, daemons, proxies between them, and what the clients did.
@@ -34,6 +36,10 @@ pub struct Rig {
     pub history: History,
     pub fenced: FencedStore,
     pub unfenced: UnfencedStore,
+    /// How long the daemons took to grant their first lock on the fresh,
+    /// quarantined masters: the same probes, hold and repair that let
+    /// masters back after a restart, timed on this machine as it is now.
+    pub warm_up: Duration,
 }
 
 /// The settings every rig daemon gets, plus `extra`.
@@ -79,15 +85,17 @@ impl Rig {
     /// or on anything else with both empty); returns once each daemon
     /// granted a lock.
     pub async fn over(cluster: Cluster, proxies: Vec<Vec<Proxy>>, daemons: Vec<Daemon>) -> Rig {
-        let rig = Rig {
+        let mut rig = Rig {
             cluster,
             proxies,
             daemons,
             history: History::new(),
             fenced: FencedStore::new("fenced"),
             unfenced: UnfencedStore::new("unfenced"),
+            warm_up: Duration::ZERO,
         };
         // A fresh cluster is quarantined for MAX_TTL: wait for the first grant.
+        let start = Instant::now();
         for daemon in &rig.daemons {
             let mut client = daemon.client().await;
             let reply = acquire(&mut client, "warmup", ((false, 0, ""), TTL), MAX_TTL * 8)
@@ -96,6 +104,7 @@ impl Rig {
             let lease = reply.expect("no grant within the warm-up wait");
             release(&mut client, "warmup", &lease.value).await.ok();
         }
+        rig.warm_up = start.elapsed();
         rig
     }
 
@@ -157,7 +166,17 @@ impl Rig {
 
     /// `workload` with one client per `(shared, permits)` (permit holders write to no store either).
     pub async fn workload_of(&self, kinds: &[(bool, u32)], resource: &str, run_for: Duration) -> JoinHandle<()> {
-        let until = Instant::now() + run_for;
+        let (_, running) = watch::channel(true);
+        self.spawn_workload(kinds, resource, (Instant::now() + run_for, running))
+            .await
+    }
+
+    pub(super) async fn spawn_workload(
+        &self,
+        kinds: &[(bool, u32)],
+        resource: &str,
+        (until, running): (Instant, watch::Receiver<bool>),
+    ) -> JoinHandle<()> {
         let mut clients = Vec::new();
         for (i, (shared, permits)) in kinds.iter().enumerate() {
             let mut client = self.client(i % self.daemons.len(), &format!("c{i}")).await;
@@ -167,9 +186,9 @@ impl Rig {
         let resource = resource.to_owned();
         tokio::spawn(async move {
             let runs = clients.into_iter().map(|mut c| {
-                let resource = resource.clone();
+                let (resource, running) = (resource.clone(), running.clone());
                 async move {
-                    while Instant::now() < until {
+                    while Instant::now() < until && *running.borrow() {
                         c.cycle(&resource, Duration::from_millis(30)).await;
                     }
                 }
@@ -186,7 +205,7 @@ impl Rig {
             ..Options::default()
         };
         if let Some(at) = healed_at {
-            options = options.liveness(resource, at, LIVENESS);
+            options = options.liveness(resource, at, self.liveness());
         }
         let report = check(&self.history, &[&self.fenced, &self.unfenced], options);
         println!("{resource}: {}", report.stats);
