@@ -21,12 +21,12 @@ use support::rig::{Held, Rig};
 
 /// The holder's lease must outlive a master's restart and reconnection by a
 /// wide margin, so a control's double grant does not depend on timing.
-const LONG_TTL: Duration = Duration::from_secs(3);
+const LONG_TTL: Duration = Duration::from_secs(7);
 const QUARANTINE_OFF: &[(&str, &str)] = &[
     ("REDLOCKD__SAFETY__QUARANTINE", "false"),
-    ("REDLOCKD__LOCK__MAX_TTL", "4s"),
+    ("REDLOCKD__LOCK__MAX_TTL", "8s"),
 ];
-const QUARANTINE_ON: &[(&str, &str)] = &[("REDLOCKD__LOCK__MAX_TTL", "4s")];
+const QUARANTINE_ON: &[(&str, &str)] = &[("REDLOCKD__LOCK__MAX_TTL", "8s")];
 
 /// Splits the cluster so two holders can only meet on master 0: the holder
 /// (daemon 0) cannot reach D, E and takes the lock on A, B, C; `lose_a`
