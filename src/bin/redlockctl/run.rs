@@ -17,7 +17,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use redlockd_client::{Client, Error, HeldLock, HoldOptions};
-use tokio::time::Instant;
 
 use crate::supervise::{Ended, Group, Signals};
 
@@ -111,22 +110,11 @@ pub async fn run(client: Client, job: Job, mut signals: Signals) -> ExitCode {
     }
 }
 
-/// Resolves when the lock is lost: LOST from the daemon, or its validity run
-/// out by our own clock (if the daemon or the network is stuck, LOST may
-/// never come, but the validity still runs out).
+/// Resolves when the lock is lost: LOST from the daemon, or the client's
+/// own deadline before its validity runs out (`HeldLock::lost`: if the
+/// daemon or the network is stuck, LOST may never come).
 async fn lost(lock: &HeldLock, resource: &str) -> String {
-    loop {
-        let valid_until = lock.valid_until().unwrap_or_else(Instant::now);
-        tokio::select! {
-            () = tokio::time::sleep_until(valid_until) => {
-                if lock.valid_until().is_some_and(|until| until > Instant::now()) {
-                    continue; // extended meanwhile
-                }
-                return format!("the lock on {resource} ran out of validity without an extension");
-            }
-            reason = lock.lost() => return format!("lock on {resource} lost: {reason}"),
-        }
-    }
+    format!("lock on {resource} lost: {}", lock.lost().await)
 }
 
 /// The exit code of a process a signal ended, as shells report it.
