@@ -52,6 +52,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The acquire latency at quantile `q` (0.5: the median).
+    pub fn latency(&self, q: f64) -> Option<Duration> {
+        self.latencies.quantile(q)
+    }
+
     pub fn rate(&self) -> f64 {
         if self.seconds > 0.0 {
             self.ops as f64 / self.seconds

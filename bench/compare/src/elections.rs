@@ -2,8 +2,9 @@
 //! leader failover and observe fan-out, one procedure for redlockd's
 //! `redlockd.v1.Election` and etcd's `v3electionpb.Election`. Each system's
 //! candidates and observers are in `elections_daemon.rs` and
-//! `elections_etcd.rs`, what a candidate is in `candidate.rs`; this file
-//! kills, times and counts.
+//! `elections_etcd.rs`, what a candidate is in `candidate.rs`, the plan, the
+//! `Electorate` they offer and what was found in `elections_types.rs`, the
+//! table in `elections_report.rs`; this file kills, times and counts.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
@@ -11,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use futures::StreamExt;
-use futures::stream::BoxStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -19,6 +19,7 @@ use crate::candidate::{Candidate, Elected};
 use crate::daemon::Daemon;
 use crate::elections_daemon::DaemonElection;
 use crate::elections_etcd::EtcdElection;
+use crate::elections_types::{ElectionPlan, ElectionResults, Electorate, Failovers, FanOut};
 use crate::etcd::Etcd;
 use crate::measure::{CpuSnapshot, Samples, Watched};
 use crate::{System, Workload, say};
@@ -37,45 +38,6 @@ const ENDED_UNASKED: &str = "redlockd_elections_total{outcome=\"lost\"}";
 const PAUSE: Duration = Duration::from_millis(100);
 /// How long every observer has to be told of a proclaimed value.
 const TOLD_LIMIT: Duration = Duration::from_secs(10);
-
-/// What (e) and (f) are asked to do.
-#[derive(Clone)]
-pub struct ElectionPlan {
-    pub candidates: usize,
-    pub failovers: usize,
-    /// The term's TTL (redlockd) and the lease's (etcd).
-    pub ttl: Duration,
-    pub observers: usize,
-    pub observer_connections: usize,
-    pub proclaims: usize,
-}
-
-/// A system's election API, as (e) and (f) use it.
-pub trait Electorate {
-    /// Candidate `id` campaigning on a connection of its own, in a task.
-    fn candidate(&self, id: usize) -> Candidate;
-    /// `n` Observe streams, spread over `connections`; each yields the
-    /// leader's value at every state it is told (empty: no leader).
-    async fn observers(&self, n: usize, connections: usize) -> anyhow::Result<Vec<Values>>;
-}
-
-/// What an observer is told: the leader's value, at each change.
-pub type Values = BoxStream<'static, anyhow::Result<Vec<u8>>>;
-
-/// What (e) found.
-pub struct Failovers {
-    pub planned: usize,
-    /// Kill → the next ELECTED, sorted.
-    pub samples: Samples,
-    /// Every new leader's term was above the last one's.
-    pub terms_rising: bool,
-    /// What stopped the run early.
-    pub first_error: Option<String>,
-    /// redlockd: how many leaderships the daemon saw end without a
-    /// resignation during the run (`redlockd_elections_total{outcome="lost"}`):
-    /// each kill, and the last leader's at the end.
-    pub unasked: Option<f64>,
-}
 
 /// (e): the leader killed, `plan.failovers` times; the time until one of
 /// the waiting candidates is told it leads.
@@ -152,25 +114,6 @@ async fn elected(candidate: &mut Candidate, limit: Duration) -> anyhow::Result<E
         .await
         .map_err(|_| anyhow!("not elected within {limit:?}"))?
         .map_err(|_| anyhow!("its task ended"))?
-}
-
-/// What (f) found.
-pub struct FanOut {
-    pub observers: usize,
-    pub connections: usize,
-    pub planned: usize,
-    /// Seconds until every observer had its first state.
-    pub opened_in: f64,
-    /// Per proclaim every observer was told of: send → the last one told.
-    pub last: Samples,
-    /// Per observer and proclaim: send → told.
-    pub each: Samples,
-    /// Observers not told of a value within `TOLD_LIMIT`, summed over the proclaims.
-    pub missed: usize,
-    pub first_error: Option<String>,
-    /// The server's CPU (and this process's) over the proclaims.
-    pub cpu: CpuSnapshot,
-    pub seconds: f64,
 }
 
 /// (f): `plan.observers` observers on one election whose leader proclaims
@@ -287,15 +230,6 @@ async fn told_all(
         }
     }
     ((count == n).then_some(last), n - count)
-}
-
-/// What (e) and (f) found, per system.
-pub struct ElectionResults {
-    pub plan: ElectionPlan,
-    /// etcd's lease TTL, whole seconds.
-    pub lease_ttl: i64,
-    pub failovers: BTreeMap<System, Result<Failovers, String>>,
-    pub fan_outs: BTreeMap<System, Result<FanOut, String>>,
 }
 
 /// The servers (e) and (f) run on, and the processes whose CPU counts.

@@ -14,7 +14,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Endpoint;
 
 use crate::candidate::{Ballot, Candidate, Socket};
-use crate::elections::{Electorate, Values};
+use crate::elections_types::{Electorate, Values};
 
 /// One election on a running daemon.
 pub struct DaemonElection {

@@ -17,7 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::codegen::http::uri::PathAndQuery;
 
 use crate::candidate::{Ballot, Candidate, Socket};
-use crate::elections::{Electorate, Values};
+use crate::elections_types::{Electorate, Values};
 use crate::etcd::{self, Empty};
 
 /// One election on a running etcd.

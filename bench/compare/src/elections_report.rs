@@ -1,11 +1,12 @@
 //! The report's table of (e) and (f) (docs/performance.md#elections):
 //! redlockd's elections beside etcd's, and their progress lines.
 
-use crate::System;
-use crate::elections::{ElectionResults, Failovers, FanOut};
-use crate::measure::{Role, Samples};
-use crate::report::{int, lat, ratio, secs, short};
 use std::fmt::Write as _;
+
+use crate::System;
+use crate::elections_types::{ElectionResults, Failovers, FanOut};
+use crate::format::{int, lat, ratio, secs, short};
+use crate::measure::{Role, Samples};
 
 /// A row of (f): its name, its samples, the quantiles shown.
 type Row = (String, fn(&FanOut) -> &Samples, &'static [f64]);

@@ -39,8 +39,10 @@ mod elections;
 mod elections_daemon;
 mod elections_etcd;
 mod elections_report;
+mod elections_types;
 mod environment;
 mod etcd;
+mod format;
 mod http;
 mod in_process;
 mod measure;
@@ -81,7 +83,7 @@ pub struct Results {
     /// (a)'s gRPC hop alone: Health/Check latencies, one client, no master.
     pub hop: Option<measure::Samples>,
     pub sessions: Option<Result<daemon::SessionOutcome, String>>,
-    pub elections: Option<elections::ElectionResults>,
+    pub elections: Option<elections_types::ElectionResults>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -416,7 +418,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     let elections = if election_workloads.is_empty() {
         None
     } else {
-        let plan = elections::ElectionPlan {
+        let plan = elections_types::ElectionPlan {
             candidates: args.candidates as usize,
             failovers: args.failovers as usize,
             ttl: args.election_ttl,

@@ -3,10 +3,10 @@
 //! and machine they were measured on.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use crate::daemon::SessionOutcome;
 use crate::drive::Outcome;
+use crate::format::{int, lat, mb, ratio, secs, short};
 use crate::measure::Role;
 use crate::{Results, Run, System, Workload};
 
@@ -22,7 +22,6 @@ const SYSTEMS: [System; 10] = [
     System::RedissonRedlock,
     System::Etcd,
 ];
-pub(crate) const MB: f64 = 1024.0 * 1024.0;
 
 /// The whole report.
 pub fn markdown(results: &Results) -> String {
@@ -284,9 +283,9 @@ fn cell(o: &Outcome) -> String {
     let mut cell = format!(
         "**{}/s**<br>{} · {} · {}",
         int(o.rate()),
-        lat(p(o, 0.5)),
-        lat(p(o, 0.99)),
-        lat(p(o, 0.999))
+        lat(o.latency(0.5)),
+        lat(o.latency(0.99)),
+        lat(o.latency(0.999))
     );
     if o.errors > 0 {
         let _ = write!(cell, "<br>{} errors", o.errors);
@@ -306,7 +305,7 @@ fn ratio_cell(results: &Results, w: Workload, other: System) -> String {
     if r.ops == 0 || o.ops == 0 {
         return "—".into();
     }
-    let x = |q| secs(p(r, q)) / secs(p(o, q));
+    let x = |q| secs(r.latency(q)) / secs(o.latency(q));
     format!(
         "ops ×{}<br>p50 ×{} · p99 ×{} · p99.9 ×{}",
         ratio(r.rate() / o.rate()),
@@ -321,9 +320,9 @@ pub fn one_line(o: &Outcome) -> String {
     format!(
         "{}/s, p50 {}, p99 {}, p99.9 {} ({} ops in {:.1} s, {} errors, {} not acquired; CPU {:.2} s, others {:.2} s)",
         int(o.rate()),
-        lat(p(o, 0.5)),
-        lat(p(o, 0.99)),
-        lat(p(o, 0.999)),
+        lat(o.latency(0.5)),
+        lat(o.latency(0.99)),
+        lat(o.latency(0.999)),
         o.ops,
         o.seconds,
         o.errors,
@@ -349,69 +348,4 @@ pub fn sessions_line(o: &SessionOutcome) -> String {
         o.cpu.get(Role::Daemon).unwrap_or(0.0),
         o.seconds
     )
-}
-
-pub(crate) fn p(o: &Outcome, q: f64) -> Option<Duration> {
-    o.latencies.quantile(q)
-}
-
-pub(crate) fn secs(d: Option<Duration>) -> f64 {
-    d.map_or(f64::NAN, |d| d.as_secs_f64())
-}
-
-/// ×0.35, ×4.4, ×18, ×32,348.
-pub(crate) fn ratio(x: f64) -> String {
-    if !x.is_finite() {
-        "—".into()
-    } else if x >= 100.0 {
-        int(x)
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
-/// 137 µs, 4.0 ms, 350 ms, 1.20 s.
-pub(crate) fn lat(d: Option<Duration>) -> String {
-    let Some(d) = d else { return "—".into() };
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else if us < 10_000.0 {
-        format!("{:.1} ms", us / 1000.0)
-    } else if us < 1_000_000.0 {
-        format!("{:.0} ms", us / 1000.0)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
-}
-
-/// 22,700.
-pub(crate) fn int(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".into();
-    }
-    let digits = format!("{:.0}", x.max(0.0));
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-pub(crate) fn mb(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "—".into(), |b| format!("{:.1} MB", b as f64 / MB))
-}
-
-pub(crate) fn short(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("").replace('|', "/");
-    if line.chars().count() > 80 {
-        format!("{}…", line.chars().take(80).collect::<String>())
-    } else {
-        line
-    }
 }

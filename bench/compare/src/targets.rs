@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::report::{MB, int, lat, mb, p, ratio, secs};
+use crate::format::{MB, int, lat, mb, ratio, secs};
 use crate::{Results, Run, System, Workload};
 
 /// The targets of docs/performance.md that this run's numbers can judge.
@@ -20,7 +20,7 @@ pub(crate) fn table(out: &mut String, results: &Results) {
         get(Workload::A, System::Etcd),
     );
     if let (Some(r), Some(s)) = (ra, sa) {
-        let (rp, sp) = (p(r, 0.5), p(s, 0.5));
+        let (rp, sp) = (r.latency(0.5), s.latency(0.5));
         rows.push((
             "(a) acquire p50 ≤ 1.5 × rslock's".into(),
             format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
@@ -66,7 +66,7 @@ pub(crate) fn table(out: &mut String, results: &Results) {
         ));
     }
     if let Some(r) = rb {
-        let p99 = p(r, 0.99);
+        let p99 = r.latency(0.99);
         rows.push((
             "(b) acquire p99 ≤ 2 ms".into(),
             lat(p99),
@@ -75,7 +75,7 @@ pub(crate) fn table(out: &mut String, results: &Results) {
     }
     let (rc, sc) = (get(Workload::C, System::Redlockd), get(Workload::C, System::Rslock));
     if let (Some(r), Some(s)) = (rc, sc) {
-        let (rp, sp) = (p(r, 0.99), p(s, 0.99));
+        let (rp, sp) = (r.latency(0.99), s.latency(0.99));
         rows.push((
             "(c) wait p99 ≤ rslock's / 10".into(),
             format!("{} vs {} (×{})", lat(rp), lat(sp), ratio(secs(rp) / secs(sp))),
