@@ -8,7 +8,7 @@ use crate::config::{Config, LogFormat};
 use crate::redis::connect::RedisNodeConfig;
 use crate::redis::tls::Tls;
 use crate::redlock::EngineConfig;
-use crate::redlock::standing::Rules;
+use crate::redlock::rules::Rules;
 use crate::telemetry::{logging, traces};
 
 // A token's low bits name the master that minted it: the configuration

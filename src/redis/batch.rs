@@ -1,19 +1,18 @@
 //! Round-1 lock requests and releases to one master, batched into one
 //! `ROUND` script call (docs/design.md#batching); on a cluster, one slot's
-//! or one primary's (docs/design.md#cluster-positions).
+//! or one primary's, and the primaries' lanes a slot's batches leave
+//! through (docs/design.md#cluster-positions).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use fred::prelude::Value;
+use fred::prelude::{ClusterInterface, Value};
+use fred::types::config::Server;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use super::cluster::Primaries;
 use super::conn::Conn;
+use super::finish::Finish;
 use super::replies;
 use super::scripts::{Role, SCRIPTS};
 use crate::redlock::node::NodeError;
@@ -93,40 +92,6 @@ pub(super) fn request_keys(key: &str) -> RequestKeys {
 /// Whether a request's arguments are a release's (`U`), not a lock's (`L`).
 fn is_release(args: &[Value; 4]) -> bool {
     matches!(&args[0], Value::String(kind) if &**kind == "U")
-}
-
-/// A call that runs to its end: awaited, it is the call; dropped before
-/// its end, it goes on in a task of its own (on the runtime it was dropped
-/// on; without one, the runtime is shutting down and it goes with it).
-struct Finish<F: Future + Send + 'static>(Option<Pin<Box<F>>>);
-
-impl<F: Future + Send + 'static> Finish<F> {
-    fn new(call: F) -> Finish<F> {
-        Finish(Some(Box::pin(call)))
-    }
-}
-
-impl<F: Future + Send + 'static> Future for Finish<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let Some(call) = self.0.as_mut() else {
-            return Poll::Pending;
-        };
-        let output = ready!(call.as_mut().poll(cx));
-        self.0 = None;
-        Poll::Ready(output)
-    }
-}
-
-impl<F: Future + Send + 'static> Drop for Finish<F> {
-    fn drop(&mut self) {
-        if let (Some(call), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
-            runtime.spawn(async move {
-                let _ = call.await;
-            });
-        }
-    }
 }
 
 /// The batch slot, held by a caller sending its own request: given back
@@ -402,5 +367,56 @@ impl Batches {
                 }
             }
         }
+    }
+}
+
+/// What ROUND by primary answers for a request whose keys are not all on
+/// that primary (its slot moved, or is moving): sent again by slot.
+const NOT_HERE: i64 = -4;
+
+/// The lanes of a cluster's primaries, one per primary, made when first
+/// used: each sends the batches of every slot it serves, as they come, in
+/// one ROUND by primary (docs/design.md#cluster-positions).
+pub(super) struct Primaries {
+    pub(super) conn: Arc<Conn>,
+    pub(super) lanes: Mutex<Vec<(Server, Arc<Batches>)>>,
+}
+
+impl Primaries {
+    /// The lane of the primary serving `slot` in the client's slot map.
+    fn lane_of(&self, slot: u16) -> Option<Arc<Batches>> {
+        let map = self.conn.client.cached_cluster_state()?;
+        let server = map.get_server(slot)?;
+        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, lane)) = lanes.iter().find(|(s, _)| s == server) {
+            return Some(Arc::clone(lane));
+        }
+        let lane = Arc::new(Batches::routed(Arc::clone(&self.conn), Route::Primary));
+        lanes.push((server.clone(), Arc::clone(&lane)));
+        Some(lane)
+    }
+
+    /// A batch of slot `slot` (`slot_lane`'s), through its primary's lane;
+    /// the requests that primary no longer serves go again by slot, in
+    /// their order, to wherever Redis redirects them.
+    pub(super) async fn call(
+        &self,
+        slot_lane: &Batches,
+        slot: u16,
+        requests: &[(&RequestKeys, &[Value; 4])],
+    ) -> Result<Vec<i64>, NodeError> {
+        let Some(lane) = self.lane_of(slot) else {
+            return slot_lane.call_round(requests, false).await;
+        };
+        let mut answers = lane.request_all(requests).await?;
+        let moved: Vec<usize> = (0..answers.len()).filter(|i| answers[*i] == NOT_HERE).collect();
+        if !moved.is_empty() {
+            let again: Vec<_> = moved.iter().map(|i| requests[*i]).collect();
+            let got = slot_lane.call_round(&again, false).await?;
+            for (i, answer) in moved.into_iter().zip(got) {
+                answers[i] = answer;
+            }
+        }
+        Ok(answers)
     }
 }

@@ -5,11 +5,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use fred::prelude::{ClusterInterface, Value};
-use fred::types::config::Server;
-
-use super::batch::{Batches, RequestKeys, Route};
-use super::conn::Conn;
+use super::batch::{Batches, Primaries, Route};
 use crate::redlock::buckets;
 use crate::redlock::node::NodeError;
 
@@ -99,57 +95,6 @@ impl Lanes {
             all.extend(lanes.iter().map(|(_, lane)| Arc::clone(lane)));
         }
         all
-    }
-}
-
-/// What ROUND by primary answers for a request whose keys are not all on
-/// that primary (its slot moved, or is moving): sent again by slot.
-const NOT_HERE: i64 = -4;
-
-/// The lanes of a cluster's primaries, one per primary, made when first
-/// used: each sends the batches of every slot it serves, as they come, in
-/// one ROUND by primary (docs/design.md#cluster-positions).
-pub(super) struct Primaries {
-    conn: Arc<Conn>,
-    lanes: Mutex<Vec<(Server, Arc<Batches>)>>,
-}
-
-impl Primaries {
-    /// The lane of the primary serving `slot` in the client's slot map.
-    fn lane_of(&self, slot: u16) -> Option<Arc<Batches>> {
-        let map = self.conn.client.cached_cluster_state()?;
-        let server = map.get_server(slot)?;
-        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, lane)) = lanes.iter().find(|(s, _)| s == server) {
-            return Some(Arc::clone(lane));
-        }
-        let lane = Arc::new(Batches::routed(Arc::clone(&self.conn), Route::Primary));
-        lanes.push((server.clone(), Arc::clone(&lane)));
-        Some(lane)
-    }
-
-    /// A batch of slot `slot` (`slot_lane`'s), through its primary's lane;
-    /// the requests that primary no longer serves go again by slot, in
-    /// their order, to wherever Redis redirects them.
-    pub(super) async fn call(
-        &self,
-        slot_lane: &Batches,
-        slot: u16,
-        requests: &[(&RequestKeys, &[Value; 4])],
-    ) -> Result<Vec<i64>, NodeError> {
-        let Some(lane) = self.lane_of(slot) else {
-            return slot_lane.call_round(requests, false).await;
-        };
-        let mut answers = lane.request_all(requests).await?;
-        let moved: Vec<usize> = (0..answers.len()).filter(|i| answers[*i] == NOT_HERE).collect();
-        if !moved.is_empty() {
-            let again: Vec<_> = moved.iter().map(|i| requests[*i]).collect();
-            let got = slot_lane.call_round(&again, false).await?;
-            for (i, answer) in moved.into_iter().zip(got) {
-                answers[i] = answer;
-            }
-        }
-        Ok(answers)
     }
 }
 

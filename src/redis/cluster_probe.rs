@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::conn::failed as node_error;
 use super::node::RedisNode;
+use super::probing::Shard;
 use super::scripts::SCRIPTS;
 use super::{keys, replies};
 use crate::redlock::buckets::BUCKETS;
@@ -35,18 +36,6 @@ fn joined_identity(shards: &[Shard]) -> String {
     format!("{}:{}", run_ids.join(","), replids.join(","))
 }
 
-/// One primary as the last probe saw it.
-#[derive(Debug, Clone)]
-pub(crate) struct Shard {
-    server: Server,
-    /// The slot ranges it serves (a bucket is a slot).
-    ranges: Vec<(u16, u16)>,
-    /// `run_id:master_replid`.
-    identity: String,
-    /// Its major version (`redis_version`): which scripts it can run.
-    major_version: u32,
-}
-
 /// What `look_at_primary` saw.
 struct Looked {
     shard: Shard,
@@ -62,11 +51,11 @@ impl RedisNode {
     /// `ShardSeen`; the identity joins theirs (ordered by first slot), the
     /// marker is the identity only when every primary's buckets name it.
     pub(super) async fn probe_cluster(&self) -> Result<Observation, NodeError> {
-        self.sync_slot_map(&self.probe_client).await?;
+        self.sync_slot_map(&self.probing.client).await?;
         // Lock traffic follows the slot map the probe sees (fred also
         // re-reads it on MOVED, but not while a dead primary is retried).
         self.sync_slot_map(&self.conn.client).await?;
-        let state = (self.probe_client.cached_cluster_state())
+        let state = (self.probing.client.cached_cluster_state())
             .ok_or_else(|| NodeError::Failed("no cluster slot map".into()))?;
         let mut primaries: Vec<(Server, Vec<(u16, u16)>)> = Vec::new();
         let mut covered = 0usize;
@@ -121,7 +110,7 @@ impl RedisNode {
         // (a promoted replica starts with none; `NOSCRIPT` reloads too).
         let generation = self.health.generation();
         let (known, same_map) = {
-            let last = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+            let last = self.probing.shards.lock().unwrap_or_else(|e| e.into_inner());
             let same = |f: fn(&Shard, &Shard) -> bool| {
                 last.len() == shards.len() && last.iter().zip(&shards).all(|(a, b)| f(a, b))
             };
@@ -131,14 +120,20 @@ impl RedisNode {
             )
         };
         let mut scripts_loaded = Ok(());
-        if !known || self.scripts_generation.load(std::sync::atomic::Ordering::SeqCst) != generation {
+        if !known
+            || self
+                .probing
+                .scripts_generation
+                .load(std::sync::atomic::Ordering::SeqCst)
+                != generation
+        {
             let by_primary = infos.iter().all(|i| i.major_version >= 7);
             scripts_loaded = self.load_scripts_cluster(by_primary).await?;
             if scripts_loaded.is_ok() {
-                (self.scripts_generation).store(generation, std::sync::atomic::Ordering::SeqCst);
+                (self.probing.scripts_generation).store(generation, std::sync::atomic::Ordering::SeqCst);
             }
         }
-        *self.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards.clone();
+        *self.probing.shards.lock().unwrap_or_else(|e| e.into_inner()) = shards.clone();
         // A lock request found its bucket unverified (a slot moved, keys
         // deleted), or the slot map changed since the last probe: every
         // bucket's marker must name its primary. (Not on every probe: a
@@ -207,7 +202,7 @@ impl RedisNode {
     /// marker of its first bucket, and (`clock`) the cluster's clock.
     async fn look_at_primary(&self, server: Server, ranges: Vec<(u16, u16)>, clock: bool) -> Result<Looked, NodeError> {
         let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
-        let node = self.probe_client.with_cluster_node(server.clone());
+        let node = self.probing.client.with_cluster_node(server.clone());
         let info = replies::info(node.info(None).await.map_err(node_error)?)?;
         let got = node.custom(config, vec!["GET", "maxmemory-policy"]).await;
         let maxmemory_policy = replies::config_get(got.map_err(node_error)?, "maxmemory-policy")?;
@@ -257,14 +252,14 @@ impl RedisNode {
         }
         let variants = proof.to_load(&identity);
         for shard in shards {
-            let primary = self.probe_client.with_cluster_node(shard.server.clone());
+            let primary = self.probing.client.with_cluster_node(shard.server.clone());
             if let Err(error) = variants.load_into(&primary).await {
                 tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
                 return;
             }
         }
         for (shard, info) in shards.iter().zip(infos) {
-            let primary = self.probe_client.with_cluster_node(shard.server.clone());
+            let primary = self.probing.client.with_cluster_node(shard.server.clone());
             let again = match primary.info(Some(fred::types::InfoKind::Server)).await {
                 Ok(reply) => replies::info(reply).map(|i| i.run_id).unwrap_or_default(),
                 Err(_) => String::new(),
@@ -290,7 +285,7 @@ impl RedisNode {
     async fn load_scripts_cluster(&self, by_primary: bool) -> Result<Result<(), String>, NodeError> {
         let also = by_primary.then_some(&SCRIPTS.by_primary);
         for script in SCRIPTS.by_sha().into_iter().chain(also) {
-            match (self.probe_client)
+            match (self.probing.client)
                 .script_load_cluster::<(), _>(script.lua.as_str())
                 .await
             {
@@ -318,7 +313,7 @@ impl RedisNode {
                         .iter()
                         .map(|b| Value::from(keys::bucket_keys(&self.prefix, *b)[which].clone())),
                 );
-                let node = self.probe_client.with_cluster_node(server.clone());
+                let node = self.probing.client.with_cluster_node(server.clone());
                 let eval = CustomCommand::new_static("EVAL", ClusterHash::FirstKey, false);
                 let reply = node.custom(eval, args).await.map_err(node_error)?;
                 let Value::Array(read) = reply else {
@@ -345,7 +340,7 @@ impl RedisNode {
     /// process no probe looked at). One script per primary and 1,024
     /// buckets.
     pub(super) async fn repair_cluster(&self, floors: &[(u16, Option<u64>)], identity: &str) -> Result<(), NodeError> {
-        let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let shards = self.probing.shards.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if joined_identity(&shards) != identity {
             return Err(NodeError::Failed("the cluster changed since it was probed".into()));
         }
@@ -367,7 +362,7 @@ impl RedisNode {
                         floor.map(|f| f.to_string()).unwrap_or_default().into(),
                     ]);
                 }
-                let node = self.probe_client.with_cluster_node(shard.server.clone());
+                let node = self.probing.client.with_cluster_node(shard.server.clone());
                 let eval = CustomCommand::new_static("EVAL", ClusterHash::FirstKey, false);
                 node.custom::<Value, _>(eval, args).await.map_err(node_error)?;
             }
@@ -377,7 +372,7 @@ impl RedisNode {
 
     /// Each primary the last probe saw, with the buckets it serves.
     fn work_per_primary(&self) -> Result<Vec<(Server, Vec<u16>, u32)>, NodeError> {
-        let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+        let shards = self.probing.shards.lock().unwrap_or_else(|e| e.into_inner());
         if shards.is_empty() {
             return Err(NodeError::Failed("the cluster was not probed yet".into()));
         }
@@ -398,7 +393,7 @@ impl RedisNode {
         cursor: u64,
         count: u32,
     ) -> Result<(u64, Vec<String>), NodeError> {
-        let servers: Vec<Server> = (self.shards.lock().unwrap_or_else(|e| e.into_inner()).iter())
+        let servers: Vec<Server> = (self.probing.shards.lock().unwrap_or_else(|e| e.into_inner()).iter())
             .map(|s| s.server.clone())
             .collect();
         let (index, own) = ((cursor >> 48) as usize, cursor & ((1 << 48) - 1));
@@ -426,7 +421,7 @@ impl RedisNode {
 
     /// The shards' servers, for tests and logs.
     pub fn cluster_primaries(&self) -> Vec<String> {
-        let shards = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+        let shards = self.probing.shards.lock().unwrap_or_else(|e| e.into_inner());
         shards
             .iter()
             .map(|s| format!("{}:{}", s.server.host, s.server.port))

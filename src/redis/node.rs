@@ -2,10 +2,10 @@
 //! operation goes to its lock kind (`exclusive.rs`, `shared.rs`,
 //! `permits.rs`, `set.rs`, `listing.rs`), round-1 requests through the
 //! batches (`batch.rs`), and the monitor's probe and repair run on a
-//! connection of their own (`probe.rs`, `cluster_probe.rs`).
+//! connection of their own (`probing.rs`, `probe.rs`, `cluster_probe.rs`).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -15,9 +15,10 @@ use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, Value};
 use super::batch::Batches;
 use super::cluster::Lanes;
 use super::conn::{Conn, failed, glob_escaped, ttl_arg};
+use super::probing::Probing;
 use super::proof::Proof;
 use super::replies::{self, Locked};
-use super::{exclusive, keys, listing, permits, set, shared};
+use super::{exclusive, listing, permits, set, shared};
 use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
@@ -29,25 +30,17 @@ pub struct RedisNode {
     pub(super) name: String,
     /// Lock traffic.
     pub(super) conn: Arc<Conn>,
-    /// The monitor's own connection (docs/design.md#quarantine): a probe
-    /// never queues behind lock traffic, which under overload would make
-    /// a healthy master look unreachable.
-    pub(super) probe_client: Client,
+    /// The monitor's half: its own connection, and what its probes saw
+    /// (`probing.rs`).
+    pub(super) probing: Probing,
     /// `redis.key_prefix`.
     pub(super) prefix: String,
-    /// The fence counter and verified marker of bucket 0, which the probe
-    /// reads as the node's (docs/design.md#quarantine).
-    pub(super) sentinel: [String; 2],
     /// A lock request found its bucket unverified: the next probe reads
     /// every bucket's marker.
     pub(super) bucket_unverified: AtomicBool,
     /// Round-1 lock requests and releases on their way, in batches.
     pub(super) batches: Lanes,
-    /// The shards the last probe saw, when the position is a cluster.
-    pub(super) shards: Mutex<Vec<super::cluster_probe::Shard>>,
     pub(super) health: Arc<NodeHealth>,
-    /// The connection generation the scripts were last loaded on.
-    pub(super) scripts_generation: AtomicU64,
     /// `redis.command_timeout`: bounds each step of a probe, fred's
     /// commands by themselves and a cluster's slot-map sync here.
     pub(super) command_timeout: Duration,
@@ -112,13 +105,10 @@ impl RedisNode {
             name,
             batches: Lanes::new(Arc::new(Batches::new(Arc::clone(&conn))), clustered),
             conn,
-            probe_client,
+            probing: Probing::new(probe_client, &config.key_prefix),
             prefix: config.key_prefix.clone(),
-            sentinel: keys::bucket_keys(&config.key_prefix, 0),
             bucket_unverified: AtomicBool::new(false),
-            shards: Mutex::default(),
             health,
-            scripts_generation: AtomicU64::new(u64::MAX),
             command_timeout: config.command_timeout,
         })
     }

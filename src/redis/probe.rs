@@ -41,11 +41,11 @@ impl RedisNode {
             return;
         }
         let variants = proof.to_load(&info.run_id);
-        if let Err(error) = variants.load_into(&self.probe_client).await {
+        if let Err(error) = variants.load_into(&self.probing.client).await {
             tracing::warn!(node = %self.name, %error, "could not load the cached scripts; keeping the INFO check");
             return;
         }
-        let again = match self.probe_client.info(Some(fred::types::InfoKind::Server)).await {
+        let again = match self.probing.client.info(Some(fred::types::InfoKind::Server)).await {
             Ok(reply) => replies::info(reply).map(|i| i.run_id).unwrap_or_default(),
             Err(_) => String::new(),
         };
@@ -54,7 +54,7 @@ impl RedisNode {
         } else {
             // Another process took the scripts: it must not keep them.
             proof.withdraw();
-            let flush = self.probe_client.script_flush(false).await;
+            let flush = self.probing.client.script_flush(false).await;
             tracing::warn!(node = %self.name, flushed = flush.is_ok(), "the master restarted while the cached scripts were loaded");
         }
     }
@@ -81,10 +81,11 @@ impl Probed for RedisNode {
         if self.clustered() {
             return self.probe_cluster().await;
         }
-        let info = replies::info(self.probe_client.info(None).await.map_err(node_error)?)?;
+        let info = replies::info(self.probing.client.info(None).await.map_err(node_error)?)?;
         let config = CustomCommand::new_static("CONFIG", ClusterHash::FirstKey, false);
         let policy = self
-            .probe_client
+            .probing
+            .client
             .custom(config, vec!["GET", "maxmemory-policy"])
             .await
             .map_err(node_error)?;
@@ -92,9 +93,9 @@ impl Probed for RedisNode {
         // Once per connection (docs/design.md#the-lock-on-one-master); NOSCRIPT reloads cover the rest.
         let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
-        if self.scripts_generation.load(Ordering::SeqCst) != generation {
+        if self.probing.scripts_generation.load(Ordering::SeqCst) != generation {
             for script in SCRIPTS.by_sha() {
-                match self.probe_client.script_load::<String, _>(script.lua.as_str()).await {
+                match self.probing.client.script_load::<String, _>(script.lua.as_str()).await {
                     Ok(_) => {}
                     // No answer is no verdict on the scripts: the probe failed.
                     Err(e) if unanswered(&e) => return Err(node_error(e)),
@@ -102,12 +103,13 @@ impl Probed for RedisNode {
                 }
             }
             if scripts_loaded.is_ok() {
-                self.scripts_generation.store(generation, Ordering::SeqCst);
+                self.probing.scripts_generation.store(generation, Ordering::SeqCst);
             }
         }
         let mut marker = replies::marker(
-            self.probe_client
-                .get(self.sentinel[1].as_str())
+            self.probing
+                .client
+                .get(self.probing.sentinel[1].as_str())
                 .await
                 .map_err(node_error)?,
         )?;
@@ -125,7 +127,8 @@ impl Probed for RedisNode {
         let before = Instant::now();
         let time = CustomCommand::new_static("TIME", ClusterHash::FirstKey, false);
         let time = self
-            .probe_client
+            .probing
+            .client
             .custom(time, Vec::<String>::new())
             .await
             .map_err(node_error)?;
@@ -152,7 +155,7 @@ impl Probed for RedisNode {
     /// # Errors
     /// When the node does not answer.
     async fn read_fences(&self) -> Result<Vec<Option<u64>>, NodeError> {
-        let legacy = (self.probe_client.get(keys::legacy_fence(&self.prefix)).await).map_err(node_error)?;
+        let legacy = (self.probing.client.get(keys::legacy_fence(&self.prefix)).await).map_err(node_error)?;
         let legacy = replies::fence(legacy)?;
         let counters = self.read_buckets("fence").await?;
         (counters.into_iter())
@@ -176,7 +179,7 @@ impl Probed for RedisNode {
             let mut args = vec![Value::from(identity)];
             args.extend((chunk.iter()).map(|(_, floor)| Value::from(floor.map(|f| f.to_string()).unwrap_or_default())));
             let call = || (keys.iter().map(String::as_str).collect(), args.clone());
-            eval_script(&self.probe_client, &SCRIPTS.repair, call).await?;
+            eval_script(&self.probing.client, &SCRIPTS.repair, call).await?;
         }
         Ok(())
     }
@@ -199,7 +202,7 @@ impl RedisNode {
                 .map(|b| keys::bucket_keys(&self.prefix, b)[which].clone())
                 .collect();
             let count = keys.len();
-            match self.probe_client.mget(keys).await.map_err(node_error)? {
+            match self.probing.client.mget(keys).await.map_err(node_error)? {
                 Value::Array(read) if read.len() == count => {
                     values.extend(read.into_iter().map(|v| (!v.is_null()).then_some(v)));
                 }

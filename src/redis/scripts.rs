@@ -212,7 +212,7 @@ pub struct Scripts {
     /// Round-1 locks and releases, a batch per call (`batch.rs`).
     pub round: Script,
     /// ROUND over every slot of one cluster primary (Redis 7 and later;
-    /// `cluster::Primaries`), its flags line in its text: it goes by SHA,
+    /// `batch::Primaries`), its flags line in its text: it goes by SHA,
     /// loaded when first called (a 6.2 primary could not compile it).
     pub by_primary: Script,
     pub hand_off: Script,

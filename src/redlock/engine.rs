@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::Error;
-use super::extend::Extensions;
+use super::extensions::Extensions;
 use super::node::Node;
 use super::quorum;
 

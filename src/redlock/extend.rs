@@ -1,73 +1,20 @@
 //! Extending locks (docs/design.md#extend): extensions due together share
-//! one script call per node, sent by a few batch tasks.
+//! one script call per node, sent by a few batch tasks from their queue
+//! (`extensions.rs`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use super::extensions::{Extended, QueuedExtension};
 use super::fanout::gather;
 use super::node::{Extension, Node};
 use super::spans::{self, round_span};
 use super::{Engine, Error, LockValue, quorum};
-
-/// At most this many locks go in one extension batch.
-pub const EXTEND_BATCH_MAX: usize = 128;
-/// At most this many extension batches are in flight at once. A lone
-/// extension leaves at once in a batch of one; while every slot is busy,
-/// the extensions that come due queue and leave together in the next batch.
-pub const EXTEND_BATCHES_AT_ONCE: usize = 4;
-
-/// Extensions waiting for a batch (see `Engine::extend`).
-pub(super) struct Extensions {
-    queue: Mutex<Vec<QueuedExtension>>,
-    slots: Arc<Semaphore>,
-}
-
-struct QueuedExtension {
-    key: String,
-    value: String,
-    ttl: Duration,
-    queued_at: Instant,
-    /// The outcome, and which masters answered the batch (bit `i`: master `i`).
-    answer: oneshot::Sender<(Result<Extended, Error>, u32)>,
-}
-
-/// A batch's answer for one extension; the caller turns it into a validity
-/// when it reads it, so no wait after the round goes uncounted.
-enum Extended {
-    /// A quorum extended it to `ttl`; the commands left at `sent`.
-    Yes { ttl: Duration, sent: Instant },
-    /// A majority no longer holds the value.
-    Lost,
-}
-
-impl Extensions {
-    pub(super) fn new() -> Extensions {
-        Extensions {
-            queue: Mutex::new(Vec::new()),
-            slots: Arc::new(Semaphore::new(EXTEND_BATCHES_AT_ONCE)),
-        }
-    }
-
-    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<QueuedExtension>> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The oldest queued extensions, at most a batch of them.
-    fn next_batch(&self) -> Vec<QueuedExtension> {
-        let mut queue = self.queue();
-        let n = queue.len().min(EXTEND_BATCH_MAX);
-        queue.drain(..n).collect()
-    }
-
-    fn free_slot(&self) -> Option<OwnedSemaphorePermit> {
-        Arc::clone(&self.slots).try_acquire_owned().ok()
-    }
-}
 
 impl<N: Node> Engine<N> {
     /// Extends `resource`'s lock held by `value` to `ttl` on every node.

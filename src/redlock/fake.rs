@@ -8,26 +8,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Mode;
+pub(crate) use super::fake_state::Fault;
 use super::fake_state::{State, WRITER_WAIT, holds, relayed};
 use super::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, SHARED_MARK, Standing, Swap};
 use super::standing::NodeHealth;
-
-/// A scripted fault on a fake node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Fault {
-    /// Answers at once.
-    #[default]
-    None,
-    /// Refuses every command at once, like a dead node.
-    Down,
-    /// Answers after this delay.
-    Slow(Duration),
-    /// Applies every command, then never answers: the reply is lost.
-    LoseReplies,
-    /// Answers after this delay, through two tasks of the daemon's (as a
-    /// master's answer comes: `fake_state::relayed`).
-    Relayed(Duration),
-}
 
 /// An in-memory lock store. Clones share state, so a test keeps a handle to
 /// a node it gave the engine.

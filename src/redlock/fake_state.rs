@@ -9,8 +9,24 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::Mode;
-use super::fake::Fault;
 use super::node::{SHARED_MARK, Standing};
+
+/// A scripted fault on a fake node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Fault {
+    /// Answers at once.
+    #[default]
+    None,
+    /// Refuses every command at once, like a dead node.
+    Down,
+    /// Answers after this delay.
+    Slow(Duration),
+    /// Applies every command, then never answers: the reply is lost.
+    LoseReplies,
+    /// Answers after this delay, through two tasks of the daemon's (as a
+    /// master's answer comes: `relayed`).
+    Relayed(Duration),
+}
 
 #[derive(Debug, Default)]
 pub(super) struct State {

@@ -17,6 +17,7 @@ mod error;
 mod extend;
 #[cfg(test)]
 mod extend_tests;
+mod extensions;
 #[cfg(test)]
 pub mod fake;
 #[cfg(test)]
@@ -40,6 +41,7 @@ pub(crate) mod quorum;
 mod release;
 #[cfg(test)]
 mod release_tests;
+pub mod rules;
 mod set;
 #[cfg(test)]
 mod set_tests;
@@ -56,7 +58,7 @@ use std::time::Duration;
 pub use acquire::{ALONE, Head};
 pub use engine::{Engine, EngineConfig};
 pub use error::Error;
-pub use extend::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
+pub use extensions::{EXTEND_BATCH_MAX, EXTEND_BATCHES_AT_ONCE};
 pub use holder::Holder;
 pub use listing::{Listed, Page, PageEnd};
 pub use lock_delay::Lifetime;

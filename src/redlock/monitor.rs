@@ -17,7 +17,8 @@ use super::limit::{TimedOut, within};
 use super::node::{NodeError, Probed};
 use super::observer::Observer;
 use super::quorum;
-use super::standing::{Rules, Standing, Verdict};
+use super::rules::Rules;
+use super::standing::{Standing, Verdict};
 
 /// Probes and judges the masters of one engine.
 pub(crate) struct Monitor<N> {

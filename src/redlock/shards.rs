@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::buckets::BUCKETS;
-use super::standing::{Rules, latest_start};
+use super::rules::{Rules, latest_start};
 
 /// One primary of a cluster position as a probe saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]

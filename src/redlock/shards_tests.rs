@@ -1,7 +1,8 @@
 //! Quarantine per shard on synthetic probes of a three-primary cluster.
 
 use super::*;
-use crate::redlock::standing::{NodeHealth, Observation, SHORTEST_HOLD, Standing, Verdict};
+use crate::redlock::rules::SHORTEST_HOLD;
+use crate::redlock::standing::{NodeHealth, Observation, Standing, Verdict};
 
 const MAX_TTL: Duration = Duration::from_secs(60);
 

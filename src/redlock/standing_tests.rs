@@ -1,6 +1,7 @@
 //! The quarantine and preflight rules on synthetic probes.
 
 use super::*;
+use crate::redlock::rules::SHORTEST_HOLD;
 
 const MAX_TTL: Duration = Duration::from_secs(60);
 
