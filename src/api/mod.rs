@@ -1,7 +1,21 @@
-//! The gRPC API, and the only place that imports tonic or the generated
-//! proto: the `redlockd.v1.Lock` service, the `Hold` and `Pipeline`
-//! streams, request validation, domain → wire, every error → `Status`,
-//! bearer-token auth and gRPC health.
+//! The API (docs/design.md#layers), and the only place that imports tonic
+//! or the generated proto (`proto`): three gRPC services, and HTTP/JSON
+//! routes beside them on the same port (`http`, docs/http.md).
+//!
+//! - `redlockd.v1.Lock` (`service`): the unary calls, the sets' `…Many`
+//!   calls (`set`, docs/design.md#sets), the `Hold` stream (`hold`, its
+//!   replies queued in `outbox`, docs/design.md#sessions), `Pipeline`
+//!   (`pipeline`) and `Watch` (`watch`, docs/design.md#observe-and-watch).
+//! - `redlockd.v1.Election` (`election`): `Campaign` (`campaign`) and
+//!   `Observe` (docs/design.md#elections).
+//! - `redlockd.v1.Admin` (`admin`): listing and force release, the pages
+//!   signed (`page_token`, docs/design.md#listing-and-force-release).
+//!
+//! Around them: request validation (`request`), domain → wire (`wire`),
+//! every error → `Status` (`status`), bearer-token auth and scopes
+//! (`auth`), the caller's address or certificate for audit (`peer`), gRPC
+//! health (`health`), and the server (`serve`) with its TLS (`tls`), its
+//! codec (`codec`) and each call's span (`traced`).
 
 pub(crate) mod admin;
 pub(crate) mod auth;

@@ -1,8 +1,10 @@
 //! The composition root: from a loaded configuration to a serving daemon.
 //! `prepare` turns the configuration's ready values into what each layer
-//! needs (before any port is bound, so a bad setting exits 64); `run`
-//! connects the masters, builds the engine, the monitor, the local lock
-//! semantics and the gRPC API, serves, and stops them in order.
+//! needs (`settings`; before any port is bound, so a bad setting exits 64);
+//! `run` connects the masters, builds the engine, the monitor, the local
+//! lock semantics and the API, hands the metrics to the algorithm as its
+//! observer (`observe`), serves, and stops them in order (`shutdown`,
+//! docs/operations.md#shutdown).
 
 mod observe;
 pub mod settings;

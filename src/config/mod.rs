@@ -1,7 +1,10 @@
-//! Typed configuration: `config/default.toml` (compiled in), then an
-//! optional `--config` file, then `REDLOCKD__SECTION__KEY` environment
-//! variables; validated before any port is bound, with errors that name the
-//! setting.
+//! Typed configuration (docs/configuration.md): `config/default.toml`
+//! (compiled in), then an optional `--config` file, then
+//! `REDLOCKD__SECTION__KEY` environment variables; validated before any port
+//! is bound, with errors that name the setting (the cross-field rules are
+//! in `rules`). The files it names, TLS certificates and the tenants file
+//! (`tenants`), are read once at load (`files`); `[telemetry]` is in
+//! `telemetry`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

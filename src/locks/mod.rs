@@ -1,7 +1,26 @@
-//! The daemon's lock operations above the engine: acquisitions wait in the
-//! local FIFO queue (only the head contends in Redis, woken by published
-//! releases), run in their own task so a caller that leaves never leaks a
-//! lock, and sessions are counted so shutdown can release their locks.
+//! The daemon's lock operations above the engine (docs/design.md#layers).
+//! Acquisitions (`acquire`, docs/design.md#acquire) of exclusive and shared
+//! locks and of permits wait in the local FIFO queue (`queue`: only the
+//! head contends in Redis, woken by published releases,
+//! docs/design.md#waiting) and run in their own task so a caller that
+//! leaves never leaks a lock. A reentrancy key takes a lock held here again
+//! (`reentry`, docs/design.md#reentrancy); `set` takes several resources at
+//! once (docs/design.md#sets); the locks granted here are kept by value
+//! (`held`).
+//!
+//! - Sessions: the session machine behind `Hold`, free of any transport
+//!   (`session`, its inputs and events in `session_io`,
+//!   docs/design.md#sessions), counted so that shutdown and force release
+//!   can reach them (`sessions`).
+//! - Elections: a campaign is a session whose lock makes a leader
+//!   (`campaign`, docs/design.md#elections).
+//! - Watch and observe: following a lock (`watcher`) or an election
+//!   (`follow`), one read per name at a time (`shared_reads`,
+//!   docs/design.md#observe-and-watch).
+//! - Per tenant: quotas (`quota`, docs/operations.md#quotas) and the audit
+//!   trail (`who`, docs/operations.md#audit); per call, its span (`traced`).
+//!
+//! What a request can fail with is `error`.
 
 mod acquire;
 mod campaign;

@@ -1,63 +1,39 @@
 //! An election's record on one master (docs/design.md#elections): written
 //! only while the election's lock holds the writer's value, read together
-//! with the lock in one step.
+//! with the lock in one step (`lua/write_record.lua`, `lua/read_record.lua`).
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use fred::prelude::Value;
 
-use super::node::RedisNode;
+use super::conn::{Conn, ttl_arg};
 use super::replies;
-use super::scripts::{Script, released_channel};
+use super::scripts::{SCRIPTS, released_channel};
 use crate::redlock::node::{NodeError, RecordView};
 
-/// KEYS[1] the lock, KEYS[2] the record; ARGV[1] the lock's value, ARGV[2]
-/// the record, ARGV[3] its TTL (ms), ARGV[4] the bucket's release channel,
-/// ARGV[5] the command that publishes on it. Sets the record only while
-/// the lock holds the value, and announces it (observers look again).
-const WRITE_RECORD: &str = r"
-local publish = ARGV[5]
-local held = redis.call('GET', KEYS[1])
-if not held or string.sub(held, 1, #ARGV[1]) ~= ARGV[1] then
-  return 0
-end
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-redis.call(publish, ARGV[4], KEYS[1])
-return 1
-";
+/// Writes an election's record while its lock holds `value`.
+pub(super) async fn write_record(
+    conn: &Conn,
+    key: &str,
+    record_key: &str,
+    value: &str,
+    record: &[u8],
+    ttl: Duration,
+) -> Result<bool, NodeError> {
+    let args = vec![
+        Value::from(value),
+        Value::Bytes(record.to_vec().into()),
+        ttl_arg(ttl),
+        Value::from(released_channel(key)),
+        conn.publish(),
+    ];
+    replies::flag(conn.eval(&SCRIPTS.write_record, vec![key, record_key], args).await?)
+}
 
-/// KEYS[1] the lock, KEYS[2] the record: both, as they are.
-const READ_RECORD: &str = r"
-return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2])}
-";
-
-static WRITE: LazyLock<Script> = LazyLock::new(|| Script::new(WRITE_RECORD));
-static READ: LazyLock<Script> = LazyLock::new(|| Script::new(READ_RECORD));
-
-impl RedisNode {
-    pub(super) async fn write_election_record(
-        &self,
-        key: &str,
-        record_key: &str,
-        value: &str,
-        record: &[u8],
-        ttl: Duration,
-    ) -> Result<bool, NodeError> {
-        let args = vec![
-            Value::from(value),
-            Value::Bytes(record.to_vec().into()),
-            super::conn::ttl_arg(ttl),
-            Value::from(released_channel(key)),
-            self.conn.publish(),
-        ];
-        replies::flag(self.conn.eval(&WRITE, vec![key, record_key], args).await?)
-    }
-
-    pub(super) async fn read_election_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
-        let reply = self.conn.eval(&READ, vec![key, record_key], Vec::new()).await?;
-        record_view(reply)
-    }
+/// An election's lock and record, read together.
+pub(super) async fn read_record(conn: &Conn, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
+    let reply = conn.eval(&SCRIPTS.read_record, vec![key, record_key], Vec::new()).await?;
+    record_view(reply)
 }
 
 /// The lock's value and grant time, and the record, from READ_RECORD's

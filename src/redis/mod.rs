@@ -1,6 +1,22 @@
-//! Redis masters, and the only place that imports fred: connecting,
-//! batching, probes and repair, the Lua scripts and their replies, and the
-//! subscriber that hears published releases.
+//! Redis masters, and the only place that imports fred
+//! (docs/design.md#layers).
+//!
+//! - The lock side: `node` implements `redlock::Node` over one master's
+//!   connection (`conn`, reached as `connect` says, over `tls`), each
+//!   operation in its lock kind: `exclusive`, `shared`, `permits`, `set`,
+//!   `election` and `listing` (docs/design.md#the-lock-on-one-master), the
+//!   keys beside a lock key in `keys`. Round-1 requests and releases travel
+//!   in batches (`batch`, never cut short: `finish`;
+//!   docs/design.md#batching), on a Redis Cluster by slot and primary
+//!   (`cluster`, docs/design.md#cluster-positions).
+//! - The scripts: every Lua script in one registry (`scripts`), their
+//!   replies read by pure functions (`replies`, `probe_replies`), the script
+//!   cache as proof of process (`proof`, docs/design.md#process-identity),
+//!   and the ACL the daemon needs (`acl`).
+//! - The monitor's side (docs/design.md#quarantine): its half of a master
+//!   (`probing`), the probe and the repair (`probe`; on a cluster
+//!   `cluster_probe`).
+//! - Published releases, heard by the `subscriber` (docs/design.md#waiting).
 
 pub mod acl;
 mod batch;

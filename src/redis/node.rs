@@ -1,6 +1,6 @@
 //! The `Node` implementation over one master's connection (`conn.rs`): each
 //! operation goes to its lock kind (`exclusive.rs`, `shared.rs`,
-//! `permits.rs`, `set.rs`, `listing.rs`), round-1 requests through the
+//! `permits.rs`, `set.rs`, `election.rs`, `listing.rs`), round-1 requests through the
 //! batches (`batch.rs`), and the monitor's probe and repair run on a
 //! connection of their own (`probing.rs`, `probe.rs`, `cluster_probe.rs`).
 
@@ -18,7 +18,7 @@ use super::conn::{Conn, failed, glob_escaped, ttl_arg};
 use super::probing::Probing;
 use super::proof::Proof;
 use super::replies::{self, Locked};
-use super::{exclusive, listing, permits, set, shared};
+use super::{election, exclusive, listing, permits, set, shared};
 use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 use crate::redlock::observer::Observer;
 use crate::redlock::standing::{NodeHealth, Standing};
@@ -339,10 +339,10 @@ impl Node for RedisNode {
         record: &[u8],
         ttl: Duration,
     ) -> Result<bool, NodeError> {
-        self.write_election_record(key, record_key, value, record, ttl).await
+        election::write_record(&self.conn, key, record_key, value, record, ttl).await
     }
 
     async fn read_record(&self, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
-        self.read_election_record(key, record_key).await
+        election::read_record(&self.conn, key, record_key).await
     }
 }

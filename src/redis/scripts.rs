@@ -50,6 +50,8 @@ const FILES: &[(&str, &str)] = &[
     ("set", include_str!("lua/set.lua")),
     ("bulk_get", include_str!("lua/bulk_get.lua")),
     ("bulk_repair", include_str!("lua/bulk_repair.lua")),
+    ("write_record", include_str!("lua/write_record.lua")),
+    ("read_record", include_str!("lua/read_record.lua")),
 ];
 
 /// File `name`, its `--@…` lines expanded: `--@part` is file `part`, but
@@ -145,11 +147,6 @@ pub struct Script {
 }
 
 impl Script {
-    /// A script and its SHA-1 (the registry's, and other callers' own).
-    pub fn new(lua: impl Into<String>) -> Script {
-        Script::declared(lua.into(), Keys::Listed, Flags::None)
-    }
-
     fn declared(lua: String, keys: Keys, flags: Flags) -> Script {
         let lua = planted_call(lua);
         Script {
@@ -233,6 +230,10 @@ pub struct Scripts {
     /// Read and repair every bucket of a cluster primary (`cluster_probe.rs`).
     pub bulk_get: Script,
     pub bulk_repair: Script,
+    /// An election's record, written while its lock holds the writer's
+    /// value, and read with the lock (`election.rs`).
+    pub write_record: Script,
+    pub read_record: Script,
 }
 
 /// The registry.
@@ -263,13 +264,15 @@ pub static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| {
         set: per_lock("set", &[Lock, Waiting, Fence, Marker]),
         bulk_get: other("bulk_get", Keys::InArgv, Flags::CrossSlotNoWrites),
         bulk_repair: other("bulk_repair", Keys::InArgv, Flags::CrossSlot),
+        write_record: other("write_record", Keys::Listed, Flags::None),
+        read_record: other("read_record", Keys::Listed, Flags::None),
     }
 });
 
 impl Scripts {
     /// Every script a lock connection calls by SHA, for loading (the bulk
     /// scripts go by `EVAL`, the cached variants by `proof.rs`).
-    pub(super) fn by_sha(&self) -> [&Script; 15] {
+    pub(super) fn by_sha(&self) -> [&Script; 17] {
         [
             &self.round,
             &self.hand_off,
@@ -286,6 +289,8 @@ impl Scripts {
             &self.permits,
             &self.permit_extend,
             &self.set,
+            &self.write_record,
+            &self.read_record,
         ]
     }
 }

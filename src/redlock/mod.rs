@@ -1,9 +1,22 @@
-//! The Redlock algorithm, free of gRPC and of Redis: `quorum` (every
-//! decision, pure), `engine` with its operations (`acquire`, `handoff`,
-//! `extend`, `release`, `inspect`) over `fanout` and `limit` (waits a late
-//! timer cannot cut short), `node` (the seam a store
-//! implements), `standing` and `monitor` (verification and quarantine),
-//! `observer` (what metrics hear), `fake` (an in-memory node for tests).
+//! The Redlock algorithm, free of gRPC and of Redis (docs/design.md#layers):
+//! `quorum` (every decision, pure; docs/design.md#the-fencing-token) and
+//! `vote` (what the nodes said), `node` (the seam a store implements; `fake`
+//! in memory for tests), and `engine` with its operations over `fanout` and
+//! `limit` (waits a late timer cannot cut short,
+//! docs/design.md#late-timers):
+//!
+//! - exclusive and shared locks: `acquire` (with `lock_delay`), `handoff`,
+//!   `extend` (its batch queue in `extensions`) and `release`;
+//! - semaphores' `permits` (docs/design.md#semaphores), `set` (several
+//!   resources at once, docs/design.md#sets) and `election` (a leader's
+//!   record beside its lock, docs/design.md#elections);
+//! - `inspect`, `listing` and force release, with the `holder` record
+//!   (docs/design.md#who-holds-it); every key's bucket (`buckets`,
+//!   docs/design.md#keys); the engine's `error`.
+//!
+//! Quarantine (docs/design.md#quarantine): the `monitor` probes, and judges
+//! each master's `standing` and, on a cluster, its `shards`, by the `rules`.
+//! What the outside hears: the `observer` (metrics) and the rounds' `spans`.
 
 mod acquire;
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! What the daemon tells its operators: Prometheus metrics, the `/metrics`
-//! endpoint, log lines, and OpenTelemetry traces.
+//! What the daemon tells its operators: Prometheus metrics (`metrics`),
+//! the `/metrics` endpoint on its own port (`exporter`), log lines
+//! (`logging`), and OpenTelemetry traces (`traces`, docs/tracing.md).
 
 pub(crate) mod exporter;
 pub(crate) mod logging;

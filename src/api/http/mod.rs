@@ -6,6 +6,11 @@
 //! `auth::Authenticate` check: validation, tenants, scopes, quotas and
 //! audit are gRPC's. A `tonic::Status` becomes an HTTP status and a
 //! `google.rpc.Status` body (`error`).
+//!
+//! The route table is `routes` and its OpenAPI document `openapi`; `json`
+//! reads requests and writes replies in the proto3 JSON mapping. The stream
+//! routes (`streams`) answer in NDJSON or Server-Sent Events (`lines`), and
+//! `:hold` and `:campaign` drive the session machine (`held`).
 
 pub(crate) mod error;
 pub(crate) mod held;

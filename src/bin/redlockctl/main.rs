@@ -1,9 +1,11 @@
 //! `redlockctl`: a command-line client for redlockd's gRPC API.
 //!
-//! Prints `key=value` lines on success. Exit codes: 0 done; 1 not acquired,
-//! not extended or not released; 2 a gRPC error (message on stderr). `run`
-//! and `elect` have their own (see `run.rs`, `elect.rs`), as do `leader`,
-//! `observe` and `watch` (`views.rs`).
+//! Prints `key=value` lines on success (`output.rs`). Exit codes: 0 done; 1
+//! not acquired, not extended or not released; 2 a gRPC error (message on
+//! stderr). `run` and `elect` have their own (see `run.rs`, `elect.rs`;
+//! their command is supervised by `supervise.rs`), as do `leader`,
+//! `observe` and `watch` (`views.rs`). `locks ls` is in `admin.rs`; the
+//! connection, TLS and bearer token in `connect.rs`.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
