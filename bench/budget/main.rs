@@ -14,6 +14,10 @@
 //!
 //! Exit status: 0 within the budget, 1 over it (each violation named), 2
 //! when the measurement itself failed.
+//!
+//! `daemon` starts the daemon under measure, `masters` reads the masters'
+//! counts, `load` runs the fixed loads, `verdict` holds the budget against
+//! what was measured.
 
 mod daemon;
 mod load;

@@ -2,7 +2,8 @@
 //! `script_replies`, `info_text`, each with its seeds), shared by
 //! `fuzz_targets/*` (which are one line each) and by this crate's tests,
 //! which run every seed through the same checks and keep the committed
-//! seeds (`fuzz/seeds/<target>/`) in step with [`seeds`].
+//! seeds (`fuzz/seeds/<target>/`) in step with [`seeds`]. `value` makes a
+//! reply tree from fuzz bytes (and back, for the seeds).
 //!
 //! Each `check_*` function must never panic on any input, except to report
 //! a broken invariant (that panic is the finding).

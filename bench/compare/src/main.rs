@@ -19,6 +19,16 @@
 //! With `--throttled` (scripts/bench-throttled), redlockd alone instead, in
 //! a CPU cgroup and beside a CPU hog ([`throttled`]).
 //!
+//! The files (docs/performance.md#method): `args` (the command line),
+//! `drive` (the closed loops of (a)–(c)), `measure` (latency and `/proc`
+//! CPU), the systems (`daemon`, `http` and `otlp_sink` for redlockd's
+//! variants, `in_process` for rslock, `peer` and `peers`, `etcd`, and
+//! `clusters` for masters that are Redis Clusters), the elections
+//! (`elections` over `elections_daemon` and `elections_etcd`, with
+//! `candidate` and `elections_types`), the tables (`report`, `targets`,
+//! `elections_report`, their numbers in `format`), what it ran on
+//! (`environment`), and `throttled` in its `cgroup`.
+//!
 //! Prints Markdown tables on stdout (progress on stderr):
 //!
 //! ```sh
