@@ -32,7 +32,9 @@ pub(super) async fn write_record(
 
 /// An election's lock and record, read together.
 pub(super) async fn read_record(conn: &Conn, key: &str, record_key: &str) -> Result<RecordView, NodeError> {
-    let reply = conn.eval(&SCRIPTS.read_record, vec![key, record_key], Vec::new()).await?;
+    let reply = conn
+        .eval(&SCRIPTS.read_record, vec![key, record_key], Vec::new())
+        .await?;
     record_view(reply)
 }
 
