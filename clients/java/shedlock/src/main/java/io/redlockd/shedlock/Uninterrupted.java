@@ -1,0 +1,23 @@
+package io.redlockd.shedlock;
+
+import java.util.function.Supplier;
+
+/**
+ * Runs a call to the daemon with the thread's interrupt flag cleared, then sets it again: gRPC
+ * cancels a blocking call made on an interrupted thread at once, and a release or an extension must
+ * not be dropped because the job's thread was interrupted (a scheduler shutting down, say).
+ */
+final class Uninterrupted {
+  private Uninterrupted() {}
+
+  static <T> T call(Supplier<T> call) {
+    boolean interrupted = Thread.interrupted();
+    try {
+      return call.get();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,136 @@
+package io.redlockd.shedlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlockd.client.FencingToken;
+import io.redlockd.client.RedlockdClient;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Collectors;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
+import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.scheduling.annotation.Scheduled;
+
+/**
+ * Two Spring Boot applications (two application contexts, each with its own connection to the
+ * daemon) schedule the same {@code @SchedulerLock} job on the same cron, every second: it runs once
+ * per second across both, under rising fencing tokens; when one application stops, the other runs
+ * it alone, still once per second.
+ */
+class SchedulerLockTwoContextsTest {
+  /** A locked run: which application, the second it fired in, its token. */
+  record Run(String app, long second, FencingToken token) {}
+
+  static final ConcurrentLinkedQueue<Run> RUNS = new ConcurrentLinkedQueue<>();
+  /** Every firing, locked or not: (application, second). */
+  static final ConcurrentLinkedQueue<Map.Entry<String, Long>> FIRED = new ConcurrentLinkedQueue<>();
+  static final String PREFIX = Daemon.prefix("spring");
+
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  @EnableScheduling
+  @EnableSchedulerLock(defaultLockAtMostFor = "PT10S")
+  static class App {
+    @Bean(destroyMethod = "close")
+    RedlockdClient redlockdClient() {
+      return Daemon.client();
+    }
+
+    @Bean(destroyMethod = "close")
+    LockProvider lockProvider(RedlockdClient client) {
+      return RedlockdLockProvider.builder(client).prefix(PREFIX).build();
+    }
+
+    @Bean
+    Jobs jobs(@Value("${app}") String app) {
+      return new Jobs(app);
+    }
+  }
+
+  static class Jobs {
+    private final String app;
+
+    Jobs(String app) {
+      this.app = app;
+    }
+
+    /** The job under the lock: held at least 0.5 s, so a late firing of the other app is refused. */
+    @Scheduled(cron = "* * * * * *")
+    @SchedulerLock(name = "report", lockAtLeastFor = "PT0.5S", lockAtMostFor = "PT0.9S")
+    public void report() {
+      RUNS.add(new Run(app, Instant.now().getEpochSecond(), RedlockdShedLock.currentToken()));
+    }
+
+    /** The same cron without a lock: proof that both apps fire every second. */
+    @Scheduled(cron = "* * * * * *")
+    public void fired() {
+      FIRED.add(Map.entry(app, Instant.now().getEpochSecond()));
+    }
+  }
+
+  private static ConfigurableApplicationContext start(String app) {
+    return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+        .properties("app=" + app, "spring.main.banner-mode=off", "spring.task.scheduling.pool.size=2")
+        .run();
+  }
+
+  @Test
+  void theJobRunsOncePerSecondAcrossBothApplicationsAndGoesOnWhenOneStops() throws Exception {
+    ConfigurableApplicationContext a = start("a");
+    ConfigurableApplicationContext b = start("b");
+    long together;
+    long alone;
+    try {
+      long from = Instant.now().getEpochSecond() + 1;
+      Thread.sleep(4200);
+      together = Instant.now().getEpochSecond() - 1;
+      a.close();
+      long bAlone = Instant.now().getEpochSecond() + 1;
+      Thread.sleep(3200);
+      alone = Instant.now().getEpochSecond() - 1;
+
+      Map<Long, List<Run>> bySecond = new TreeMap<>();
+      for (Run run : RUNS) {
+        bySecond.computeIfAbsent(run.second(), s -> new ArrayList<>()).add(run);
+      }
+      for (long s = from; s <= alone; s++) {
+        assertThat(bySecond.get(s)).as("runs in second %d (all: %s)", s, bySecond).hasSize(1);
+      }
+      for (long s = from; s <= together; s++) {
+        Set<String> firing = firedIn(s);
+        assertThat(firing).as("apps that fired in second %d", s).containsExactlyInAnyOrder("a", "b");
+      }
+      for (long s = bAlone; s <= alone; s++) {
+        assertThat(bySecond.get(s).get(0).app()).as("the app left, in second %d", s).isEqualTo("b");
+      }
+      List<FencingToken> tokens = bySecond.values().stream().map(runs -> runs.get(0).token()).toList();
+      for (int i = 1; i < tokens.size(); i++) {
+        assertThat(tokens.get(i).isAfter(tokens.get(i - 1))).as("token %s after %s", tokens.get(i), tokens.get(i - 1))
+            .isTrue();
+      }
+      assertThat(alone - from).as("seconds watched").isGreaterThanOrEqualTo(5);
+    } finally {
+      a.close();
+      b.close();
+    }
+  }
+
+  private static Set<String> firedIn(long second) {
+    return FIRED.stream().filter(f -> f.getValue() == second).map(Map.Entry::getKey).collect(Collectors.toSet());
+  }
+}
