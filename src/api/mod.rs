@@ -12,10 +12,12 @@
 //!   signed (`page_token`, docs/design.md#listing-and-force-release).
 //!
 //! Around them: request validation (`request`), domain → wire (`wire`),
-//! every error → `Status` (`status`), bearer-token auth and scopes
-//! (`auth`), the caller's address or certificate for audit (`peer`), gRPC
-//! health (`health`), and the server (`serve`) with its TLS (`tls`), its
-//! codec (`codec`) and each call's span (`traced`).
+//! what a request can end with (`error`: what the locks failed with, or a
+//! caller not authenticated or not allowed) and each as a `Status`
+//! (`status`), bearer-token auth and scopes (`auth`), the caller's address
+//! or certificate for audit (`peer`), gRPC health (`health`), and the
+//! server (`serve`) with its TLS (`tls`), its codec (`codec`) and each
+//! call's span (`traced`).
 
 pub(crate) mod admin;
 pub(crate) mod auth;
