@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 use crate::api::auth::{Caller, scoped};
+use crate::api::error::Error;
 use crate::api::page_token::PageTokens;
 use crate::api::proto::admin_server::Admin;
 use crate::api::proto::{ForceReleaseRequest, ForceReleaseResponse, ListLocksRequest, ListLocksResponse, LockInfo};
@@ -15,7 +16,6 @@ use crate::api::request;
 use crate::api::service::caller_of;
 use crate::api::wire::wire_holder;
 use crate::locks::Locks;
-use crate::locks::error::Error;
 use crate::locks::who::resource_of;
 use crate::redlock::{Node, Page, PageEnd};
 

@@ -17,11 +17,11 @@ use tonic::metadata::MetadataMap;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
+use crate::api::error::Error;
 use crate::api::peer::Peer;
 #[cfg(test)]
 use crate::config::tenants::{self, valid_tenant_name};
 use crate::config::tenants::{TenantSpec, token_digest};
-use crate::locks::error::Error;
 use crate::locks::quota::{self, Quota};
 use crate::locks::who::Who;
 

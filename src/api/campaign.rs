@@ -9,12 +9,12 @@ use std::time::Duration;
 use tonic::Streaming;
 
 use crate::api::auth::Caller;
+use crate::api::error::Error;
 use crate::api::outbox::Outbox;
 use crate::api::proto::campaign_request::Request as Ask;
 use crate::api::proto::{CampaignEvent, CampaignRequest, CampaignResponse, CampaignStart};
 use crate::api::request::{self, Limits};
 use crate::api::wire::wire_duration;
-use crate::locks::error::Error;
 use crate::locks::session::{
     Candidacy, Command, Delivery, Event, Events, Input, Inputs, MIN_TTL_IN_NODE_TIMEOUTS, Plan, Refused,
 };

@@ -10,6 +10,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::api::auth::Caller;
 use crate::api::campaign;
+use crate::api::error::Error;
 use crate::api::outbox::{HoldReplies, outbox};
 use crate::api::proto::election_server::Election;
 use crate::api::proto::{
@@ -19,7 +20,6 @@ use crate::api::proto::{
 use crate::api::request::{self, Limits};
 use crate::api::service::caller_of;
 use crate::locks::Locks;
-use crate::locks::error::Error;
 use crate::redlock::Node;
 use crate::redlock::election::Leader;
 

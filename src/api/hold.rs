@@ -12,12 +12,12 @@ use futures::Stream;
 use tonic::Streaming;
 
 use crate::api::auth::Caller;
+use crate::api::error::Error;
 use crate::api::outbox::Outbox;
 use crate::api::proto::hold_request::Request as Ask;
 use crate::api::proto::{HoldEvent, HoldRequest, HoldResponse, HoldStart};
 use crate::api::request::{self, Limits};
 use crate::api::wire::{wire_lease, wire_outcomes, wire_reason};
-use crate::locks::error::Error;
 use crate::locks::session::{Command, Delivery, Event, Events, Input, Inputs, MIN_TTL_IN_NODE_TIMEOUTS, Plan, Refused};
 use crate::locks::who::Who;
 use crate::locks::{Locks, SessionGuard};

@@ -24,6 +24,7 @@ pub(crate) mod auth;
 pub(crate) mod campaign;
 pub(crate) mod codec;
 pub(crate) mod election;
+pub(crate) mod error;
 pub mod health;
 pub(crate) mod hold;
 pub(crate) mod http;

@@ -28,11 +28,13 @@ use tonic::{Status, Streaming};
 use tracing::Instrument;
 
 use crate::api::auth::Caller;
+use crate::api::error::Error;
 use crate::api::proto::pipeline_request::Call;
 use crate::api::proto::{CallError, PipelineRequest, PipelineResponse};
 use crate::api::status;
 use crate::api::wire::wire_outcomes;
-use crate::locks::error::Error;
+use crate::locks;
+use crate::redlock;
 use crate::telemetry::traces;
 
 /// A slot of a stream's reply queue.
@@ -56,7 +58,11 @@ pub(crate) trait Calls: Send + Sync + 'static {
 /// and what each master said.
 pub(crate) fn call_error(error: &Error) -> CallError {
     let (nodes, needed) = match error {
-        Error::Unavailable { votes, needed, .. } if !votes.is_empty() => (wire_outcomes(votes), *needed as u32),
+        Error::Locks(locks::error::Error::Engine(redlock::Error::Unavailable { votes, needed, .. }))
+            if !votes.is_empty() =>
+        {
+            (wire_outcomes(votes), *needed as u32)
+        }
         _ => (Vec::new(), 0),
     };
     CallError {
@@ -107,7 +113,7 @@ async fn run(
             () = replies.closed() => return,
             () = &mut closing, if reading => {
                 reading = false;
-                end = Some(Error::ShuttingDown.into());
+                end = Some(locks::error::Error::ShuttingDown.into());
             }
             Some((taken, reply)) = in_flight.next(), if !in_flight.is_empty() => {
                 taken.send(Ok(reply));

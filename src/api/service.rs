@@ -10,6 +10,7 @@ use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::api::auth::Caller;
+use crate::api::error::Error;
 use crate::api::outbox::{HoldReplies, outbox};
 use crate::api::pipeline::{Answered, Calls, ReplyPermit};
 use crate::api::proto::lock_server::Lock;
@@ -23,8 +24,8 @@ use crate::api::proto::{
 use crate::api::request::{self, Limits};
 use crate::api::wire::{wire_duration, wire_holder, wire_lease, wire_outcomes, wire_reason};
 use crate::api::{hold as session, pipeline, watch};
+use crate::locks;
 use crate::locks::Locks;
-use crate::locks::error::Error;
 use crate::redlock::{Acquired, FailureReason, Lifetime, Node};
 
 /// The `redlockd.v1.Lock` service over the daemon's locks.
@@ -86,7 +87,7 @@ impl<N: Node> LockService<N> {
         let key = request::reentrancy_key(&req.reentrancy_key)?;
         let lock_delay = self.limits.lock_delay(req.lock_delay)?;
         if self.locks.is_closing() {
-            return Err(Error::ShuttingDown);
+            return Err(locks::error::Error::ShuttingDown.into());
         }
         // A client deadline shorter than the wait (plus time to answer)
         // bounds the wait.
@@ -114,7 +115,7 @@ impl<N: Node> LockService<N> {
                     ..AcquireResponse::default()
                 }
             }
-            Acquired::NotGranted { .. } if cut_by_deadline => return Err(Error::DeadlineExceeded),
+            Acquired::NotGranted { .. } if cut_by_deadline => return Err(locks::error::Error::DeadlineExceeded.into()),
             Acquired::NotGranted {
                 reason,
                 attempts,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::future::join_all;
 
 use crate::api::auth::Caller;
+use crate::api::error::Error;
 use crate::api::proto::{
     AcquireManyRequest, AcquireManyResponse, ExtendManyRequest, ExtendManyResponse, ReleaseManyRequest,
     ReleaseManyResponse,
@@ -14,7 +15,7 @@ use crate::api::proto::{
 use crate::api::request;
 use crate::api::service::LockService;
 use crate::api::wire::{wire_duration, wire_lease, wire_outcomes, wire_reason};
-use crate::locks::error::Error;
+use crate::locks;
 use crate::redlock::{AcquiredSet, Node};
 
 impl<N: Node> LockService<N> {
@@ -28,7 +29,7 @@ impl<N: Node> LockService<N> {
         let wait = self.limits.wait(req.wait)?;
         request::owner(&req.owner)?;
         if self.locks.is_closing() {
-            return Err(Error::ShuttingDown);
+            return Err(locks::error::Error::ShuttingDown.into());
         }
         // Sorted and without repeats: every caller takes the members in one
         // order (docs/design.md#sets).

@@ -8,20 +8,38 @@ use std::collections::HashMap;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, QuotaViolation, StatusExt};
 
-use crate::locks::error::Error;
+use crate::api::error::Error;
+use crate::locks;
+use crate::redlock;
 
 /// The gRPC code for `error`.
 pub(crate) fn code(error: &Error) -> Code {
     match error {
-        Error::InvalidArgument { .. } => Code::InvalidArgument,
-        Error::Unavailable { .. } | Error::ShuttingDown => Code::Unavailable,
-        Error::DeadlineExceeded => Code::DeadlineExceeded,
-        Error::FailedPrecondition(_) => Code::FailedPrecondition,
-        Error::Cancelled => Code::Cancelled,
-        Error::Internal(_) => Code::Internal,
-        Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => Code::ResourceExhausted,
+        Error::Locks(error) => locks_code(error),
         Error::Unauthenticated(_) => Code::Unauthenticated,
         Error::PermissionDenied(_) => Code::PermissionDenied,
+    }
+}
+
+/// The gRPC code for what the locks failed with.
+fn locks_code(error: &locks::error::Error) -> Code {
+    use locks::error::Error;
+    match error {
+        Error::InvalidArgument { .. } => Code::InvalidArgument,
+        Error::Engine(redlock::Error::Unavailable { .. }) | Error::ShuttingDown => Code::Unavailable,
+        Error::DeadlineExceeded => Code::DeadlineExceeded,
+        Error::Engine(redlock::Error::PermitsDiffer { .. })
+        | Error::HeldAsOtherKind { .. }
+        | Error::NotLeading { .. } => Code::FailedPrecondition,
+        Error::Cancelled | Error::Engine(redlock::Error::Cancelled) => Code::Cancelled,
+        Error::Internal(_) => Code::Internal,
+        Error::LimitReached { .. } | Error::QuotaExceeded { .. } => Code::ResourceExhausted,
+    }
+}
+
+impl From<locks::error::Error> for Status {
+    fn from(error: locks::error::Error) -> Status {
+        Status::from(Error::Locks(error))
     }
 }
 
@@ -29,7 +47,9 @@ impl From<Error> for Status {
     fn from(error: Error) -> Status {
         match &error {
             // google.rpc.ErrorInfo: what each master said, for any client.
-            Error::Unavailable { votes, needed, .. } if !votes.is_empty() => {
+            Error::Locks(locks::error::Error::Engine(redlock::Error::Unavailable { votes, needed, .. }))
+                if !votes.is_empty() =>
+            {
                 let mut metadata: HashMap<String, String> = votes
                     .iter()
                     .enumerate()
@@ -40,7 +60,7 @@ impl From<Error> for Status {
                 Status::with_error_details(code(&error), error.to_string(), details)
             }
             // google.rpc.QuotaFailure: which tenant, and which quota.
-            Error::QuotaExceeded { tenant, quota, message } => {
+            Error::Locks(locks::error::Error::QuotaExceeded { tenant, quota, message }) => {
                 let mut violation = QuotaViolation::new(format!("tenant:{tenant}"), message.clone());
                 violation.quota_id = (*quota).to_owned();
                 violation.quota_metric = format!("redlockd/{quota}");

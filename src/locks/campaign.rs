@@ -173,7 +173,7 @@ impl<N: Node> Locks<N> {
     /// Sets the value of the leader of `term` (from outside its stream).
     ///
     /// # Errors
-    /// `FailedPrecondition` naming the current term when `term` does not
+    /// `NotLeading`, naming the current term, when `term` does not
     /// lead; `Unavailable` without a majority.
     pub(crate) async fn proclaim(&self, name: &str, term: u64, value: &[u8]) -> Result<(), Error> {
         let current = self.current_term(name, term).await?;
@@ -190,7 +190,7 @@ impl<N: Node> Locks<N> {
     /// released, and a session holding it here says RESIGNED at once.
     ///
     /// # Errors
-    /// `FailedPrecondition` naming the current term when `term` does not
+    /// `NotLeading`, naming the current term, when `term` does not
     /// lead; `Unavailable` without a majority.
     pub(crate) async fn resign(&self, name: &str, term: u64, who: &Who) -> Result<(), Error> {
         let current = self.current_term(name, term).await?;
@@ -217,8 +217,5 @@ impl<N: Node> Locks<N> {
 }
 
 fn not_leading(term: u64, current: Option<u64>) -> Error {
-    Error::FailedPrecondition(match current {
-        Some(current) => format!("term {term} does not lead the election; the current term is {current}"),
-        None => format!("term {term} does not lead the election; no leader now"),
-    })
+    Error::NotLeading { term, current }
 }

@@ -139,7 +139,7 @@ async fn a_stale_term_is_refused_naming_the_current_one_and_changes_nothing() {
         locks.proclaim(NAME, term + 1, b"x").await,
     ] {
         match refused {
-            Err(Error::FailedPrecondition(message)) => assert!(message.contains(&term.to_string()), "{message}"),
+            Err(Error::NotLeading { current, .. }) => assert_eq!(current, Some(term)),
             other => panic!("refused, got {other:?}"),
         }
     }
@@ -166,7 +166,7 @@ async fn a_stale_term_is_refused_naming_the_current_one_and_changes_nothing() {
     assert_eq!(locks.leader(NAME).await.unwrap(), None);
     assert!(matches!(
         locks.resign(NAME, term, &who).await,
-        Err(Error::FailedPrecondition(_))
+        Err(Error::NotLeading { current: None, .. })
     ));
 }
 

@@ -57,6 +57,7 @@ use crate::locks::error::Error;
 use crate::locks::held::HeldLocks;
 use crate::locks::queue::{Offer, Waiters};
 use crate::locks::who::{Who, audit};
+use crate::redlock;
 use crate::redlock::node::Announce;
 use crate::redlock::{Engine, HandOff, Inspection, Listed, LockValue, Mode, Node, Page, PageEnd, slot_name};
 use crate::telemetry::metrics::{Metrics, Status};
@@ -74,12 +75,13 @@ fn lock_name<'a>(resource: &'a str, value: &LockValue) -> std::borrow::Cow<'a, s
 /// says it.
 fn failure_label(error: &Error) -> &'static str {
     match error {
-        Error::Unavailable { .. } => "no_quorum",
-        Error::Cancelled => "cancelled",
-        Error::ResourceExhausted(_) | Error::QuotaExceeded { .. } => "limit",
-        Error::FailedPrecondition(_) => "permits_differ",
+        Error::Engine(redlock::Error::Unavailable { .. }) => "no_quorum",
+        Error::Engine(redlock::Error::PermitsDiffer { .. }) => "permits_differ",
+        Error::HeldAsOtherKind { .. } => "held_as_other_kind",
+        Error::Cancelled | Error::Engine(redlock::Error::Cancelled) => "cancelled",
+        Error::LimitReached { .. } | Error::QuotaExceeded { .. } => "limit",
         Error::DeadlineExceeded => "deadline",
-        _ => "other",
+        Error::InvalidArgument { .. } | Error::ShuttingDown | Error::NotLeading { .. } | Error::Internal(_) => "other",
     }
 }
 

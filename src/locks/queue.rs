@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use crate::locks::error::Error;
+use crate::locks::error::{Error, Limit};
 use crate::locks::quota::{Kind, Taken};
 use crate::locks::who::Who;
 use crate::redlock::{Lease, Lifetime};
@@ -127,10 +127,10 @@ impl Waiters {
         let quota = who.quota.as_ref().map(|q| q.take(Kind::Waiters)).transpose()?;
         let mut state = self.state();
         if state.waiting >= self.total {
-            return Err(Error::ResourceExhausted(format!(
-                "{} requests are already waiting in this daemon, the most lock.max_waiters allows",
-                state.waiting
-            )));
+            return Err(Error::LimitReached {
+                limit: Limit::Waiters,
+                count: state.waiting,
+            });
         }
         let ticket = state.next_ticket;
         state.next_ticket += 1;
@@ -149,10 +149,10 @@ impl Waiters {
             yield_until: None,
         });
         if queue.tickets.len() >= self.per_resource {
-            return Err(Error::ResourceExhausted(format!(
-                "{} requests are already waiting for this resource, the most lock.max_waiters_per_resource allows",
-                queue.tickets.len()
-            )));
+            return Err(Error::LimitReached {
+                limit: Limit::WaitersPerResource,
+                count: queue.tickets.len(),
+            });
         }
         queue.tickets.push_back(ticket);
         queue.owners.insert(ticket, who.owner.clone());

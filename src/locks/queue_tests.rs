@@ -70,7 +70,7 @@ async fn limits_per_resource_and_in_total_are_resource_exhausted() {
     let _c = waiters.join("s", &Who::default()).unwrap();
     let all = waiters.join("t", &Who::default()).err().unwrap();
     assert!(all.to_string().contains("max_waiters"), "{all}");
-    assert!(matches!(all, Error::ResourceExhausted(_)), "{all:?}");
+    assert!(matches!(all, Error::LimitReached { .. }), "{all:?}");
 }
 
 #[tokio::test]

@@ -224,7 +224,7 @@ impl<N: Node> Locks<N> {
     /// fresh one.
     ///
     /// # Errors
-    /// As `Locks::acquire`; `FailedPrecondition` when the key holds the
+    /// As `Locks::acquire`; `HeldAsOtherKind` when the key holds the
     /// lock as another kind.
     pub(crate) async fn acquire_keyed(
         self: &Arc<Self>,
@@ -244,11 +244,10 @@ impl<N: Node> Locks<N> {
                 return Ok(Acquired::Granted(lease));
             }
             Err(held) => {
-                return Err(Error::FailedPrecondition(format!(
-                    "reentrancy_key: the lock is held under this key as {} (this request asks for {})",
-                    held.label(),
-                    kind.label()
-                )));
+                return Err(Error::HeldAsOtherKind {
+                    held: held.label(),
+                    asked: kind.label(),
+                });
             }
             Ok(None) => {}
         }

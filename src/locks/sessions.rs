@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 use tokio::sync::futures::Notified;
 
 use crate::locks::Locks;
-use crate::locks::error::Error;
+use crate::locks::error::{Error, Limit};
 use crate::locks::quota::{Kind, Taken};
 use crate::locks::who::{self, Who};
 use crate::redlock::Node;
@@ -58,9 +58,10 @@ impl<N: Node> Locks<N> {
             return Err(Error::ShuttingDown);
         }
         if open >= self.max_sessions {
-            return Err(Error::ResourceExhausted(format!(
-                "{open} sessions are already open in this daemon, the most lock.max_sessions allows"
-            )));
+            return Err(Error::LimitReached {
+                limit: Limit::Sessions,
+                count: open,
+            });
         }
         if let Some(quota) = &who.quota {
             guard._quota = Some(quota.take(Kind::Sessions)?);

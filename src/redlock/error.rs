@@ -24,7 +24,7 @@ pub enum Error {
     Cancelled,
     /// The semaphore's masters remember another number of permits
     /// (docs/design.md#semaphores): every holder must agree on it.
-    #[error("the semaphore is held with {held} permits; this request asked for {asked}")]
+    #[error("permits: the semaphore is held with {held} permits; this request asked for {asked}")]
     PermitsDiffer {
         /// The number asked for.
         asked: u32,

@@ -17,9 +17,10 @@ const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverif
 pub const KINDS: [&str; 4] = ["exclusive", "shared", "permit", "set"];
 
 /// Why an acquisition ended without a lock (`redlock_acquire_failures_total`).
-const FAILURE_REASONS: [&str; 9] = [
+const FAILURE_REASONS: [&str; 10] = [
     "taken",
     "permits_differ",
+    "held_as_other_kind",
     "wait_timed_out",
     "validity_used_up",
     "no_quorum",

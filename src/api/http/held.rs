@@ -19,12 +19,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tonic::Status;
 
 use crate::api::auth::Caller;
+use crate::api::error::Error;
 use crate::api::outbox::{HoldReplies, Outbox, ROOM, Reply, outbox};
 use crate::api::proto::{CampaignEvent, CampaignResponse, CampaignStart, HoldEvent, HoldResponse, HoldStart};
 use crate::api::request::Limits;
 use crate::api::{campaign, hold};
 use crate::locks::Locks;
-use crate::locks::error::Error;
 use crate::locks::session::{Delivery, Event, Events, Input, Inputs, Plan, Refused};
 use crate::locks::who::Who;
 use crate::redlock::Node;
