@@ -9,6 +9,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockAssert;
@@ -47,7 +50,17 @@ class ProviderBehaviourTest {
   }
 
   @Test
-  void theJobSeesItsFencingTokenWhichRisesRunAfterRunAndSurvivesAnExtension() {
+  void theJobSeesItsFencingTokenWhichRisesRunAfterRunAndSurvivesAnExtension() throws Exception {
+    // On a thread of its own: the token is per thread, and JUnit's thread holds the kit's locks.
+    ExecutorService thread = Executors.newSingleThreadExecutor();
+    try {
+      thread.submit(this::threeRuns).get(30, TimeUnit.SECONDS);
+    } finally {
+      thread.shutdownNow();
+    }
+  }
+
+  private Void threeRuns() {
     DefaultLockingTaskExecutor executor = new DefaultLockingTaskExecutor(provider);
     List<FencingToken> seen = new ArrayList<>();
     for (int run = 0; run < 3; run++) {
@@ -72,6 +85,7 @@ class ProviderBehaviourTest {
     assertThatThrownBy(RedlockdShedLock::currentToken).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("holds no redlockd ShedLock lock");
     assertThat(RedlockdShedLock.findCurrentToken()).isEmpty();
+    return null;
   }
 
   @Test

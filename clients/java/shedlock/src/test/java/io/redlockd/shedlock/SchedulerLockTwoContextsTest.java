@@ -8,10 +8,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.stream.Collectors;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
@@ -69,14 +67,17 @@ class SchedulerLockTwoContextsTest {
       this.app = app;
     }
 
-    /** The job under the lock: held at least 0.5 s, so a late firing of the other app is refused. */
+    /**
+     * The job under the lock: held at least 0.8 s, so the other app's firing of the same second is
+     * refused even if it comes that late (a busy machine).
+     */
     @Scheduled(cron = "* * * * * *")
-    @SchedulerLock(name = "report", lockAtLeastFor = "PT0.5S", lockAtMostFor = "PT0.9S")
+    @SchedulerLock(name = "report", lockAtLeastFor = "PT0.8S", lockAtMostFor = "PT5S")
     public void report() {
       RUNS.add(new Run(app, Instant.now().getEpochSecond(), RedlockdShedLock.currentToken()));
     }
 
-    /** The same cron without a lock: proof that both apps fire every second. */
+    /** The same cron without a lock: proof that both apps fire (about) every second. */
     @Scheduled(cron = "* * * * * *")
     public void fired() {
       FIRED.add(Map.entry(app, Instant.now().getEpochSecond()));
@@ -96,8 +97,8 @@ class SchedulerLockTwoContextsTest {
     long together;
     long alone;
     try {
-      long from = Instant.now().getEpochSecond() + 1;
-      Thread.sleep(4200);
+      long from = Instant.now().getEpochSecond() + 2; // a second to warm up
+      Thread.sleep(5200);
       together = Instant.now().getEpochSecond() - 1;
       a.close();
       long bAlone = Instant.now().getEpochSecond() + 1;
@@ -111,9 +112,11 @@ class SchedulerLockTwoContextsTest {
       for (long s = from; s <= alone; s++) {
         assertThat(bySecond.get(s)).as("runs in second %d (all: %s)", s, bySecond).hasSize(1);
       }
-      for (long s = from; s <= together; s++) {
-        Set<String> firing = firedIn(s);
-        assertThat(firing).as("apps that fired in second %d", s).containsExactlyInAnyOrder("a", "b");
+      for (String app : List.of("a", "b")) {
+        long fired = FIRED.stream().filter(f -> f.getKey().equals(app) && f.getValue() >= from
+            && f.getValue() <= together).count();
+        assertThat(fired).as("seconds in which %s fired, of %d", app, together - from + 1)
+            .isGreaterThanOrEqualTo(together - from);
       }
       for (long s = bAlone; s <= alone; s++) {
         assertThat(bySecond.get(s).get(0).app()).as("the app left, in second %d", s).isEqualTo("b");
@@ -128,9 +131,5 @@ class SchedulerLockTwoContextsTest {
       a.close();
       b.close();
     }
-  }
-
-  private static Set<String> firedIn(long second) {
-    return FIRED.stream().filter(f -> f.getValue() == second).map(Map.Entry::getKey).collect(Collectors.toSet());
   }
 }
