@@ -15,7 +15,13 @@
 #      TestSecure* on the --secure daemon (mutual TLS and a bearer token);
 #   5. the README's five lines, as pasted, in a user's program: a fresh
 #      module outside the repository that `go get`s this client through a
-#      `replace` (user-module.sh), built and run against a daemon.
+#      `replace` (user-module.sh), built and run against a daemon;
+#   6. k8slock/, the client-go resourcelock.Interface (a module of its own,
+#      so that the client stays free of Kubernetes modules): tidy, gofmt
+#      and vet with the rest, its tests with the race detector against a
+#      daemon of their own (client-go's RunOrDie and a controller-runtime
+#      Manager, candidates as OS processes, kill -9 of the leader), and its
+#      README's three lines in a user's program (k8slock/user-module.sh).
 #
 #   bash clients/go/test.sh     (REDLOCKD_BIN picks the daemon binary)
 set -euo pipefail
@@ -38,7 +44,7 @@ trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
 cd "$here"
 
 # 1. The pins are what the code needs, and nothing else.
-for dir in "$here" "$root/examples/go"; do
+for dir in "$here" "$here/k8slock" "$root/examples/go"; do
   (cd "$dir" && go mod tidy -diff >"$scratch/tidy.diff") ||
     { cat "$scratch/tidy.diff" >&2; say "${dir#"$root/"}: go.mod/go.sum are not tidy: run go mod tidy there and commit"; exit 1; }
 done
@@ -52,11 +58,30 @@ diff -r "$scratch/gen/redlockdv1" "$here/redlockdv1" >"$scratch/stubs.diff" ||
 unformatted="$(gofmt -l "$here" "$root/examples/go")"
 [ -z "$unformatted" ] || { say "not gofmt-formatted: $unformatted"; exit 1; }
 go vet ./...
+(cd "$here/k8slock" && go vet ./...)
 (cd "$root/examples/go" && go vet ./...)
 
 # 4. The tests, each group against a daemon of its own.
 go test -race -c -o "$scratch/redlockd.test" .
-[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the modules, the stubs and the race-enabled test binary"; exit 0; }
+(cd "$here/k8slock" && go test -race -c -o "$scratch/k8slock.test" .)
+# k8slock's README's three lines (its first ```go block), in a user's program.
+three_lines() { awk '/^```go$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/k8slock/README.md"; }
+[ "$(three_lines | wc -l)" -eq 3 ] || { say "k8slock/README.md's setup is not three lines"; exit 1; }
+{
+  printf 'package main\n\nimport (\n\t"context"\n\t"fmt"\n\t"time"\n\n'
+  printf '\tredlockd "github.com/redlockd/redlockd/clients/go"\n\t"github.com/redlockd/redlockd/clients/go/k8slock"\n'
+  printf '\t"k8s.io/client-go/tools/leaderelection"\n)\n\nfunc main() {\n'
+  printf '\tctx, cancel := context.WithTimeout(context.Background(), time.Minute)\n\tdefer cancel()\n'
+  printf '\tpodName := "readme"\n\tvar callbacks leaderelection.LeaderCallbacks\n'
+  three_lines | head -2
+  printf '\tcallbacks = leaderelection.LeaderCallbacks{OnStoppedLeading: func() {}, OnStartedLeading: func(ctx context.Context) {\n'
+  printf '\t\t_, term := lock.Leading(ctx)\n\t\tfmt.Println("term", term)\n\t\tcancel()\n\t}}\n'
+  three_lines | tail -1
+  printf '\tif held, err := lock.Release(context.Background()); !held {\n\t\tpanic(fmt.Sprint("not held to the end: ", err))\n\t}\n}\n'
+} >"$scratch/leader.go"
+bash "$here/k8slock/user-module.sh" "$scratch/leader.go" "$scratch/leader" 2>"$scratch/k8slock-user-module.log" ||
+  { cat "$scratch/k8slock-user-module.log" >&2; say "k8slock/README.md's three lines did not build as a user's module"; exit 1; }
+[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the modules, the stubs, the race-enabled test binaries and k8slock's README program"; exit 0; }
 run() { "$root/scripts/with-dev-daemon" "$@"; }
 run "$scratch/redlockd.test" -test.run '^TestClient' -test.v -test.count=1
 alone="$("$scratch/redlockd.test" -test.list '^(TestKillsMasters|TestFreezesDaemon)')"
@@ -87,4 +112,10 @@ bash "$here/user-module.sh" "$scratch/main.go" "$scratch/firstlock" 2>"$scratch/
 run "$scratch/firstlock/firstlock" | tee "$scratch/firstlock.out"
 grep -q '^fencing token [0-9][0-9]*$' "$scratch/firstlock.out" || { say "the README's five lines took no lock"; exit 1; }
 say "the README's five lines took a lock (a user's module, go get with a replace)"
+
+# 6. k8slock: its tests on a daemon of their own, then its README's lines.
+run "$scratch/k8slock.test" -test.v -test.count=1
+run "$scratch/leader/leader" | tee "$scratch/leader.out"
+grep -q '^term [0-9][0-9]*$' "$scratch/leader.out" || { say "k8slock/README.md's three lines elected no leader"; exit 1; }
+say "k8slock/README.md's three lines led through redlockd (a user's module, go get with replaces)"
 say "ok"
