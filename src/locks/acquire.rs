@@ -11,12 +11,13 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::{Locks, failure_label, traced};
+use super::{Locks, failure_of, traced};
 use crate::locks::error::Error;
 use crate::locks::queue::Place;
 use crate::locks::quota::Kind as Quota;
 use crate::locks::who::{Who, audit};
 use crate::redlock::{Acquired, FailureReason, Head, Kind, Lifetime, Node};
+use crate::telemetry::labels::{Failure, LockKind};
 use crate::telemetry::metrics::Status;
 
 impl<N: Node> Locks<N> {
@@ -61,21 +62,22 @@ impl<N: Node> Locks<N> {
             Ok(Acquired::NotGranted { reason, .. }) => (
                 Status::Fail,
                 Some(match reason {
-                    FailureReason::Taken if wait.is_zero() => "taken",
-                    FailureReason::Taken => "wait_timed_out",
-                    FailureReason::ValidityUsedUp { .. } => "validity_used_up",
+                    FailureReason::Taken if wait.is_zero() => Failure::Taken,
+                    FailureReason::Taken => Failure::WaitTimedOut,
+                    FailureReason::ValidityUsedUp { .. } => Failure::ValidityUsedUp,
                 }),
             ),
-            Err(error) => (Status::Error, Some(failure_label(error))),
+            Err(error) => (Status::Error, Some(failure_of(error))),
         };
         if let Some(name) = traced_name {
             let token = match &outcome {
                 Ok(Acquired::Granted(lease)) => Some(lease.fencing_token),
                 _ => None,
             };
-            traced::record(&name, who, failure.unwrap_or("granted"), token);
+            traced::record(&name, who, failure.map_or("granted", Failure::as_str), token);
         }
-        self.metrics.acquired(kind.label(), status, failure, started.elapsed());
+        self.metrics
+            .acquired(lock_kind(kind), status, failure, started.elapsed());
         outcome
     }
 
@@ -181,5 +183,14 @@ impl<N: Node> Locks<N> {
         .instrument(traced::current()));
         rx.await
             .map_err(|_| Error::Internal("the acquire task failed".into()))?
+    }
+}
+
+/// A kind of lock as the metrics label it.
+fn lock_kind(kind: Kind) -> LockKind {
+    match kind {
+        Kind::Exclusive => LockKind::Exclusive,
+        Kind::Shared => LockKind::Shared,
+        Kind::Permits(_) => LockKind::Permit,
     }
 }

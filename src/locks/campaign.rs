@@ -16,6 +16,7 @@ use crate::locks::sessions::Revoked;
 use crate::locks::who::{Who, audit};
 use crate::redlock::election::Leader;
 use crate::redlock::{Acquired, LockValue, Node};
+use crate::telemetry::labels::Leadership;
 
 /// How many times a new leader's record is written before the lock is let go.
 const RECORD_TRIES: usize = 3;
@@ -93,7 +94,7 @@ impl<N: Node> Locks<N> {
             match recorded {
                 Ok(true) => {
                     audit("elected", &who, None, &lease.resource, Some(lease.fencing_token));
-                    self.metrics.elections.with_label_values(&["elected"]).inc();
+                    self.metrics.leadership(Leadership::Elected);
                     self.followed.changed(Some(&plan.name));
                     return Some(Holding::new(*plan, lease, granted, Box::new(who)));
                 }
@@ -197,7 +198,7 @@ impl<N: Node> Locks<N> {
         let _ = self.revoked.send((name.to_owned(), Revoked::Resigned(term)));
         self.release(name, &current.value, who).await?;
         audit("resigned", who, Some(&current.leader.candidate), name, Some(term));
-        self.metrics.elections.with_label_values(&["resigned"]).inc();
+        self.metrics.leadership(Leadership::Resigned);
         self.followed.changed(Some(name));
         Ok(())
     }

@@ -263,7 +263,7 @@ impl<N: Node> Observer<N> {
                 self.highest = leader.term;
             }
             if self.last.is_some() {
-                self.locks.metrics.leader_changes.inc();
+                self.locks.metrics.leader_changed();
             }
             self.last = Some(state.clone());
             return Ok(state);

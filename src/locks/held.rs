@@ -93,7 +93,7 @@ impl HeldLocks {
         if map.len() > 1024 && map.len().is_power_of_two() {
             map.retain(|_, h| h.expires > now);
         }
-        self.metrics.locks_held.set(map.len() as i64);
+        self.metrics.locks_held(map.len());
     }
 
     /// Remembers a set granted here: one entry (one value), its members.
@@ -129,7 +129,7 @@ impl HeldLocks {
             owner: h.owner,
             token: h.token,
         });
-        self.metrics.locks_held.set(map.len() as i64);
+        self.metrics.locks_held(map.len());
         gone
     }
 
@@ -138,7 +138,7 @@ impl HeldLocks {
         let mut map = self.map();
         let before = map.len();
         map.retain(|_, h| h.name != name);
-        self.metrics.locks_held.set(map.len() as i64);
+        self.metrics.locks_held(map.len());
         before - map.len()
     }
 
@@ -148,7 +148,7 @@ impl HeldLocks {
         let now = Instant::now();
         let mut map = self.map();
         map.retain(|_, h| h.expires > now);
-        self.metrics.locks_held.set(map.len() as i64);
+        self.metrics.locks_held(map.len());
         map.len()
     }
 }

@@ -60,6 +60,7 @@ use crate::locks::who::{Who, audit};
 use crate::redlock;
 use crate::redlock::node::Announce;
 use crate::redlock::{Engine, HandOff, Inspection, Listed, LockValue, Mode, Node, Page, PageEnd, slot_name};
+use crate::telemetry::labels::{Failure, HandOff as HandOffOutcome};
 use crate::telemetry::metrics::{Metrics, Status};
 
 /// The lock name a value holds under `resource`'s: a permit's slot
@@ -73,15 +74,17 @@ fn lock_name<'a>(resource: &'a str, value: &LockValue) -> std::borrow::Cow<'a, s
 
 /// Why an acquisition failed with `error`, as `redlock_acquire_failures_total`
 /// says it.
-fn failure_label(error: &Error) -> &'static str {
+fn failure_of(error: &Error) -> Failure {
     match error {
-        Error::Engine(redlock::Error::Unavailable { .. }) => "no_quorum",
-        Error::Engine(redlock::Error::PermitsDiffer { .. }) => "permits_differ",
-        Error::HeldAsOtherKind { .. } => "held_as_other_kind",
-        Error::Cancelled | Error::Engine(redlock::Error::Cancelled) => "cancelled",
-        Error::LimitReached { .. } | Error::QuotaExceeded { .. } => "limit",
-        Error::DeadlineExceeded => "deadline",
-        Error::InvalidArgument { .. } | Error::ShuttingDown | Error::NotLeading { .. } | Error::Internal(_) => "other",
+        Error::Engine(redlock::Error::Unavailable { .. }) => Failure::NoQuorum,
+        Error::Engine(redlock::Error::PermitsDiffer { .. }) => Failure::PermitsDiffer,
+        Error::HeldAsOtherKind { .. } => Failure::HeldAsOtherKind,
+        Error::Cancelled | Error::Engine(redlock::Error::Cancelled) => Failure::Cancelled,
+        Error::LimitReached { .. } | Error::QuotaExceeded { .. } => Failure::Limit,
+        Error::DeadlineExceeded => Failure::Deadline,
+        Error::InvalidArgument { .. } | Error::ShuttingDown | Error::NotLeading { .. } | Error::Internal(_) => {
+            Failure::Other
+        }
     }
 }
 
@@ -160,9 +163,7 @@ impl<N: Node> Locks<N> {
 
     /// Sets the gauges of live state (read at scrape time).
     pub(crate) fn refresh_gauges(&self) {
-        self.metrics.waiters.set(self.waiters.waiting() as i64);
-        self.metrics.sessions.set(self.sessions() as i64);
-        self.metrics.followers.set(self.followed.open() as i64);
+        (self.metrics).open(self.waiters.waiting(), self.sessions(), self.followed.open());
         self.held.sweep();
     }
 
@@ -263,7 +264,7 @@ impl<N: Node> Locks<N> {
         let said = match &outcome {
             Ok(true) => "released",
             Ok(false) => "not_held",
-            Err(error) => failure_label(error),
+            Err(error) => failure_of(error).as_str(),
         };
         traced::record(resource, who, said, forgotten.as_ref().map(|g| g.token));
         self.metrics.released(status, started.elapsed(), held_for);
@@ -277,12 +278,11 @@ impl<N: Node> Locks<N> {
             .engine
             .hand_off(resource, value, offer.lifetime, &offer.holder)
             .await;
-        let outcome = match &handed {
-            Ok(HandOff { lease: Some(_), .. }) => "handed",
-            Ok(HandOff { lease: None, .. }) => "failed",
-            Err(_) => "unavailable",
-        };
-        self.metrics.handoffs.with_label_values(&[outcome]).inc();
+        self.metrics.handed_off(match &handed {
+            Ok(HandOff { lease: Some(_), .. }) => HandOffOutcome::Handed,
+            Ok(HandOff { lease: None, .. }) => HandOffOutcome::Failed,
+            Err(_) => HandOffOutcome::Unavailable,
+        });
         let HandOff {
             old_held,
             lease,

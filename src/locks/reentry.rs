@@ -240,7 +240,7 @@ impl<N: Node> Locks<N> {
         let mut turn = self.reentries.turn(&resource, key).await;
         match turn.reenter(kind) {
             Ok(Some(lease)) => {
-                self.metrics.reentered.inc();
+                self.metrics.reentered();
                 return Ok(Acquired::Granted(lease));
             }
             Err(held) => {

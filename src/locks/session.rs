@@ -25,6 +25,7 @@ pub(crate) use crate::locks::session_io::*;
 use crate::locks::sessions::Revoked;
 use crate::locks::who::{Who, audit};
 use crate::redlock::{Acquired, Lease, Node};
+use crate::telemetry::labels::Leadership;
 
 /// The lock a session holds.
 pub(super) struct Holding {
@@ -252,8 +253,12 @@ impl<N: Node> Locks<N> {
             audit(event, who, None, &lease.resource, Some(lease.fencing_token));
         }
         if terms.campaign.is_some() {
-            let outcome = if ending.unasked() { "lost" } else { "resigned" };
-            self.metrics.elections.with_label_values(&[outcome]).inc();
+            let outcome = if ending.unasked() {
+                Leadership::Lost
+            } else {
+                Leadership::Resigned
+            };
+            self.metrics.leadership(outcome);
         }
         if ending.unasked() && !terms.lock_delay.is_zero() {
             self.delay_release(&lease.resource, &lease.value, terms.lock_delay, who)

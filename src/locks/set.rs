@@ -15,6 +15,7 @@ use crate::locks::error::Error;
 use crate::locks::quota::Kind as Quota;
 use crate::locks::who::{Who, audit};
 use crate::redlock::{AcquiredSet, Node};
+use crate::telemetry::labels::{Failure, LockKind};
 use crate::telemetry::metrics::Status;
 
 impl<N: Node> Locks<N> {
@@ -56,11 +57,11 @@ impl<N: Node> Locks<N> {
         }
         let (status, failure) = match &outcome {
             Ok(AcquiredSet::Granted(_)) => (Status::Success, None),
-            Ok(AcquiredSet::NotGranted { .. }) if wait.is_zero() => (Status::Fail, Some("taken")),
-            Ok(AcquiredSet::NotGranted { .. }) => (Status::Fail, Some("wait_timed_out")),
-            Err(error) => (Status::Error, Some(super::failure_label(error))),
+            Ok(AcquiredSet::NotGranted { .. }) if wait.is_zero() => (Status::Fail, Some(Failure::Taken)),
+            Ok(AcquiredSet::NotGranted { .. }) => (Status::Fail, Some(Failure::WaitTimedOut)),
+            Err(error) => (Status::Error, Some(super::failure_of(error))),
         };
-        self.metrics.acquired("set", status, failure, started.elapsed());
+        self.metrics.acquired(LockKind::Set, status, failure, started.elapsed());
         outcome
     }
 

@@ -5,6 +5,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use super::labels::{Failure, HandOff, Leadership, LockKind};
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
     TextEncoder,
@@ -12,23 +13,6 @@ use prometheus::{
 
 /// The node states, as label values.
 const STATES: [&str; 4] = ["usable", "quarantined", "preflight_failed", "unverified"];
-
-/// The kinds of lock, the `kind` label's values.
-pub const KINDS: [&str; 4] = ["exclusive", "shared", "permit", "set"];
-
-/// Why an acquisition ended without a lock (`redlock_acquire_failures_total`).
-const FAILURE_REASONS: [&str; 10] = [
-    "taken",
-    "permits_differ",
-    "held_as_other_kind",
-    "wait_timed_out",
-    "validity_used_up",
-    "no_quorum",
-    "cancelled",
-    "deadline",
-    "limit",
-    "other",
-];
 
 /// Latency buckets, in seconds: sub-millisecond to the longest waits.
 const LATENCY: &[f64] = &[
@@ -72,7 +56,7 @@ pub struct Metrics {
     /// `redlock_acquire_total{status}` (seed 001).
     acquire_total: IntCounterVec,
     /// `redlockd_acquire_by_kind_total{kind,status}`: the same by kind of
-    /// lock (a bounded set: `KINDS`), each series looked up once, here, by
+    /// lock (a bounded set: `LockKind`), each series looked up once, here, by
     /// kind and status (`Status as usize`).
     acquire_by_kind: Vec<[IntCounter; 3]>,
     acquire_failures: IntCounterVec,
@@ -93,24 +77,24 @@ pub struct Metrics {
     probe_timeouts: IntCounterVec,
     /// `redlock_handoffs_total{outcome}`: releases that handed the lock to
     /// the next local waiter in one round.
-    pub handoffs: IntCounterVec,
+    handoffs: IntCounterVec,
     /// Locks held through this daemon (granted, not yet released or expired).
-    pub locks_held: IntGauge,
+    locks_held: IntGauge,
     /// Requests waiting in this daemon's queues.
-    pub waiters: IntGauge,
+    waiters: IntGauge,
     /// Open Hold sessions.
-    pub sessions: IntGauge,
+    sessions: IntGauge,
     /// `redlockd_reentered_total`: acquisitions answered with the lock
     /// already held under their reentrancy key.
-    pub reentered: IntCounter,
+    reentered: IntCounter,
     /// `redlockd_elections_total{outcome}`: leaderships through this daemon
     /// (elected, lost, resigned) (docs/design.md#elections).
-    pub elections: IntCounterVec,
+    elections: IntCounterVec,
     /// `redlockd_followers`: open Observe and Watch streams.
-    pub followers: IntGauge,
+    followers: IntGauge,
     /// `redlockd_leader_changes_total`: changes of leader (or of its value)
     /// passed on to observers.
-    pub leader_changes: IntCounter,
+    leader_changes: IntCounter,
 }
 
 impl Default for Metrics {
@@ -208,14 +192,14 @@ impl Metrics {
         registry.register(Box::new(acquire_by_kind.clone())).expect("register");
         let statuses = [Status::Success, Status::Fail, Status::Error];
         let metrics = Metrics {
-            acquire_by_kind: (KINDS.iter())
-                .map(|kind| statuses.map(|status| acquire_by_kind.with_label_values(&[kind, status.as_str()])))
+            acquire_by_kind: (LockKind::ALL.iter())
+                .map(|kind| statuses.map(|status| acquire_by_kind.with_label_values(&[kind.as_str(), status.as_str()])))
                 .collect(),
             acquire_total: counter("redlock_acquire_total", "Acquire requests by outcome", "status"),
             acquire_failures: counter(
                 "redlock_acquire_failures_total",
                 "Acquisitions that ended without a lock, by reason (taken, wait_timed_out, validity_used_up, \
-                 no_quorum, cancelled, deadline, limit)",
+                 no_quorum, cancelled, deadline, limit, permits_differ, held_as_other_kind, other)",
                 "reason",
             ),
             acquire_seconds: histogram(
@@ -299,26 +283,25 @@ impl Metrics {
                 counter.with_label_values(&[status.as_str()]);
             }
         }
-        for reason in FAILURE_REASONS {
-            metrics.acquire_failures.with_label_values(&[reason]);
+        for reason in Failure::ALL {
+            metrics.acquire_failures.with_label_values(&[reason.as_str()]);
         }
-        for outcome in ["handed", "failed", "unavailable"] {
-            metrics.handoffs.with_label_values(&[outcome]);
+        for outcome in HandOff::ALL {
+            metrics.handoffs.with_label_values(&[outcome.as_str()]);
         }
-        for outcome in ["elected", "lost", "resigned"] {
-            metrics.elections.with_label_values(&[outcome]);
+        for outcome in Leadership::ALL {
+            metrics.elections.with_label_values(&[outcome.as_str()]);
         }
         metrics
     }
 
-    /// An Acquire of a lock of `kind` (one of `KINDS`) ended: `failure`
-    /// names the reason when it has no lock.
-    pub fn acquired(&self, kind: &str, status: Status, failure: Option<&str>, took: Duration) {
+    /// An Acquire of a lock of `kind` ended: `failure` names the reason
+    /// when it has no lock.
+    pub fn acquired(&self, kind: LockKind, status: Status, failure: Option<Failure>, took: Duration) {
         self.acquire_total.with_label_values(&[status.as_str()]).inc();
-        let kind = KINDS.iter().position(|k| *k == kind).expect("a kind of KINDS");
-        self.acquire_by_kind[kind][status as usize].inc();
+        self.acquire_by_kind[kind as usize][status as usize].inc();
         if let Some(reason) = failure {
-            self.acquire_failures.with_label_values(&[reason]).inc();
+            self.acquire_failures.with_label_values(&[reason.as_str()]).inc();
         }
         self.acquire_seconds.observe(took.as_secs_f64());
     }
@@ -336,6 +319,40 @@ impl Metrics {
         if let Some(held) = held_for {
             self.hold_seconds.observe(held.as_secs_f64());
         }
+    }
+
+    /// A release handed the lock to the next waiter here, or tried to.
+    pub fn handed_off(&self, outcome: HandOff) {
+        self.handoffs.with_label_values(&[outcome.as_str()]).inc();
+    }
+
+    /// A leadership through this daemon began or ended.
+    pub fn leadership(&self, outcome: Leadership) {
+        self.elections.with_label_values(&[outcome.as_str()]).inc();
+    }
+
+    /// An acquisition was answered with the lock already held under its
+    /// reentrancy key.
+    pub fn reentered(&self) {
+        self.reentered.inc();
+    }
+
+    /// A change of leader (or of its value) was passed on to observers.
+    pub fn leader_changed(&self) {
+        self.leader_changes.inc();
+    }
+
+    /// `n` locks are held through this daemon.
+    pub fn locks_held(&self, n: usize) {
+        self.locks_held.set(gauge_value(n));
+    }
+
+    /// How many requests wait in this daemon's queues, Hold sessions are
+    /// open, and Observe and Watch streams follow.
+    pub fn open(&self, waiters: usize, sessions: usize, followers: usize) {
+        self.waiters.set(gauge_value(waiters));
+        self.sessions.set(gauge_value(sessions));
+        self.followers.set(gauge_value(followers));
     }
 
     /// One master answered a round request in `took` (or failed).
@@ -409,4 +426,9 @@ impl Metrics {
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
         out
     }
+}
+
+/// A count as a gauge's value.
+fn gauge_value(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
