@@ -201,7 +201,8 @@ func (l *Lock) held() *redlockd.Lease {
 
 // Get reads who holds the lock from the masters. This identity's lease:
 // the record it last wrote. Another holder: its owner label as
-// HolderIdentity, AcquireTime when it was granted (the masters' clocks),
+// HolderIdentity (a lease of this identity that this Lock does not hold
+// is marked so), AcquireTime when it was granted (the masters' clocks),
 // RenewTime now and LeaseDurationSeconds how long it is still held (at
 // least 1), so that client-go never sees it expire while it is held;
 // LeaderTransitions is the fencing token the masters' records give
@@ -223,8 +224,13 @@ func (l *Lock) Get(ctx context.Context) (*rl.LeaderElectionRecord, []byte, error
 		l.mu.Lock()
 		record = l.record
 		l.mu.Unlock()
+	case holder.Owner == l.identity:
+		// A lease of this identity that this Lock does not hold (an
+		// Acquire whose reply never came, or another process given the
+		// same identity): not this candidate's leadership.
+		record = othersRecord(holder, holder.Owner+" (a lease this Lock does not hold)")
 	default:
-		record = othersRecord(holder)
+		record = othersRecord(holder, holder.Owner)
 	}
 	raw, err := json.Marshal(record)
 	if err != nil {
@@ -233,9 +239,8 @@ func (l *Lock) Get(ctx context.Context) (*rl.LeaderElectionRecord, []byte, error
 	return &record, raw, nil
 }
 
-// othersRecord is the record of a lock another candidate holds.
-func othersRecord(holder *pb.Holder) rl.LeaderElectionRecord {
-	identity := holder.Owner
+// othersRecord is the record of a lock another candidate, identity, holds.
+func othersRecord(holder *pb.Holder, identity string) rl.LeaderElectionRecord {
 	if identity == "" {
 		identity = "(a holder without an owner label)"
 	}

@@ -47,7 +47,16 @@ func get(t *testing.T, l *k8slock.Lock) (*rl.LeaderElectionRecord, []byte) {
 
 func TestLockWritesOnlyWhileItHoldsTheLockAndGetShowsTheHolder(t *testing.T) {
 	c, ctx, name := dial(t), context.Background(), resource()
-	a, b := newLock(t, c, name, "pod-a"), newLock(t, c, name, "pod-b")
+	var events []string
+	a, err := k8slock.New(c, name, "pod-a", k8slock.OnEvent(func(event string) { events = append(events, event) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newLock(t, c, name, "pod-b")
+	a.RecordEvent("became leader")
+	if len(events) != 1 || events[0] != "became leader" {
+		t.Fatalf("OnEvent got %q", events)
+	}
 	if got, _ := get(t, a); got.HolderIdentity != "" {
 		t.Fatalf("nobody holds %s, but Get says %q", name, got.HolderIdentity)
 	}
@@ -113,6 +122,11 @@ func TestLockWritesOnlyWhileItHoldsTheLockAndGetShowsTheHolder(t *testing.T) {
 	}
 	if b.Term() <= term {
 		t.Fatalf("pod-b's term %d is not larger than pod-a's %d", b.Term(), term)
+	}
+	// Another Lock given pod-b's identity does not take pod-b's lease for
+	// its own.
+	if got, _ := get(t, newLock(t, c, name, "pod-b")); got.HolderIdentity != "pod-b (a lease this Lock does not hold)" {
+		t.Fatalf("a second pod-b's Get: %q", got.HolderIdentity)
 	}
 	if leading, term := a.Leading(ctx); term != 0 || leading.Err() == nil {
 		t.Fatalf("pod-a holds nothing, but Leading gives term %d, %v", term, leading.Err())
