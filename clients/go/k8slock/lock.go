@@ -20,11 +20,11 @@
 //
 // The lock lives exactly as long as client-go renews it, like a Lease:
 // LeaseDuration after the leader's last renewal (kill -9 included), it is
-// free. The leader's client-go stops leading at most RetryPeriod +
-// RenewDeadline after its last renewal, so with LeaseDuration >
-// RenewDeadline + RetryPeriod (controller-runtime's 15 s, 10 s, 2 s) no
-// candidate can take the lock while the old leader's client-go still
-// leads. What timing cannot rule out (a leader paused longer than the
+// free. Leading's context ends before then, by the lease's own clock. The
+// leader's client-go stops leading at most RetryPeriod + RenewDeadline
+// after its last renewal, so with LeaseDuration > RenewDeadline +
+// RetryPeriod (controller-runtime's 15 s, 10 s, 2 s) no candidate can take
+// the lock while the old leader's client-go still leads. What timing cannot rule out (a leader paused longer than the
 // lease, a lock deleted behind the daemon's back) the term guards: the
 // lock's fencing token, strictly increasing per resource (Term, Leading).
 package k8slock
