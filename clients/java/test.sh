@@ -23,7 +23,13 @@
 #   4. mutual TLS + bearer token, on the --secure daemon;
 #   5. `mvn install` of the jar into the local Maven repository (~/.m2), then
 #      a fresh Maven project that depends on it runs the README's first lock
-#      (its first ```java block, as written) against a daemon.
+#      (its first ```java block, as written) against a daemon;
+#   6. the framework adapters built on the installed jar, on one daemon:
+#      shedlock/ (ShedLock's own provider test kit, unchanged, whose sources
+#      are first checked against their upstream git blob ids, and
+#      @SchedulerLock on two Spring Boot contexts) and spring-integration/
+#      (the LockRegistry behaviours Spring's own registry tests assert, and
+#      LockRegistryLeaderInitiator with a leader killed by kill -9).
 # Installs a JDK and Maven (Debian's packages) and redis-server when missing;
 # Maven fetches the rest from Maven Central into ~/.m2.
 #
@@ -41,11 +47,16 @@ clean() { sed -u 's/\x1b\[0m//g'; }
 started=$SECONDS
 fresh="$(mktemp -d -t redlockd-java.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
+adapters=(shedlock spring-integration)
 rm -rf "$here/target/surefire-reports" "$here/target/conformance-own-daemon.txt"
+for m in "${adapters[@]}"; do rm -rf "$here/$m/target/surefire-reports"; done
 
 if [ -n "${REDLOCKD_TEST_PREPARE:-}" ]; then
   "${mvn[@]}" test-compile 2>&1 | clean
-  say "prepared: the Maven artifacts, the stubs and the compiled tests"
+  # The adapters depend on the client's jar: installed, then their tests compiled.
+  "${mvn[@]}" install -DskipTests 2>&1 | clean
+  for m in "${adapters[@]}"; do mvn -B -q -f "$here/$m/pom.xml" test-compile 2>&1 | clean; done
+  say "prepared: the Maven artifacts, the stubs and the compiled tests (client and adapters)"
   exit 0
 fi
 say "1. mvn verify: the stubs generated from proto/, the plain suite"
@@ -112,4 +123,29 @@ lines="$(awk '/^```java$/ { inside = 1; next } /^```$/ && inside { exit } inside
 (cd "$fresh" && mvn -B -q compile dependency:build-classpath -Dmdep.outputFile=classpath.txt) 2>&1 | clean
 (cd "$fresh" && run java -cp "target/classes:$(cat classpath.txt)" FirstLock) | tee "$fresh/out" >&2
 grep -Eq '^fencing token [0-9]+$' "$fresh/out" || { say "the README's first lock took no lock"; exit 1; }
+
+say "6. the ShedLock provider and the Spring Integration lock registry, on the jar installed in 5"
+kit="$here/shedlock/src/test/java/net/javacrumbs/shedlock/test/support"
+checked=0
+while read -r id file; do
+  [ "$(git hash-object "$kit/$file")" = "$id" ] ||
+    { say "$kit/$file is not ShedLock's own (its git blob id is not $id, see UPSTREAM there)"; exit 1; }
+  checked=$((checked + 1))
+done < <(grep -E '^[0-9a-f]{40}  [A-Za-z]+\.java$' "$kit/UPSTREAM")
+[ "$checked" -eq 3 ] || { say "checked $checked of ShedLock's test kit files, not 3"; exit 1; }
+poms=()
+for m in "${adapters[@]}"; do poms+=("$here/$m/pom.xml"); done
+run bash -c 'for pom in "$@"; do mvn -B -q -f "$pom" verify || exit 1; done' adapters "${poms[@]}" 2>&1 | clean
+# ShedLock's kit must have run whole: 15 tests of the extensible kit, 8 of the plain one.
+tests_in() { grep -o '<testsuite [^>]* tests="[0-9]*"' "$1" | sed -E 's/.* tests="([0-9]+)"/\1/'; }
+reports="$here/shedlock/target/surefire-reports"
+[ "$(tests_in "$reports/TEST-io.redlockd.shedlock.RedlockdLockProviderIntegrationTest.xml")" = 15 ] &&
+  [ "$(tests_in "$reports/TEST-io.redlockd.shedlock.RedlockdLockProviderTwoInstancesIntegrationTest.xml")" = 8 ] ||
+  { say "ShedLock's provider test kit did not run whole (15 + 8 tests)"; exit 1; }
+for m in "${adapters[@]}"; do
+  adapter_counts="$(cat "$here/$m"/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*>' |
+    sed -E 's/.* tests="([0-9]+)" errors="([0-9]+)" skipped="([0-9]+)" failures="([0-9]+)".*/\1 \2 \3 \4/' |
+    awk '{ t += $1; e += $2; s += $3; f += $4 } END { printf "%d passed, %d failed, %d skipped", t - e - s - f, e + f, s }')"
+  say "$m: $adapter_counts"
+done
 say "ok ($((SECONDS - started)) s)"

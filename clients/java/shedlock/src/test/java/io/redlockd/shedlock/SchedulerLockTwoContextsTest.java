@@ -86,7 +86,8 @@ class SchedulerLockTwoContextsTest {
 
   private static ConfigurableApplicationContext start(String app) {
     return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-        .properties("app=" + app, "spring.main.banner-mode=off", "spring.task.scheduling.pool.size=2")
+        .properties("app=" + app, "spring.main.banner-mode=off", "spring.task.scheduling.pool.size=2",
+            "logging.level.root=WARN")
         .run();
   }
 
