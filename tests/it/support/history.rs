@@ -1,4 +1,3 @@
-#![allow(dead_code)]
 //! Safety checking for fault-injection tests: a shared [`History`] of lock operations, test stores
 //! ([`FencedStore`], [`UnfencedStore`]) and [`check`], which turns them into a [`Report`] of violations.
 //!

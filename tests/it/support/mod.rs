@@ -1,6 +1,5 @@
 //! Test harness: real `redis-server` masters on free loopback ports, the
 //! daemon served in-process on port 0, and gRPC clients.
-#![allow(dead_code)]
 
 pub mod certs;
 pub mod clusters;
@@ -309,11 +308,6 @@ impl Daemon {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("health never became {want:?}");
-    }
-
-    /// Ends the daemon abruptly, like `kill -9`: no drain, nothing released.
-    pub fn kill(&self) {
-        self.task.abort();
     }
 
     /// The text of `GET /metrics`.

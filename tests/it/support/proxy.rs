@@ -1,6 +1,5 @@
 //! Fault-injecting TCP proxy for integration tests: put one between a daemon and one Redis master to delay, drop,
 //! black-hole or reset that link while both ends keep running.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! The fault-suite rig: five real masters, daemons that each reach every
 //! master through their own fault proxy, and clients that record every
 //! operation in a `History` and write to a fenced store under the lock.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::time::Duration;

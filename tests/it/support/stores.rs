@@ -1,4 +1,3 @@
-#![allow(dead_code)]
 //! The test stores of the checker (`history.rs`): [`FencedStore`], append-only and fenced by tokens, and
 //! [`UnfencedStore`], a read-modify-write counter; each audits its own records into a [`Report`].
 
