@@ -98,7 +98,7 @@ impl<N: Node> LockService<N> {
         // stops and a lock granted meanwhile is released.
         let who = caller.who(&req.owner);
         let outcome = (self.locks)
-            .acquire_keyed(
+            .acquire(
                 name,
                 (kind, Lifetime { ttl, lock_delay }),
                 wait,

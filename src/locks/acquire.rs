@@ -26,13 +26,43 @@ impl<N: Node> Locks<N> {
     /// granted after the caller left is released at once. Shared
     /// acquisitions queue in Redis only (docs/design.md#shared-locks): the
     /// local queue lets one contender at a time try, and readers go
-    /// together.
+    /// together. Under reentrancy key `key`, the lock held under it through
+    /// this daemon is counted once more instead (docs/design.md#reentrancy).
     ///
     /// # Errors
-    /// `ResourceExhausted` when the queue is full, `QuotaExceeded` past a
-    /// quota of `who`'s tenant, `Unavailable` without a quorum, `Cancelled`
-    /// when the caller gave up.
+    /// `LimitReached` when the queue is full, `QuotaExceeded` past a quota
+    /// of `who`'s tenant, `Engine` without a quorum, `Cancelled` when the
+    /// caller gave up, `HeldAsOtherKind` when `key` holds the lock as
+    /// another kind.
     pub(crate) async fn acquire(
+        self: &Arc<Self>,
+        resource: String,
+        (kind, lifetime): (Kind, Lifetime),
+        wait: Duration,
+        give_up: impl Future<Output = ()> + Send + 'static,
+        (who, key): (&Who, Option<&str>),
+    ) -> Result<Acquired, Error> {
+        let Some(key) = key else {
+            return (self.acquire_recorded(resource, (kind, lifetime), wait, give_up, who)).await;
+        };
+        let mut turn = self.reentries.turn(&resource, key).await;
+        if let Some(lease) = turn.reenter(kind).map_err(|held| Error::HeldAsOtherKind {
+            held: held.label(),
+            asked: kind.label(),
+        })? {
+            self.metrics.reentered();
+            return Ok(Acquired::Granted(lease));
+        }
+        let outcome = (self.acquire_recorded(resource, (kind, lifetime), wait, give_up, who)).await;
+        if let Ok(Acquired::Granted(lease)) = &outcome {
+            turn.hold(lease, kind);
+        }
+        outcome
+    }
+
+    /// `acquire` without a reentrancy key, with its quotas, audit, span and
+    /// metrics.
+    async fn acquire_recorded(
         self: &Arc<Self>,
         resource: String,
         (kind, lifetime): (Kind, Lifetime),

@@ -11,10 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 
-use crate::locks::Locks;
-use crate::locks::error::Error;
-use crate::locks::who::Who;
-use crate::redlock::{Acquired, Kind, Lease, Lifetime, Node};
+use crate::redlock::{Kind, Lease};
 
 /// From this many keys on, `turn` sweeps lapsed ones now and then.
 const SWEEP_FROM: usize = 1024;
@@ -215,47 +212,6 @@ impl Turn<'_> {
             count: 1,
             expires: Instant::now() + lease.validity,
         });
-    }
-}
-
-impl<N: Node> Locks<N> {
-    /// `Locks::acquire`, under reentrancy key `key` when there is one: the
-    /// lock held under it through this daemon, counted once more, or a
-    /// fresh one.
-    ///
-    /// # Errors
-    /// As `Locks::acquire`; `HeldAsOtherKind` when the key holds the
-    /// lock as another kind.
-    pub(crate) async fn acquire_keyed(
-        self: &Arc<Self>,
-        resource: String,
-        (kind, lifetime): (Kind, Lifetime),
-        wait: std::time::Duration,
-        give_up: impl std::future::Future<Output = ()> + Send + 'static,
-        (who, key): (&Who, Option<&str>),
-    ) -> Result<Acquired, Error> {
-        let Some(key) = key else {
-            return self.acquire(resource, (kind, lifetime), wait, give_up, who).await;
-        };
-        let mut turn = self.reentries.turn(&resource, key).await;
-        match turn.reenter(kind) {
-            Ok(Some(lease)) => {
-                self.metrics.reentered();
-                return Ok(Acquired::Granted(lease));
-            }
-            Err(held) => {
-                return Err(Error::HeldAsOtherKind {
-                    held: held.label(),
-                    asked: kind.label(),
-                });
-            }
-            Ok(None) => {}
-        }
-        let outcome = self.acquire(resource, (kind, lifetime), wait, give_up, who).await;
-        if let Ok(Acquired::Granted(lease)) = &outcome {
-            turn.hold(lease, kind);
-        }
-        outcome
     }
 }
 

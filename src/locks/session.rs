@@ -228,7 +228,7 @@ impl<N: Node> Locks<N> {
             }
         };
         let key = plan.reentrancy_key.as_deref();
-        (self.acquire_keyed(
+        (self.acquire(
             plan.name.clone(),
             (plan.kind, plan.ttl.into()),
             wait,

@@ -30,7 +30,7 @@ async fn a_watcher_sees_the_state_then_each_change_named() {
             (Kind::Exclusive, ttl.into()),
             Duration::ZERO,
             std::future::pending(),
-            &who,
+            (&who, None),
         )
         .await
         .unwrap();
@@ -84,7 +84,7 @@ async fn a_watcher_sees_the_state_then_each_change_named() {
             (Kind::Exclusive, ttl.into()),
             Duration::ZERO,
             std::future::pending(),
-            &who,
+            (&who, None),
         )
         .await
         .unwrap();

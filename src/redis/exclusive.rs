@@ -7,30 +7,45 @@ use std::time::Duration;
 
 use fred::prelude::Value;
 
+use super::cluster::Lanes;
 use super::conn::{Conn, announcement, ttl_arg};
-use super::replies;
+use super::replies::{self, Locked};
 use super::scripts::{SCRIPTS, released_channel};
 use crate::redlock::node::{Announce, Extension, NodeError, Swap};
 
-/// A round-1 lock request's arguments in ROUND: `L`, the value, the TTL,
-/// who holds it.
-pub(super) fn lock(value: &str, ttl: Duration, holder: &str) -> [Value; 4] {
-    [
+/// `Node::try_lock`'s round 1 on lock `key`, in its lane's next ROUND
+/// batch: `L`, the value, the TTL, who holds it.
+pub(super) async fn lock(
+    lanes: &Lanes,
+    conn: &Conn,
+    key: &str,
+    value: &str,
+    ttl: Duration,
+    holder: &str,
+) -> Result<Locked, NodeError> {
+    let args = [
         Value::from_static_str("L"),
         Value::from(value),
         ttl_arg(ttl),
         Value::from(holder),
-    ]
+    ];
+    let timing = conn.timing();
+    let locked = lanes.of(key).request(key, args).await.and_then(replies::locked);
+    timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
+    locked
 }
 
-/// A release's arguments in ROUND: `U`, the value, the announcement.
-pub(super) fn release(value: &str, announce: Announce) -> [Value; 4] {
-    [
+/// `Node::unlock` of lock `key`, in its lane's next ROUND batch: `U`, the
+/// value, the announcement. Timed by the batches, to its answer
+/// (`Batches::release_answered`).
+pub(super) async fn release(lanes: &Lanes, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
+    let args = [
         Value::from_static_str("U"),
         Value::from(value),
         announcement(announce),
         Value::from_static_str(""),
-    ]
+    ];
+    lanes.of(key).request(key, args).await.and_then(replies::released)
 }
 
 /// `Node::hand_off`: HAND_OFF, proved by the script cache while it may be

@@ -17,7 +17,7 @@ use super::cluster::Lanes;
 use super::conn::{Conn, failed, glob_escaped, ttl_arg};
 use super::probing::Probing;
 use super::proof::Proof;
-use super::replies::{self, Locked};
+use super::replies::Locked;
 use super::{election, exclusive, listing, permits, set, shared};
 use crate::redlock::node::{Agreement, Announce, Extension, KeyView, Node, NodeError, RecordView, Swap};
 use crate::redlock::observer::Observer;
@@ -222,14 +222,7 @@ impl Node for RedisNode {
     }
 
     async fn try_lock(&self, key: &str, value: &str, ttl: Duration, holder: &str) -> Result<Option<u64>, NodeError> {
-        let timing = self.conn.timing();
-        let answer = self
-            .batches
-            .of(key)
-            .request(key, exclusive::lock(value, ttl, holder))
-            .await;
-        let locked = answer.and_then(replies::locked);
-        timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
+        let locked = exclusive::lock(&self.batches, &self.conn, key, value, ttl, holder).await;
         self.counted_grant(locked?)
     }
 
@@ -291,13 +284,7 @@ impl Node for RedisNode {
         if Mode::of(value) == Mode::Shared {
             return shared::release(&self.conn, key, value, announce).await;
         }
-        // Timed by the batches, to its answer (`Batches::release_answered`).
-        let answer = self
-            .batches
-            .of(key)
-            .request(key, exclusive::release(value, announce))
-            .await;
-        answer.and_then(replies::released)
+        exclusive::release(&self.batches, key, value, announce).await
     }
 
     async fn inspect(&self, key: &str) -> Result<KeyView, NodeError> {

@@ -29,6 +29,25 @@ pub(super) enum Attempt {
     Differ(u32),
 }
 
+impl Attempt {
+    /// What the last attempt's failure ends a wait with: contention is
+    /// its reason and the votes, too few masters `Error::Unavailable`
+    /// (`needed` the quorum). Permits that differ end a wait as soon as
+    /// they are seen, never here.
+    pub(super) fn ended(self, needed: usize) -> Result<(FailureReason, Vec<NodeVote>), Error> {
+        match self {
+            Attempt::Failed(reason, votes) => Ok((reason, votes)),
+            Attempt::Unreachable { reached, votes } => Err(Error::Unavailable {
+                reached,
+                needed,
+                detail: summarize(&votes),
+                votes,
+            }),
+            Attempt::Differ(_) => unreachable!("permits that differ end the wait where they are seen"),
+        }
+    }
+}
+
 /// What the head of a local queue (`crate::locks::queue`) brings to `acquire`.
 pub struct Head<'a, H> {
     /// Notified when a release of the resource was published.
@@ -121,20 +140,12 @@ impl<N: Node> Engine<N> {
                     Err(failure) => failure,
                 };
                 if Instant::now() >= deadline {
-                    return match failure {
-                        Attempt::Failed(reason, votes) => Ok(Acquired::NotGranted {
-                            reason,
-                            attempts,
-                            votes,
-                        }),
-                        Attempt::Unreachable { reached, votes } => Err(Error::Unavailable {
-                            reached,
-                            needed: self.quorum(),
-                            detail: summarize(&votes),
-                            votes,
-                        }),
-                        Attempt::Differ(_) => unreachable!("answered above"),
-                    };
+                    let (reason, votes) = failure.ended(self.quorum())?;
+                    return Ok(Acquired::NotGranted {
+                        reason,
+                        attempts,
+                        votes,
+                    });
                 }
             }
             let delay = self
@@ -201,7 +212,9 @@ impl<N: Node> Engine<N> {
         holder: &str,
     ) -> Result<(u64, Duration), Attempt> {
         let t0 = Instant::now();
-        let result = self.rounds(key, value, ttl, holder, t0).await;
+        // Round 1: lock and bump the fence counter everywhere.
+        let votes = self.round_one(key, value, ttl, holder).await;
+        let result = self.granted(key, value, ttl, t0, votes).await;
         if let Err(Attempt::Failed(_, votes) | Attempt::Unreachable { votes, .. }) = &result {
             // A node that said "held by another owner", or was never asked,
             // holds nothing of this attempt: only the others are cleaned.
@@ -214,19 +227,6 @@ impl<N: Node> Engine<N> {
             }
         }
         result
-    }
-
-    async fn rounds(
-        &self,
-        key: &str,
-        value: &LockValue,
-        ttl: Duration,
-        holder: &str,
-        t0: Instant,
-    ) -> Result<(u64, Duration), Attempt> {
-        // Round 1: lock and bump the fence counter everywhere.
-        let votes = self.round_one(key, value, ttl, holder).await;
-        self.granted(key, value, ttl, t0, votes).await
     }
 
     /// After round 1 (or a hand-off round): a quorum of grants, then round

@@ -14,7 +14,7 @@ use super::acquire::Attempt;
 use super::fanout::gather;
 use super::node::{Announce, Node, Standing};
 use super::quorum::{self, Decision};
-use super::vote::{FailureReason, NodeVote, summarize};
+use super::vote::{FailureReason, NodeVote};
 use super::{Engine, Error, Lease, LockValue};
 
 /// The most resources one set may hold.
@@ -76,20 +76,12 @@ impl<N: Node> Engine<N> {
                 Err(failure) => failure,
             };
             if Instant::now() >= deadline {
-                return match failure {
-                    Attempt::Failed(reason, votes) => Ok(AcquiredSet::NotGranted {
-                        reason,
-                        attempts,
-                        votes,
-                    }),
-                    Attempt::Unreachable { reached, votes } => Err(Error::Unavailable {
-                        reached,
-                        needed: self.quorum(),
-                        detail: summarize(&votes),
-                        votes,
-                    }),
-                    Attempt::Differ(_) => unreachable!("a set has no permits"),
-                };
+                let (reason, votes) = failure.ended(self.quorum())?;
+                return Ok(AcquiredSet::NotGranted {
+                    reason,
+                    attempts,
+                    votes,
+                });
             }
             let delay = self
                 .retry_delay()
