@@ -16,9 +16,11 @@
 #      the README's first lock (its first ```python block, as written)
 #      against a daemon; the sdist into another, which imports it (and says
 #      what redlockd.celery needs without the extra);
-#   7. redlockd.celery (the `celery` extra): a real Celery worker and real
-#      `celery beat` processes on a local redis-server, on a daemon of its
-#      own whose server.keepalive is 1 s (a frozen beat is noticed in ~2 s).
+#   7. the schedulers, on a daemon of its own whose server.keepalive is 1 s
+#      (a frozen beat is noticed in ~2 s), and a local redis-server:
+#      redlockd.celery (the `celery` extra) with a real Celery worker and
+#      real `celery beat` processes; redlockd.apscheduler (the `apscheduler`
+#      extra) with real APScheduler processes.
 # Installs what it needs (python3-venv, redis-server; pip packages into
 # clients/python/.venv), only when missing.
 #
@@ -44,7 +46,7 @@ command -v redis-cli >/dev/null || "$root/scripts/ensure-deps"
 [ -x "$venv/bin/python" ] || make_venv "$venv"
 stamp="$venv/.installed"
 if ! [ -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
-  "$venv/bin/pip" install --disable-pip-version-check -q -e "$here[test,celery]"
+  "$venv/bin/pip" install --disable-pip-version-check -q -e "$here[test,celery,apscheduler]"
   touch "$stamp"
 fi
 py="$venv/bin/python"
@@ -64,7 +66,7 @@ pytest=("$py" -m pytest -q -p no:cacheprovider)
 cd "$here/tests"
 say "2. the plain suite"
 alone="kills_masters or freezes_daemon"
-"$root/scripts/with-dev-daemon" "${pytest[@]}" -m "not ($alone) and not secure and not celery_beat" .
+"$root/scripts/with-dev-daemon" "${pytest[@]}" -m "not ($alone) and not secure and not schedulers" .
 # (Collecting needs no daemon, but conftest.py wants an address.)
 # Node ids come relative to clients/python; the tests run from tests/.
 mapfile -t tests < <(REDLOCKD_ADDR=unused "${pytest[@]}" --collect-only -m "$alone" . | grep '::' | sed 's#^tests/##')
@@ -99,7 +101,7 @@ wheel="$fresh/dist/redlockd-$version-py3-none-any.whl" sdist="$fresh/dist/redloc
 listing="$("$py" -m zipfile -l "$wheel")"
 for file in redlockd/__init__.py redlockd/py.typed redlockd/v1/lock_pb2.py redlockd/v1/lock_pb2.pyi redlockd/v1/lock_pb2_grpc.py \
   redlockd/v1/election_pb2.py redlockd/v1/election_pb2.pyi redlockd/v1/election_pb2_grpc.py \
-  redlockd/celery.py redlockd/_fenced_redis.py redlockd/_leading.py; do
+  redlockd/celery.py redlockd/apscheduler.py redlockd/_fenced_redis.py redlockd/_leading.py; do
   grep -q " *$file " <<<"$listing" || { say "the wheel lacks $file"; exit 1; }
 done
 ! grep -q "tests/\|conftest" <<<"$listing" || { say "the wheel ships the tests"; exit 1; }
@@ -112,19 +114,21 @@ make_venv "$fresh/sdist"
 import sys, redlockd, redlockd.v1.lock_pb2_grpc, redlockd.v1.election_pb2_grpc
 assert redlockd.__file__.startswith(sys.prefix), f"imported {redlockd.__file__}, not the installed sdist"
 print("the sdist imports:", redlockd.__version__, redlockd.__file__)
-try:
-    import redlockd.celery
-except ImportError as e:
-    assert "pip install \x27redlockd[celery]\x27" in str(e), e
-else:
-    raise AssertionError("redlockd.celery imported without Celery installed")') >&2
+import importlib
+for extra in ("celery", "apscheduler"):
+    try:
+        importlib.import_module("redlockd." + extra)
+    except ImportError as e:
+        assert f"pip install \x27redlockd[{extra}]\x27" in str(e), e
+    else:
+        raise AssertionError(f"redlockd.{extra} imported without its extra installed")') >&2
 awk '/^```python$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/README.md" >"$fresh/first_lock.py"
 [ "$(grep -c . "$fresh/first_lock.py")" -le 5 ] || { say "the README's first lock is over five lines"; exit 1; }
 cd "$fresh"
 "$root/scripts/with-dev-daemon" "$fresh/wheel/bin/python" first_lock.py | tee "$fresh/out" >&2
 grep -Eq '^fencing token [0-9]+$' "$fresh/out"
 
-say "7. redlockd.celery: Celery beat exactly once, on a daemon of its own"
+say "7. redlockd.celery and redlockd.apscheduler: once per period, on a daemon of its own"
 cd "$here/tests"
-REDLOCKD__SERVER__KEEPALIVE=1s "$root/scripts/with-dev-daemon" "${pytest[@]}" -s -m celery_beat test_celery_beat.py
+REDLOCKD__SERVER__KEEPALIVE=1s "$root/scripts/with-dev-daemon" "${pytest[@]}" -s -m schedulers test_celery_beat.py test_apscheduler.py
 say "ok"

@@ -10,7 +10,6 @@ times. test.sh runs this file on a daemon of its own, with a 1 s
 server.keepalive, so that a frozen leader is noticed in about 2 s.)"""
 
 import os
-import shutil
 import signal
 import time
 import uuid
@@ -21,36 +20,24 @@ pytest.importorskip("celery", reason="pip install 'redlockd[celery]'")
 
 import beat_check as check  # noqa: E402
 from redlockd._fenced_redis import FencedState, StaleTerm  # noqa: E402
-from beat_harness import Broker, Celery, logs_dir, wait_for  # noqa: E402
+from beat_harness import (  # noqa: E402,F401
+    Run, broker, leader_pid, logs, next_leader, queued, sleep_until_away_from, start_pair, wait_for,
+)
 
-pytestmark = pytest.mark.celery_beat
+pytestmark = pytest.mark.schedulers
 
 PERIOD = 1.0
 TTL = 3.0
 #: How long the beats run on either side of a kill or a loss.
-SPELL = 4.0
+SPELL = 3.0
 #: The daemon's server.keepalive: it notices a frozen client's connection
 #: gone after about twice this (test.sh gives this daemon 1 s).
 KEEPALIVE = float(os.environ.get("REDLOCKD__SERVER__KEEPALIVE", "5s").removesuffix("s"))
 
 
 @pytest.fixture(scope="module")
-def logs():
-    logs = logs_dir()
-    yield logs
-    shutil.rmtree(logs, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def broker(logs):
-    broker = Broker(logs)
-    yield broker
-    broker.stop()
-
-
-@pytest.fixture(scope="module")
 def worker(broker, logs):
-    celery = Celery(broker, logs, election="unused", run="worker", period=PERIOD, ttl=TTL)
+    celery = Run(broker, logs, election="unused", run="worker", period=PERIOD, ttl=TTL)
     worker = celery.worker()
     yield celery
     celery.stop()
@@ -60,8 +47,7 @@ def worker(broker, logs):
 @pytest.fixture
 def beats(broker, worker, logs, request):
     run = uuid.uuid4().hex[:12]
-    celery = Celery(broker, logs, election=f"examples/py-beat-{run}", run=run, period=PERIOD, ttl=TTL)
-    celery.election = f"examples/py-beat-{run}"
+    celery = Run(broker, logs, election=f"examples/py-beat-{run}", run=run, period=PERIOD, ttl=TTL)
     failed = request.session.testsfailed
     yield celery
     celery.stop()
@@ -69,20 +55,13 @@ def beats(broker, worker, logs, request):
         print(celery.logs_tail() + "\n" + worker.logs_tail())
 
 
-def leader_pid(client, election):
-    leader = client.leader(election)
-    return (int(leader.candidate.rsplit(":", 1)[1]), leader.term) if leader else None
-
-
-def start_pair(client, beats):
-    """Starts beat a, waits until it leads, then beat b, and waits until b
-    is in line. Returns (leader's Proc, term, the other's Proc)."""
-    a = beats.beat("beat-a")
-    pid, term = wait_for("beat a leads", lambda: leader_pid(client, beats.election), 30)
-    assert pid == a.pid
-    b = beats.beat("beat-b")
-    wait_for("beat b waits in line", lambda: any(c.endswith(f":{b.pid}") for c in client.participants(beats.election)), 30)
-    return a, term, b
+def quiet_moment(beats, at_least: float) -> float:
+    """After ``at_least`` seconds, the moment farthest from both entries'
+    sends (the aligned one's at whole periods, the interval one's at the
+    phase of its last send so far): see sleep_until_away_from."""
+    started = time.time()
+    interval = wait_for("an interval task runs", lambda: check.of(check.executions(beats.broker.client, beats.run), "interval"), 10)
+    return sleep_until_away_from([0.0, interval[-1]["sent_at"]], PERIOD, max(0.0, at_least - (time.time() - started)))
 
 
 def reports(beats, first_sent_after: float, stopped: float, longest: float):
@@ -110,11 +89,10 @@ def test_two_plain_beats_send_every_period_twice(beats):
 
 def test_once_per_period_through_a_kill_9_of_the_leader(client, beats):
     started = time.time()
-    leader, term, other = start_pair(client, beats)
-    time.sleep(SPELL)
-    killed = time.time()
+    leader, term, other = start_pair(client, beats.election, lambda n: beats.beat(f"beat-{n}"))
+    killed = quiet_moment(beats, SPELL)
     leader.kill9()
-    pid, new_term = wait_for("beat b leads", lambda: (got := leader_pid(client, beats.election)) and got[1] > term and got, TTL * 2, 0.01)
+    pid, new_term = next_leader(client, beats.election, term, TTL * 2)
     takeover = time.time() - killed
     assert pid == other.pid
     time.sleep(SPELL)
@@ -136,16 +114,13 @@ def test_a_leader_that_loses_its_term_stops_at_once(client, beats):
     elsewhere): the beat is told, sends nothing more with that term, and
     campaigns again; the other beat continues the schedule."""
     started = time.time()
-    leader, term, other = start_pair(client, beats)
-    time.sleep(SPELL)
-    # Mid-period: the next aligned send is half a period away.
-    time.sleep((0.5 - time.time() % PERIOD) % PERIOD)
-    ended = time.time()
+    leader, term, other = start_pair(client, beats.election, lambda n: beats.beat(f"beat-{n}"))
+    ended = quiet_moment(beats, SPELL)
     client.resign(beats.election, term)
-    pid, new_term = wait_for("beat b leads", lambda: (got := leader_pid(client, beats.election)) and got[1] > term and got, TTL * 2, 0.01)
+    pid, new_term = next_leader(client, beats.election, term, TTL * 2)
     takeover = time.time() - ended
     assert pid == other.pid
-    wait_for("beat a campaigns again", lambda: any(c.endswith(f":{leader.pid}") for c in client.participants(beats.election)), 10)
+    wait_for("beat a campaigns again", lambda: queued(client, beats.election, leader), 10)
     time.sleep(SPELL)
     stopped = time.time()
     beats.stop()
@@ -164,20 +139,18 @@ def test_a_frozen_leader_that_wakes_sends_nothing_more(client, beats):
     raises the store's fence; woken (SIGCONT), the old leader finds its
     term's deadline passed and sends nothing more with it."""
     started = time.time()
-    leader, term, other = start_pair(client, beats)
-    time.sleep(SPELL / 2)
-    frozen = time.time()
+    leader, term, other = start_pair(client, beats.election, lambda n: beats.beat(f"beat-{n}"))
+    frozen = quiet_moment(beats, SPELL / 2)
     leader.popen.send_signal(signal.SIGSTOP)
     try:
-        pid, new_term = wait_for("beat b leads", lambda: (got := leader_pid(client, beats.election)) and got[1] > term and got,
-                                 2 * KEEPALIVE + TTL + 5, 0.01)
+        pid, new_term = next_leader(client, beats.election, term, 2 * KEEPALIVE + TTL + 5)
         takeover = time.time() - frozen
         assert pid == other.pid
         time.sleep(1.5)
     finally:
         woke = time.time()
         leader.popen.send_signal(signal.SIGCONT)
-    wait_for("the woken beat campaigns again", lambda: any(c.endswith(f":{leader.pid}") for c in client.participants(beats.election)), 10)
+    wait_for("the woken beat campaigns again", lambda: queued(client, beats.election, leader), 10)
     time.sleep(SPELL / 2)
     stopped = time.time()
     beats.stop()
@@ -202,12 +175,11 @@ def test_a_leader_refused_by_the_store_steps_down(client, beats):
     and leads again in a new term that the store accepts."""
     leader = beats.beat("beat-a")
     pid, term = wait_for("beat a leads", lambda: leader_pid(client, beats.election), 30)
-    time.sleep(SPELL / 2)
     store = FencedState(beats.broker.client, f"redlockd-beat:{{{beats.election}}}:")
+    raised = quiet_moment(beats, SPELL / 2)
     assert store.fence() == term
-    raised = time.time()
     beats.broker.client.set(store.fence_key, str(term + 1))
-    _, new_term = wait_for("beat a leads again", lambda: (got := leader_pid(client, beats.election)) and got[1] > term and got, 10, 0.01)
+    _, new_term = next_leader(client, beats.election, term, 10)
     again = time.time() - raised
     time.sleep(SPELL / 2)
     stopped = time.time()
@@ -231,7 +203,12 @@ def test_the_store_compares_terms_exactly_at_any_size(broker):
         store.write(big - 1, "entry", "b")  # equal as doubles
     with pytest.raises(StaleTerm):
         store.take_over(9)  # fewer digits
-    assert store.claim(big + 1, "entry", "c") is False  # set before: not claimed again
-    assert store.claim(big + 1, "other", "d") is True
+    store.write(big + 1, "other", "d")
     assert store.take_over(big + 1) == {"entry": "a", "other": "d"}
     assert store.fence() == big + 1
+    # Run times claimed once: those above the field's, which moves to the last.
+    assert store.claim_after(big + 1, "job", [10, 20]) == [10, 20]
+    assert store.claim_after(big + 1, "job", [9, 20, 30, 100]) == [30, 100]
+    assert store.claim_after(big + 2, "job", [100]) == []
+    with pytest.raises(StaleTerm):
+        store.claim_after(big + 1, "job", [200])

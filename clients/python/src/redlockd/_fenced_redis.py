@@ -14,7 +14,7 @@ Neither expires."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 # below(a, b): term a is lower than term b (decimal strings, no leading zeros).
 _BELOW = """
@@ -33,16 +33,30 @@ redis.call('SET', KEYS[1], ARGV[1])
 return {1, redis.call('HGETALL', KEYS[2])}
 """
 
-# KEYS: fence, state. ARGV: term, field, value, only_new ('1': only when the
-# field is absent). Returns 1 when written, 0 when only_new found the field
-# set, {-1, fence} when a later term has written.
+# KEYS: fence, state. ARGV: term, field, value. Returns 1 when written,
+# {-1, fence} when a later term has written.
 _WRITE = _BELOW + """
 local fence = redis.call('GET', KEYS[1]) or '0'
 if below(ARGV[1], fence) then return {-1, fence} end
 if below(fence, ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
-if ARGV[4] == '1' then return redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 return 1
+"""
+
+# KEYS: fence, state. ARGV: term, field, then values (decimal strings,
+# ascending). Returns {1, the values above the field's, which it sets to
+# the last of them}, or {-1, fence} when a later term has written.
+_CLAIM_AFTER = _BELOW + """
+local fence = redis.call('GET', KEYS[1]) or '0'
+if below(ARGV[1], fence) then return {-1, fence} end
+if below(fence, ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+local last = redis.call('HGET', KEYS[2], ARGV[2])
+local claimed = {}
+for i = 3, #ARGV do
+  if not last or below(last, ARGV[i]) then table.insert(claimed, ARGV[i]) end
+end
+if #claimed > 0 then redis.call('HSET', KEYS[2], ARGV[2], claimed[#claimed]) end
+return {1, claimed}
 """
 
 
@@ -64,6 +78,7 @@ class FencedState:
         self.state_key = f"{prefix}state"
         self._take_over = redis_client.register_script(_TAKE_OVER)
         self._write = redis_client.register_script(_WRITE)
+        self._claim_after = redis_client.register_script(_CLAIM_AFTER)
 
     def take_over(self, term: int) -> Dict[str, str]:
         """Raises the fence to ``term`` and returns the state (field → value).
@@ -76,15 +91,16 @@ class FencedState:
     def write(self, term: int, field: str, value: str) -> None:
         """Sets ``field`` to ``value`` as the leader of ``term``; raises
         ``StaleTerm`` when a later term has written."""
-        _check(self._write(keys=[self.fence_key, self.state_key], args=[str(term), field, value, "0"]), term)
+        _check(self._write(keys=[self.fence_key, self.state_key], args=[str(term), field, value]), term)
 
-    def claim(self, term: int, field: str, value: str) -> bool:
-        """Sets ``field`` only if no one has: ``True`` when this call did,
-        ``False`` when it was set before (by any term). Raises ``StaleTerm``
-        when a later term has written."""
-        got = self._write(keys=[self.fence_key, self.state_key], args=[str(term), field, value, "1"])
+    def claim_after(self, term: int, field: str, values: List[int]) -> List[int]:
+        """Of ``values`` (ascending), those above the one ``field`` holds (a
+        run time, say): the field is set to the last of them, so that each
+        is claimed once, by one term. Raises ``StaleTerm`` when a later term
+        has written."""
+        got = self._claim_after(keys=[self.fence_key, self.state_key], args=[str(term), field, *map(str, values)])
         _check(got, term)
-        return got == 1
+        return [int(x) for x in got[1]]
 
     def fence(self) -> Optional[int]:
         """The highest term the store has seen (``None``: none yet)."""
