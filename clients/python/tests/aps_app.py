@@ -3,7 +3,9 @@ two jobs whose run times are the same in every process, each appending when
 it ran and its term to the Redis list the checker (beat_check.py) reads.
 
 - ``aligned``: an interval trigger from a fixed start_date, coalescing;
-- ``every``: a cron trigger, every BEAT_PERIOD seconds, not coalescing.
+- ``every``: a cron trigger, every BEAT_PERIOD seconds, not coalescing: a
+  scheduler that waited in line longer than the 2 s misfire_grace_time
+  has run times too late to claim.
 
 ``python aps_app.py redlockd`` uses redlockd.apscheduler.LeaderJobStore;
 ``python aps_app.py memory`` APScheduler's own MemoryJobStore (the unsafe
@@ -46,7 +48,7 @@ if sys.argv[1] == "redlockd":
     store = LeaderJobStore(os.environ["BEAT_ELECTION"], BROKER, ttl=float(os.environ["BEAT_TTL"]))
 else:
     store = MemoryJobStore()
-scheduler = BlockingScheduler(jobstores={"default": store}, job_defaults={"misfire_grace_time": 5})
+scheduler = BlockingScheduler(jobstores={"default": store}, job_defaults={"misfire_grace_time": 2})
 scheduler.add_job(record, IntervalTrigger(seconds=PERIOD, start_date=datetime(2020, 1, 1, tzinfo=timezone.utc)),
                   args=("aligned",), id="aligned", coalesce=True)
 scheduler.add_job(record, CronTrigger(second=f"*/{PERIOD}"), args=("every",), id="every", coalesce=False)

@@ -125,12 +125,17 @@ class LeaderJobStore(BaseJobStore):
 
     def _claim(self, job, now, leadership) -> bool:
         """Claims the run times the scheduler will submit (the latest one of
-        a coalescing job); moves ``job`` past those an earlier leader ran."""
+        a coalescing job) within its misfire_grace_time; moves ``job`` past
+        those an earlier leader ran, or too late to run."""
         run_times = job._get_run_times(now)
         wanted = run_times[-1:] if job.coalesce else run_times
-        if not wanted or leadership.lost.is_set():
+        if job.misfire_grace_time is not None:
+            # Older ones would not run (APScheduler calls them missed): after
+            # a long while in line, a job may have many.
+            wanted = [t for t in wanted if (now - t).total_seconds() <= job.misfire_grace_time]
+        if not run_times or leadership.lost.is_set():
             return False
-        claimed = self._store.claim_after(leadership.term, job.id, [_micros(t) for t in wanted])
+        claimed = self._store.claim_after(leadership.term, job.id, [_micros(t) for t in wanted]) if wanted else []
         if claimed:
             first = next(t for t in wanted if _micros(t) == claimed[0])
             if first != job.next_run_time:
