@@ -212,3 +212,16 @@ def test_the_store_compares_terms_exactly_at_any_size(broker):
     assert store.claim_after(big + 2, "job", [100]) == []
     with pytest.raises(StaleTerm):
         store.claim_after(big + 1, "job", [200])
+
+
+def test_a_broker_that_is_not_redis_needs_a_state_url():
+    from celery import Celery as App
+
+    from redlockd.celery import Scheduler
+
+    app = App("beat_config", broker="amqp://guest@127.0.0.1:5672//", set_as_current=False)
+    with pytest.raises(ValueError, match=r"the broker \(amqp://guest@127.0.0.1:5672//\) is not Redis, so set redlockd_beat_state_url"):
+        Scheduler(app, lazy=True)
+    app.conf.redlockd_beat_state_url = "redis://:secret@127.0.0.1:6390/2"
+    app.conf.redlockd_beat_election = "beat/config"
+    assert Scheduler(app, lazy=True).info == "    . redlockd election -> beat/config (state in redis://:**@127.0.0.1:6390/2)"
