@@ -27,12 +27,13 @@ use crate::config::{Config, ConfigError};
 use crate::locks::Locks;
 use crate::locks::follow::Followed;
 use crate::locks::queue::Waiters;
-use crate::redis::connect::check_urls;
+use crate::redis::connect::{ConnectError, check_urls};
 use crate::redis::node::RedisNode;
 use crate::redis::subscriber::{self, Heard};
 use crate::redis::tls::{self, Tls};
 use crate::redlock::monitor::Monitor;
 use crate::redlock::{Engine, Node};
+use crate::telemetry::logging::LoggingError;
 use crate::telemetry::traces::Traces;
 use crate::telemetry::{exporter, logging, metrics::Metrics};
 
@@ -48,7 +49,7 @@ pub enum RunError {
         /// Its index in `redis.nodes`.
         index: usize,
         /// What went wrong.
-        reason: String,
+        reason: ConnectError,
     },
     /// The gRPC server failed.
     #[error("{0}")]
@@ -84,7 +85,7 @@ impl Prepared {
 /// # Errors
 /// A setting that cannot be used, named.
 pub fn prepare(config: Config) -> Result<Prepared, ConfigError> {
-    check_urls(&config.redis.nodes).map_err(ConfigError)?;
+    check_urls(&config.redis.nodes).map_err(|e| ConfigError(e.to_string()))?;
     let redis_tls = match &config.files.redis_tls {
         None => None,
         Some(files) => {
@@ -114,7 +115,7 @@ pub fn prepare(config: Config) -> Result<Prepared, ConfigError> {
 ///
 /// # Errors
 /// When `log.filter` does not parse or the exporter cannot be built.
-pub fn init_logging(config: &Config) -> Result<Option<Traces>, String> {
+pub fn init_logging(config: &Config) -> Result<Option<Traces>, LoggingError> {
     let traces = settings::traces(config);
     logging::init(settings::log_format(config), &config.log.filter, traces.as_ref())
 }

@@ -19,19 +19,44 @@ const START_LIMIT: Duration = Duration::from_secs(10);
 /// (the tests' older-server pass, `scripts/test-old-redis`).
 pub const REDIS_SERVER_ENV: &str = "REDLOCKD_TEST_REDIS_SERVER";
 
+/// No `redis-server` to run.
+#[derive(Debug, thiserror::Error)]
+pub enum NoRedisServer {
+    /// `REDLOCKD_TEST_REDIS_SERVER` names a path that is not a file.
+    #[error("{REDIS_SERVER_ENV}={}: no such file", .named.display())]
+    NotAFile {
+        /// The path it names.
+        named: PathBuf,
+    },
+    /// None on `PATH` or in Debian's usual places.
+    #[error("redis-server not found: install it (`apt-get install redis-server`) or run scripts/dev")]
+    NotFound,
+}
+
+/// Why `start_masters` could not start its masters.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// No `redis-server` to run.
+    #[error(transparent)]
+    NoRedisServer(#[from] NoRedisServer),
+    /// One did not start.
+    #[error("starting redis-server: {0}")]
+    Start(io::Error),
+}
+
 /// Finds `redis-server`: the binary `REDLOCKD_TEST_REDIS_SERVER` names, or
 /// else the one on `PATH` or in Debian's usual places.
 ///
 /// # Errors
-/// A message saying how to install it, when it is nowhere, or that the
-/// binary the variable names is not a file.
-pub fn find_redis_server() -> Result<PathBuf, String> {
+/// When it is nowhere (the message says how to install it), or the binary
+/// the variable names is not a file.
+pub fn find_redis_server() -> Result<PathBuf, NoRedisServer> {
     if let Some(named) = std::env::var_os(REDIS_SERVER_ENV).filter(|v| !v.is_empty()) {
         let named = PathBuf::from(named);
         return if named.is_file() {
             Ok(named)
         } else {
-            Err(format!("{REDIS_SERVER_ENV}={}: no such file", named.display()))
+            Err(NoRedisServer::NotAFile { named })
         };
     }
     let on_path = std::env::var_os("PATH")
@@ -48,7 +73,7 @@ pub fn find_redis_server() -> Result<PathBuf, String> {
             PathBuf::from("/usr/sbin/redis-server"),
         ])
         .find(|p| p.is_file())
-        .ok_or_else(|| "redis-server not found: install it (`apt-get install redis-server`) or run scripts/dev".into())
+        .ok_or(NoRedisServer::NotFound)
 }
 
 /// The major version of the `redis-server` at `binary` (`--version`:
@@ -339,10 +364,10 @@ pub fn start_cluster_node(binary: &Path, extra: &[&str]) -> io::Result<RedisProc
 ///
 /// # Errors
 /// When any of them fails to start (those started are stopped again).
-pub fn start_masters(n: usize) -> Result<Vec<RedisProcess>, String> {
+pub fn start_masters(n: usize) -> Result<Vec<RedisProcess>, StartError> {
     let binary = find_redis_server()?;
     (0..n)
-        .map(|_| RedisProcess::start(&binary, &[]).map_err(|e| format!("starting redis-server: {e}")))
+        .map(|_| RedisProcess::start(&binary, &[]).map_err(StartError::Start))
         .collect()
 }
 

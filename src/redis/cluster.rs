@@ -17,12 +17,21 @@ pub fn is_cluster_url(url: &str) -> bool {
     SCHEMES.iter().any(|s| url.starts_with(s))
 }
 
+/// A clustered URL with an empty host in its list of seeds
+/// (`redis-cluster://a:1,,b:2`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{url}: an empty host in the list of cluster seeds")]
+pub struct EmptySeed {
+    /// The URL as it was given.
+    pub url: String,
+}
+
 /// `redis-cluster://[user:password@]host:port[,host:port…][?…]` as fred
 /// reads it (`…host:port?node=host:port&node=…`); any other URL as it is.
 ///
 /// # Errors
 /// A clustered URL with an empty seed in its list.
-pub fn fred_url(url: &str) -> Result<String, String> {
+pub fn fred_url(url: &str) -> Result<String, EmptySeed> {
     let Some(scheme) = SCHEMES.iter().find(|s| url.starts_with(**s)) else {
         return Ok(url.to_owned());
     };
@@ -31,7 +40,7 @@ pub fn fred_url(url: &str) -> Result<String, String> {
     let (hosts, query) = rest.split_once('?').map_or((rest, ""), |(h, q)| (h, q));
     let seeds: Vec<&str> = hosts.split(',').collect();
     if seeds.iter().any(|s| s.trim().is_empty()) {
-        return Err(format!("{url}: an empty host in the list of cluster seeds"));
+        return Err(EmptySeed { url: url.to_owned() });
     }
     let mut fred = format!("{scheme}{auth}{}{}", if auth.is_empty() { "" } else { "@" }, seeds[0]);
     let mut params: Vec<String> = seeds[1..].iter().map(|s| format!("node={s}")).collect();
@@ -169,7 +178,12 @@ mod tests {
             fred_url("rediss-cluster://a:1,b:2?x=1").unwrap(),
             "rediss-cluster://a:1?node=b:2&x=1"
         );
-        assert!(fred_url("redis-cluster://a:1,,b:2").unwrap_err().contains("empty host"));
+        assert!(
+            fred_url("redis-cluster://a:1,,b:2")
+                .unwrap_err()
+                .to_string()
+                .contains("empty host")
+        );
         assert!(is_cluster_url("rediss-cluster://a:1") && !is_cluster_url("redis://a:1"));
     }
 

@@ -7,6 +7,7 @@ use fred::prelude::{Config as FredConfig, ReconnectPolicy};
 use fred::types::Builder;
 use fred::types::config::TlsConnector;
 
+use super::cluster::EmptySeed;
 use super::conn::millis;
 
 /// How to reach one master.
@@ -37,13 +38,71 @@ pub struct RedisNodeConfig {
     pub tls: Option<TlsConnector>,
 }
 
+/// Why a master's client could not be made. The URL itself is not kept:
+/// it may hold a password.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// A clustered URL with an empty seed.
+    #[error(transparent)]
+    EmptySeed(#[from] EmptySeed),
+    /// fred cannot read the URL: what it said.
+    #[error("{0}")]
+    Url(fred::error::Error),
+    /// fred could not make the client from its settings.
+    #[error("{0}")]
+    Client(fred::error::Error),
+}
+
+/// `redis.nodes` cannot be used as it is (`check_urls`).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum NodesError {
+    /// Entry `index` is a clustered URL with an empty seed.
+    #[error("redis.nodes[{index}] is not a valid Redis URL: {cause}")]
+    EmptySeed {
+        /// Its index in `redis.nodes`.
+        index: usize,
+        /// The seed list's fault.
+        cause: EmptySeed,
+    },
+    /// fred cannot read entry `index`.
+    #[error("redis.nodes[{index}] is not a valid Redis URL: {}", .cause.details())]
+    InvalidUrl {
+        /// Its index in `redis.nodes`.
+        index: usize,
+        /// What fred said.
+        cause: fred::error::Error,
+    },
+    /// Entries `first` and `index` name the same master: it would vote twice.
+    #[error("redis.nodes[{index}] is the same master as redis.nodes[{first}]: list independent masters")]
+    SameMaster {
+        /// The later entry.
+        index: usize,
+        /// The entry that named it first.
+        first: usize,
+    },
+}
+
+/// A master's first connection is not up (`RedisNode::wait_connected`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotConnected {
+    /// The connection failed: what fred said.
+    #[error("{0}")]
+    Failed(fred::error::Error),
+    /// It did not come up within `limit`.
+    #[error("not connected after {limit:?}")]
+    TimedOut {
+        /// How long it was waited for.
+        limit: Duration,
+    },
+}
+
 /// A fred builder for `config` (URL, TLS, timeouts, reconnect backoff) and
 /// the node's `host:port` name.
 ///
 /// # Errors
 /// When the URL cannot be parsed.
-pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
-    let mut fred_config = FredConfig::from_url(&super::cluster::fred_url(&config.url)?).map_err(|e| format!("{e}"))?;
+pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), ConnectError> {
+    let mut fred_config = FredConfig::from_url(&super::cluster::fred_url(&config.url)?).map_err(ConnectError::Url)?;
     if let (Some(_), Some(connector)) = (&fred_config.tls, &config.tls) {
         fred_config.tls = Some(connector.clone().into());
     }
@@ -77,19 +136,15 @@ pub fn builder(config: &RedisNodeConfig) -> Result<(Builder, String), String> {
 ///
 /// # Errors
 /// What is wrong, naming the entry.
-pub fn check_urls(urls: &[String]) -> Result<(), String> {
+pub fn check_urls(urls: &[String]) -> Result<(), NodesError> {
     let mut seen: Vec<(String, u16)> = Vec::new();
-    for (i, url) in urls.iter().enumerate() {
-        let parsed =
-            super::cluster::fred_url(url).map_err(|e| format!("redis.nodes[{i}] is not a valid Redis URL: {e}"))?;
-        let parsed = FredConfig::from_url(&parsed)
-            .map_err(|e| format!("redis.nodes[{i}] is not a valid Redis URL: {}", e.details()))?;
+    for (index, url) in urls.iter().enumerate() {
+        let parsed = super::cluster::fred_url(url).map_err(|cause| NodesError::EmptySeed { index, cause })?;
+        let parsed = FredConfig::from_url(&parsed).map_err(|cause| NodesError::InvalidUrl { index, cause })?;
         for server in parsed.server.hosts() {
             let address = (server.host.to_string(), server.port);
-            if let Some(j) = seen.iter().position(|a| *a == address) {
-                return Err(format!(
-                    "redis.nodes[{i}] is the same master as redis.nodes[{j}]: list independent masters"
-                ));
+            if let Some(first) = seen.iter().position(|a| *a == address) {
+                return Err(NodesError::SameMaster { index, first });
             }
             seen.push(address);
         }
@@ -108,12 +163,16 @@ mod tests {
             check_urls(&urls(&["redis://a:1", "redis://b:1", "redis://a:2"])),
             Ok(())
         );
-        let twice = check_urls(&urls(&["redis://a:1", "redis://b:2", "rediss://user:pw@a:1/0"])).unwrap_err();
+        let twice = check_urls(&urls(&["redis://a:1", "redis://b:2", "rediss://user:pw@a:1/0"]))
+            .unwrap_err()
+            .to_string();
         assert!(
             twice.contains("redis.nodes[2] is the same master as redis.nodes[0]"),
             "{twice}"
         );
-        let bad = check_urls(&urls(&["redis://a:1", "redis://b:port"])).unwrap_err();
+        let bad = check_urls(&urls(&["redis://a:1", "redis://b:port"]))
+            .unwrap_err()
+            .to_string();
         assert!(bad.starts_with("redis.nodes[1] is not a valid Redis URL"), "{bad}");
     }
 }

@@ -15,6 +15,7 @@ use fred::prelude::{Client, ClientLike, EventInterface, KeysInterface, Value};
 use super::batch::Batches;
 use super::cluster::Lanes;
 use super::conn::{Conn, failed, glob_escaped, ttl_arg};
+use super::connect::{ConnectError, NotConnected};
 use super::probing::Probing;
 use super::proof::Proof;
 use super::replies::Locked;
@@ -52,9 +53,9 @@ impl RedisNode {
     ///
     /// # Errors
     /// When the URL cannot be parsed.
-    pub fn connect(config: &super::connect::RedisNodeConfig) -> Result<RedisNode, String> {
+    pub fn connect(config: &super::connect::RedisNodeConfig) -> Result<RedisNode, ConnectError> {
         let (builder, name) = super::connect::builder(config)?;
-        let client = builder.build().map_err(|e| format!("{e}"))?;
+        let client = builder.build().map_err(ConnectError::Client)?;
         let clustered = client.is_clustered();
         let log_name = name.clone();
         client.on_error(move |(error, _)| {
@@ -88,7 +89,7 @@ impl RedisNode {
             async { Ok(()) }
         });
         client.connect();
-        let probe_client = builder.build().map_err(|e| format!("{e}"))?;
+        let probe_client = builder.build().map_err(ConnectError::Client)?;
         probe_client.connect();
         let conn = Arc::new(Conn {
             client,
@@ -124,11 +125,11 @@ impl RedisNode {
     ///
     /// # Errors
     /// When the connection failed or did not come up within `limit`.
-    pub async fn wait_connected(&self, limit: Duration) -> Result<(), String> {
+    pub async fn wait_connected(&self, limit: Duration) -> Result<(), NotConnected> {
         match tokio::time::timeout(limit, self.conn.client.wait_for_connect()).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("not connected after {limit:?}")),
+            Ok(Err(e)) => Err(NotConnected::Failed(e)),
+            Err(_) => Err(NotConnected::TimedOut { limit }),
         }
     }
 

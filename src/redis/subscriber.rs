@@ -16,7 +16,7 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use super::connect::{RedisNodeConfig, builder};
+use super::connect::{ConnectError, RedisNodeConfig, builder};
 use super::scripts::released_channel;
 use crate::redlock::buckets;
 
@@ -84,14 +84,14 @@ pub(crate) struct Subscriber {
 ///
 /// # Errors
 /// When the URL cannot be parsed.
-pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<Subscriber, String> {
+pub(crate) fn subscribe(config: &RedisNodeConfig, on_release: OnRelease) -> Result<Subscriber, ConnectError> {
     let (mut builder, name) = builder(config)?;
     // Room for a burst of releases (the default is 32); past it the loop
     // below wakes every head instead. fred gives each of a client's nine
     // event channels this many slots, all allocated at start: 1024 cost
     // ~2 MB of the idle daemon's memory (docs/performance.md, workload (d)).
     builder.with_performance_config(|p| p.broadcast_channel_capacity = 256);
-    let client = builder.build_subscriber_client().map_err(|e| e.to_string())?;
+    let client = builder.build_subscriber_client().map_err(ConnectError::Client)?;
     // The message is the lock key, `<prefix>:{<tag>}:<lock name>`.
     let lock_prefix = format!("{}:", config.key_prefix);
     // Our own loop, not fred's `on_message`: that one stops for good at the

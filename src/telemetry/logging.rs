@@ -6,7 +6,7 @@
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::prelude::*;
 
-use super::traces::{self, Traces};
+use super::traces::{self, ExporterError, Traces};
 
 /// How log lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,20 @@ pub enum Format {
     Human,
     /// One JSON object per line, for log collectors.
     Json,
+}
+
+/// Why logging could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum LoggingError {
+    /// `log.filter` (or `RUST_LOG`, which wins over it) does not parse.
+    #[error("log.filter: {0}")]
+    Filter(tracing_subscriber::filter::ParseError),
+    /// The trace exporter could not be built.
+    #[error(transparent)]
+    Exporter(#[from] ExporterError),
+    /// The subscriber could not be installed (one was already).
+    #[error("{0}")]
+    Installed(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Installs the global subscriber with `filter` (`log.filter`);
@@ -29,18 +43,18 @@ pub(crate) fn init(
     format: Format,
     filter: &str,
     exporting: Option<&traces::Settings>,
-) -> Result<Option<Traces>, String> {
+) -> Result<Option<Traces>, LoggingError> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => EnvFilter::try_new(directives),
         _ => EnvFilter::try_new(filter),
     }
-    .map_err(|e| format!("log.filter: {e}"))?;
+    .map_err(LoggingError::Filter)?;
     // The spans meant for traces never make a log line, whatever the level
     // (below it, off or not, they are never made).
     let filter = filter.add_directive(
         format!("{}=off", traces::TARGET)
             .parse()
-            .map_err(|e| format!("log.filter: {e}"))?,
+            .map_err(LoggingError::Filter)?,
     );
     let Some(settings) = exporting else {
         // Without traces, one global filter: a span or event it leaves out
@@ -52,7 +66,7 @@ pub(crate) fn init(
             Format::Human => builder.try_init(),
             Format::Json => builder.json().flatten_event(true).try_init(),
         };
-        return installed.map(|()| None).map_err(|e| e.to_string());
+        return installed.map(|()| None).map_err(LoggingError::Installed);
     };
     // Each layer filters for itself: log lines by `log.filter`, traces by
     // their target.
@@ -66,6 +80,6 @@ pub(crate) fn init(
         .with(lines)
         .with(exporter)
         .try_init()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LoggingError::Installed(e.into()))?;
     Ok(Some(pipeline))
 }

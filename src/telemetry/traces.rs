@@ -62,13 +62,23 @@ impl Traces {
     }
 }
 
+/// The OTLP exporter could not be built for `telemetry.otlp.endpoint`.
+#[derive(Debug, thiserror::Error)]
+#[error("telemetry.otlp.endpoint ({endpoint}): {cause}")]
+pub struct ExporterError {
+    /// The endpoint configured.
+    pub endpoint: String,
+    /// What the exporter's builder said.
+    pub cause: opentelemetry_otlp::ExporterBuildError,
+}
+
 /// The layer that exports the spans of target `TARGET` (and only those),
 /// and the pipeline behind it. Must be called within the async runtime
 /// (the gRPC channel to the collector is set up on it).
 ///
 /// # Errors
 /// When the exporter cannot be built from `settings`.
-pub fn layer<S>(settings: &Settings) -> Result<(Box<dyn Layer<S> + Send + Sync>, Traces), String>
+pub fn layer<S>(settings: &Settings) -> Result<(Box<dyn Layer<S> + Send + Sync>, Traces), ExporterError>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span> + Send + Sync,
 {
@@ -79,7 +89,10 @@ where
         // Used for https:// endpoints only, with the system's roots.
         .with_tls_config(ClientTlsConfig::new().with_native_roots())
         .build()
-        .map_err(|e| format!("telemetry.otlp.endpoint ({}): {e}", settings.endpoint))?;
+        .map_err(|cause| ExporterError {
+            endpoint: settings.endpoint.clone(),
+            cause,
+        })?;
     let mut resource = opentelemetry_sdk::Resource::builder();
     // OTEL_SERVICE_NAME (read by the builder) names the service when set.
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {

@@ -21,7 +21,7 @@ pub struct Clusters {
 /// # Errors
 /// When a server does not start or a cluster does not form.
 pub fn start(positions: usize, primaries: usize) -> Result<Clusters, String> {
-    let binary = find_redis_server()?;
+    let binary = find_redis_server().map_err(|e| e.to_string())?;
     let mut clusters = Clusters {
         nodes: Vec::new(),
         urls: Vec::new(),
