@@ -203,9 +203,9 @@ impl Auth {
     /// Parses a tenants file (TOML, see `config/tenants.example.toml`).
     ///
     /// # Errors
-    /// A message naming the tenant and the field (never a token).
+    /// The tenant and the field (never a token).
     #[cfg(test)]
-    pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Auth, String> {
+    pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Auth, tenants::TenantsError> {
         tenants::parse(text, env).map(Auth::new)
     }
 

@@ -135,7 +135,7 @@ fn bad_tenants_files_are_refused_naming_the_field_and_never_the_token() {
         ),
     ];
     for (file, wanted) in cases {
-        let error = Auth::parse(file, &no_env).unwrap_err();
+        let error = Auth::parse(file, &no_env).unwrap_err().to_string();
         assert!(error.contains(wanted), "{file:?}: {error}");
         assert!(!error.contains(secret), "the token leaked: {error}");
     }

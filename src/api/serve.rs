@@ -53,7 +53,7 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
     /// The TLS settings could not be used.
     #[error("{0}")]
-    Tls(String),
+    Tls(#[from] tls::ServerTlsError),
 }
 
 /// The services the daemon serves over gRPC.

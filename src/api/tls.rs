@@ -26,36 +26,62 @@ use crate::config::ServerTls;
 /// A client that has not finished its TLS handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Which of the listener's TLS settings could not be used, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerTlsError {
+    /// rustls refused its own default protocol versions.
+    #[error("server TLS: {0}")]
+    Protocols(rustls::Error),
+    /// `server.tls_client_ca` does not read as PEM certificates.
+    #[error("server.tls_client_ca: {0}")]
+    ClientCaPem(rustls_pki_types::pem::Error),
+    /// A certificate of `server.tls_client_ca` cannot be a root.
+    #[error("server.tls_client_ca: {0}")]
+    ClientCaRoot(rustls::Error),
+    /// No client certificate could be verified against `server.tls_client_ca`.
+    #[error("server.tls_client_ca: {0}")]
+    ClientVerifier(rustls::server::VerifierBuilderError),
+    /// `server.tls_cert` does not read as PEM certificates.
+    #[error("server.tls_cert: {0}")]
+    CertPem(rustls_pki_types::pem::Error),
+    /// `server.tls_key` does not read as a PEM private key.
+    #[error("server.tls_key: {0}")]
+    KeyPem(rustls_pki_types::pem::Error),
+    /// The certificate and the key do not go together.
+    #[error("server.tls_cert and server.tls_key: {0}")]
+    CertAndKey(rustls::Error),
+}
+
 /// The server's TLS settings from the PEM files the configuration read.
 ///
 /// # Errors
-/// A message naming the file whose PEM could not be used.
-pub(crate) fn server_config(tls: &ServerTls) -> Result<Arc<ServerConfig>, String> {
+/// The setting whose PEM could not be used.
+pub(crate) fn server_config(tls: &ServerTls) -> Result<Arc<ServerConfig>, ServerTlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("server TLS: {e}"))?;
+        .map_err(ServerTlsError::Protocols)?;
     let builder = match &tls.client_ca_pem {
         None => builder.with_no_client_auth(),
         Some(ca) => {
             let mut roots = RootCertStore::empty();
             for cert in CertificateDer::pem_slice_iter(ca) {
-                let cert = cert.map_err(|e| format!("server.tls_client_ca: {e}"))?;
-                roots.add(cert).map_err(|e| format!("server.tls_client_ca: {e}"))?;
+                let cert = cert.map_err(ServerTlsError::ClientCaPem)?;
+                roots.add(cert).map_err(ServerTlsError::ClientCaRoot)?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
-                .map_err(|e| format!("server.tls_client_ca: {e}"))?;
+                .map_err(ServerTlsError::ClientVerifier)?;
             builder.with_client_cert_verifier(verifier)
         }
     };
     let chain = CertificateDer::pem_slice_iter(&tls.cert_pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("server.tls_cert: {e}"))?;
-    let key = PrivateKeyDer::from_pem_slice(&tls.key_pem).map_err(|e| format!("server.tls_key: {e}"))?;
+        .map_err(ServerTlsError::CertPem)?;
+    let key = PrivateKeyDer::from_pem_slice(&tls.key_pem).map_err(ServerTlsError::KeyPem)?;
     let mut config = builder
         .with_single_cert(chain, key)
-        .map_err(|e| format!("server.tls_cert and server.tls_key: {e}"))?;
+        .map_err(ServerTlsError::CertAndKey)?;
     // h2 first: gRPC clients and browsers take it; HTTP/1.1 clients get theirs.
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))

@@ -46,6 +46,116 @@ pub struct QuotaSpec {
 /// The scopes a tenant may be given.
 const SCOPES: [&str; 1] = ["admin"];
 
+/// What is wrong with a tenants file: the tenant (`index` in the file,
+/// and its name once known) and the field. Never a token.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum TenantsError {
+    /// Not TOML of the expected shape (the parser's own message is not
+    /// kept: it quotes the line, and with it maybe a token).
+    #[error(
+        "is not a valid tenants file (line {line}): expected [[tenant]] tables with name, token or token_env, prefixes, and optionally scopes and a quota table"
+    )]
+    NotATenantsFile {
+        /// The line the parser stopped at.
+        line: usize,
+    },
+    /// No `[[tenant]]` at all.
+    #[error("lists no [[tenant]]: list at least one, or unset auth.tokens_file")]
+    NoTenants,
+    /// A name that cannot name a tenant.
+    #[error("tenant[{index}].name {name:?} must be 1 to {MAX_TENANT_BYTES} bytes of letters, digits, '_', '.', '-'")]
+    InvalidName {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The name given.
+        name: String,
+    },
+    /// A name an earlier tenant has.
+    #[error("tenant[{index}].name {name:?} is listed twice")]
+    NameTwice {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The name given.
+        name: String,
+    },
+    /// `token_env` names a variable that is not set.
+    #[error("tenant[{index}].token_env: the environment variable {variable} is not set")]
+    TokenEnvUnset {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The variable named.
+        variable: String,
+    },
+    /// Both or neither of `token` and `token_env`.
+    #[error("tenant[{index}] ({name}): give exactly one of token and token_env")]
+    TokenSource {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The tenant.
+        name: String,
+    },
+    /// A token too short, too long or not printable.
+    #[error(
+        "tenant[{index}] ({name}): the token must be {MIN_TOKEN_BYTES} to {MAX_TOKEN_BYTES} printable ASCII characters without spaces"
+    )]
+    InvalidToken {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The tenant.
+        name: String,
+    },
+    /// No resource prefixes.
+    #[error(
+        "tenant[{index}].prefixes is empty: list the resource prefixes {name} may lock (\"\" allows every resource)"
+    )]
+    NoPrefixes {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The tenant.
+        name: String,
+    },
+    /// A prefix too long or with control characters.
+    #[error("tenant[{index}].prefixes[{prefix}] must be at most {MAX_PREFIX_BYTES} bytes of printable UTF-8")]
+    InvalidPrefix {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The prefix's place in its list.
+        prefix: usize,
+    },
+    /// A scope that does not exist.
+    #[error("tenant[{index}].scopes[{position}] {scope:?} is not a scope: the scopes are {}", SCOPES.join(", "))]
+    UnknownScope {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The scope's place in its list.
+        position: usize,
+        /// The scope given.
+        scope: String,
+    },
+    /// A quota of 0 locks, waiters or sessions.
+    #[error("tenant[{index}].quota.{field} must be at least 1 (leave it out for no limit)")]
+    ZeroQuota {
+        /// The tenant's place in the file.
+        index: usize,
+        /// `max_locks_held`, `max_waiters` or `max_sessions`.
+        field: &'static str,
+    },
+    /// A rate that is not a number above 0.
+    #[error("tenant[{index}].quota.max_acquires_per_second must be a number above 0 (leave it out for no limit)")]
+    InvalidRate {
+        /// The tenant's place in the file.
+        index: usize,
+    },
+    /// Two tenants with one token: a caller could not be told apart.
+    #[error("tenant[{index}] ({name}) has the same token as another tenant")]
+    SameToken {
+        /// The tenant's place in the file.
+        index: usize,
+        /// The tenant.
+        name: String,
+    },
+}
+
 /// Whether `name` can name a tenant: 1–64 bytes of `[A-Za-z0-9_.-]`.
 pub(crate) fn valid_tenant_name(name: &str) -> bool {
     (1..=MAX_TENANT_BYTES).contains(&name.len())
@@ -58,8 +168,8 @@ pub(crate) fn valid_tenant_name(name: &str) -> bool {
 /// `token_env` entries are looked up with `env`.
 ///
 /// # Errors
-/// A message naming the tenant and the field (never a token).
-pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<TenantSpec>, String> {
+/// The tenant and the field (never a token).
+pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<TenantSpec>, TenantsError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
@@ -83,67 +193,66 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     // The parser's own message quotes the line, and with it maybe a
     // token: say only where the error is.
     let file: File = toml::from_str(text).map_err(|e| {
-        let before = e.span().map_or(&[][..], |span| &text.as_bytes()[..span.start.min(text.len())]);
+        let before = e
+            .span()
+            .map_or(&[][..], |span| &text.as_bytes()[..span.start.min(text.len())]);
         let line = 1 + before.iter().filter(|b| **b == b'\n').count();
-        format!(
-            "is not a valid tenants file (line {line}): expected [[tenant]] tables with name, token or token_env, prefixes, and optionally scopes and a quota table"
-        )
+        TenantsError::NotATenantsFile { line }
     })?;
     if file.tenant.is_empty() {
-        return Err("lists no [[tenant]]: list at least one, or unset auth.tokens_file".into());
+        return Err(TenantsError::NoTenants);
     }
     let mut tenants = Vec::new();
     let mut names = Vec::new();
-    for (i, entry) in file.tenant.into_iter().enumerate() {
-        let at = format!("tenant[{i}]");
+    for (index, entry) in file.tenant.into_iter().enumerate() {
         if !valid_tenant_name(&entry.name) {
-            return Err(format!(
-                "{at}.name {:?} must be 1 to {MAX_TENANT_BYTES} bytes of letters, digits, '_', '.', '-'",
-                entry.name
-            ));
+            return Err(TenantsError::InvalidName {
+                index,
+                name: entry.name,
+            });
         }
         if names.contains(&entry.name) {
-            return Err(format!("{at}.name {:?} is listed twice", entry.name));
+            return Err(TenantsError::NameTwice {
+                index,
+                name: entry.name,
+            });
         }
         let token = match (entry.token, entry.token_env) {
             (Some(token), None) => token,
-            (None, Some(var)) => {
-                env(&var).ok_or_else(|| format!("{at}.token_env: the environment variable {var} is not set"))?
-            }
+            (None, Some(variable)) => env(&variable).ok_or(TenantsError::TokenEnvUnset { index, variable })?,
             _ => {
-                return Err(format!(
-                    "{at} ({}): give exactly one of token and token_env",
-                    entry.name
-                ));
+                return Err(TenantsError::TokenSource {
+                    index,
+                    name: entry.name,
+                });
             }
         };
         let token_ok =
             (MIN_TOKEN_BYTES..=MAX_TOKEN_BYTES).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_graphic());
         if !token_ok {
-            return Err(format!(
-                "{at} ({}): the token must be {MIN_TOKEN_BYTES} to {MAX_TOKEN_BYTES} printable ASCII characters without spaces",
-                entry.name
-            ));
+            return Err(TenantsError::InvalidToken {
+                index,
+                name: entry.name,
+            });
         }
         if entry.prefixes.is_empty() {
-            return Err(format!(
-                "{at}.prefixes is empty: list the resource prefixes {} may lock (\"\" allows every resource)",
-                entry.name
-            ));
+            return Err(TenantsError::NoPrefixes {
+                index,
+                name: entry.name,
+            });
         }
-        for (j, prefix) in entry.prefixes.iter().enumerate() {
-            if prefix.len() > MAX_PREFIX_BYTES || prefix.chars().any(char::is_control) {
-                return Err(format!(
-                    "{at}.prefixes[{j}] must be at most {MAX_PREFIX_BYTES} bytes of printable UTF-8"
-                ));
+        for (prefix, text) in entry.prefixes.iter().enumerate() {
+            if text.len() > MAX_PREFIX_BYTES || text.chars().any(char::is_control) {
+                return Err(TenantsError::InvalidPrefix { index, prefix });
             }
         }
-        for (j, scope) in entry.scopes.iter().enumerate() {
+        for (position, scope) in entry.scopes.iter().enumerate() {
             if !SCOPES.contains(&scope.as_str()) {
-                return Err(format!(
-                    "{at}.scopes[{j}] {scope:?} is not a scope: the scopes are {}",
-                    SCOPES.join(", ")
-                ));
+                return Err(TenantsError::UnknownScope {
+                    index,
+                    position,
+                    scope: scope.clone(),
+                });
             }
         }
         let q = entry.quota;
@@ -153,21 +262,20 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             ("max_sessions", q.max_sessions),
         ] {
             if value == Some(0) {
-                return Err(format!(
-                    "{at}.quota.{field} must be at least 1 (leave it out for no limit)"
-                ));
+                return Err(TenantsError::ZeroQuota { index, field });
             }
         }
         if let Some(rate) = q.max_acquires_per_second
             && !(rate.is_finite() && rate > 0.0)
         {
-            return Err(format!(
-                "{at}.quota.max_acquires_per_second must be a number above 0 (leave it out for no limit)"
-            ));
+            return Err(TenantsError::InvalidRate { index });
         }
         let token_sha256 = token_digest(&token);
         if tenants.iter().any(|t: &TenantSpec| t.token_sha256 == token_sha256) {
-            return Err(format!("{at} ({}) has the same token as another tenant", entry.name));
+            return Err(TenantsError::SameToken {
+                index,
+                name: entry.name,
+            });
         }
         names.push(entry.name.clone());
         tenants.push(TenantSpec {
