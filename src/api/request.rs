@@ -351,7 +351,7 @@ pub fn owner(s: &str) -> Result<(), Error> {
 /// # Errors
 /// `InvalidArgument` naming `value`.
 pub fn value(s: &str) -> Result<LockValue, Error> {
-    LockValue::parse(s).map_err(|reason| Error::invalid("value", reason))
+    LockValue::parse(s).map_err(|malformed| Error::invalid("value", malformed.to_string()))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::{keys, replies};
 use crate::redlock::buckets::BUCKETS;
 use crate::redlock::limit::{TimedOut, within};
 use crate::redlock::node::NodeError;
-use crate::redlock::standing::{Observation, ShardSeen};
+use crate::redlock::standing::{Observation, ScriptRefused, ShardSeen};
 
 /// Buckets read or repaired by one script on one primary.
 const CHUNK: usize = 1024;
@@ -282,7 +282,7 @@ impl RedisNode {
     /// A primary that did not answer fails the probe (no verdict on the
     /// scripts: docs/design.md#late-timers); one that refused a script
     /// fails preflight.
-    async fn load_scripts_cluster(&self, by_primary: bool) -> Result<Result<(), String>, NodeError> {
+    async fn load_scripts_cluster(&self, by_primary: bool) -> Result<Result<(), ScriptRefused>, NodeError> {
         let also = by_primary.then_some(&SCRIPTS.by_primary);
         for script in SCRIPTS.by_sha().into_iter().chain(also) {
             match (self.probing.client)
@@ -291,7 +291,7 @@ impl RedisNode {
             {
                 Ok(()) => {}
                 Err(e) if super::conn::unanswered(&e) => return Err(node_error(e)),
-                Err(e) => return Ok(Err(e.to_string())),
+                Err(e) => return Ok(Err(ScriptRefused { reply: e.to_string() })),
             }
         }
         Ok(Ok(()))

@@ -16,7 +16,7 @@ use super::replies;
 use super::scripts::SCRIPTS;
 use crate::redlock::buckets::BUCKETS;
 use crate::redlock::node::{NodeError, Probed};
-use crate::redlock::standing::{NodeHealth, Observation};
+use crate::redlock::standing::{NodeHealth, Observation, ScriptRefused};
 
 impl RedisNode {
     /// Loads the cached ROUND and HAND_OFF (`proof::Proof::to_load`) into
@@ -99,7 +99,7 @@ impl Probed for RedisNode {
                     Ok(_) => {}
                     // No answer is no verdict on the scripts: the probe failed.
                     Err(e) if unanswered(&e) => return Err(node_error(e)),
-                    Err(e) => scripts_loaded = Err(e.to_string()),
+                    Err(e) => scripts_loaded = Err(ScriptRefused { reply: e.to_string() }),
                 }
             }
             if scripts_loaded.is_ok() {

@@ -188,6 +188,17 @@ pub struct Permit {
 #[derive(Clone, PartialEq, Eq)]
 pub struct LockValue(String);
 
+/// A lock value not in the format this daemon issues (`LockValue::parse`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock or `p<permits>.<slot>.` for a permit, and `+<milliseconds>` after them for a lock delay (got {bytes} bytes)",
+    2 * VALUE_BYTES
+)]
+pub struct MalformedValue {
+    /// The length of what was given (never the value itself).
+    pub bytes: usize,
+}
+
 impl LockValue {
     /// A fresh exclusive value from the operating system's CSPRNG.
     ///
@@ -224,8 +235,8 @@ impl LockValue {
     /// Accepts a value in the format this daemon issues.
     ///
     /// # Errors
-    /// A message saying what the format is, when `s` is not in it.
-    pub fn parse(s: &str) -> Result<LockValue, String> {
+    /// When `s` is not in it (the message says what the format is).
+    pub fn parse(s: &str) -> Result<LockValue, MalformedValue> {
         let (base, _) = lock_delay::split_delay(s);
         let hex = match base.strip_prefix(PERMIT_VALUE_START) {
             Some(rest) => permit_of(rest).map(|(_, hex)| hex),
@@ -237,11 +248,7 @@ impl LockValue {
         if well_formed {
             Ok(LockValue(s.to_owned()))
         } else {
-            Err(format!(
-                "must be the value Acquire returned: {} lowercase hex characters, after an `r` for a shared lock or `p<permits>.<slot>.` for a permit, and `+<milliseconds>` after them for a lock delay (got {} bytes)",
-                2 * VALUE_BYTES,
-                s.len()
-            ))
+            Err(MalformedValue { bytes: s.len() })
         }
     }
 

@@ -205,7 +205,7 @@ impl<N: Probed> Monitor<N> {
     /// are verified but every verified node answered, the largest counter
     /// of all that answered (a new cluster has no verified node at all).
     /// `buckets`: which (every bucket of a master; a cluster's shard).
-    async fn repair(&self, index: usize, identity: &str, buckets: &[u16]) -> Result<(), String> {
+    async fn repair(&self, index: usize, identity: &str, buckets: &[u16]) -> Result<(), RepairError> {
         let nodes = self.engine.nodes();
         let others: Vec<&N> = nodes
             .iter()
@@ -219,8 +219,7 @@ impl<N: Probed> Monitor<N> {
         // The node's own counters (and its counter of the layout before
         // buckets) are floors too: repair never lowers a counter.
         let own = within(bound, nodes[index].read_fences()).await;
-        let own = own.map_err(|_| "its own counters could not be read in time".to_owned());
-        let own = own?.map_err(|e| e.to_string())?;
+        let own = own.map_err(|TimedOut| RepairError::OwnCountersLate)??;
         let mut floors = Vec::with_capacity(buckets.len());
         for &bucket in buckets {
             let at = usize::from(bucket);
@@ -233,7 +232,7 @@ impl<N: Probed> Monitor<N> {
             let own = own.get(at).copied().flatten();
             floors.push((bucket, quorum::repair_floor(&answers, nodes.len())?.max(own)));
         }
-        nodes[index].repair(&floors, identity).await.map_err(|e| e.to_string())
+        Ok(nodes[index].repair(&floors, identity).await?)
     }
 
     /// Vouches for node `index`'s data in `buckets` as it is (quarantine is
@@ -260,7 +259,7 @@ impl<N: Probed> Monitor<N> {
         let repaired = if self.rules.quarantine {
             self.repair(index, identity, &buckets).await
         } else {
-            self.adopt(index, identity, &buckets).await.map_err(|e| e.to_string())
+            self.adopt(index, identity, &buckets).await.map_err(RepairError::from)
         };
         match repaired {
             Ok(()) => {
@@ -276,6 +275,21 @@ impl<N: Probed> Monitor<N> {
             }
         }
     }
+}
+
+/// Why a counter repair failed (docs/design.md#repair): the node (or the
+/// buckets) stays out.
+#[derive(Debug, thiserror::Error)]
+enum RepairError {
+    /// The node's own counters were not read within the bound.
+    #[error("its own counters could not be read in time")]
+    OwnCountersLate,
+    /// A command to the node being repaired failed.
+    #[error("{0}")]
+    Node(#[from] NodeError),
+    /// Too few of the other nodes answered.
+    #[error(transparent)]
+    TooFewAnswers(#[from] quorum::TooFewAnswers),
 }
 
 /// Every bucket, for a standalone master's repair.

@@ -155,6 +155,22 @@ pub(crate) fn majority(yes: usize, n: usize) -> bool {
     yes >= quorum(n)
 }
 
+/// Too few nodes answered to read the counters a repair raises a node's
+/// to (`repair_floor`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{verified} verified and {answered} nodes in all answered; {needed} verified, or every verified node and {needed} in \
+     all, are needed to read the counters from"
+)]
+pub(crate) struct TooFewAnswers {
+    /// Verified nodes that answered.
+    pub(crate) verified: usize,
+    /// Nodes that answered, verified or not.
+    pub(crate) answered: usize,
+    /// A quorum.
+    pub(crate) needed: usize,
+}
+
 /// The floor a returning node's fence counter is repaired to
 /// (docs/design.md#repair), from what the other nodes answered: per node,
 /// whether it is verified and its counter (`None`: no answer; `Some(None)`:
@@ -164,7 +180,7 @@ pub(crate) fn majority(yes: usize, n: usize) -> bool {
 ///
 /// # Errors
 /// When too few answered for either rule, saying how many did.
-pub(crate) fn repair_floor(answers: &[(bool, Option<Option<u64>>)], n: usize) -> Result<Option<u64>, String> {
+pub(crate) fn repair_floor(answers: &[(bool, Option<Option<u64>>)], n: usize) -> Result<Option<u64>, TooFewAnswers> {
     let needed = quorum(n);
     let from_verified: Vec<Option<u64>> = answers.iter().filter(|(v, _)| *v).filter_map(|(_, c)| *c).collect();
     let all_verified_answered = answers.iter().all(|(v, c)| !v || c.is_some());
@@ -174,12 +190,11 @@ pub(crate) fn repair_floor(answers: &[(bool, Option<Option<u64>>)], n: usize) ->
     } else if all_verified_answered && answered.len() >= needed {
         Ok(answered.into_iter().flatten().max())
     } else {
-        Err(format!(
-            "{} verified and {} nodes in all answered; {needed} verified, or every verified node and {needed} in \
-             all, are needed to read the counters from",
-            from_verified.len(),
-            answered.len()
-        ))
+        Err(TooFewAnswers {
+            verified: from_verified.len(),
+            answered: answered.len(),
+            needed,
+        })
     }
 }
 

@@ -72,6 +72,15 @@ impl Check {
     }
 }
 
+/// A master refused to load a script (an ACL without `SCRIPT`, a server
+/// that cannot compile it): what it answered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reply}")]
+pub struct ScriptRefused {
+    /// The master's error reply.
+    pub reply: String,
+}
+
 /// What one probe of a master saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observation {
@@ -92,7 +101,7 @@ pub struct Observation {
     /// Half that round trip: how far off `sampled_at` can be.
     pub time_uncertainty: Duration,
     /// Whether the scripts loaded.
-    pub scripts_loaded: Result<(), String>,
+    pub scripts_loaded: Result<(), ScriptRefused>,
     /// The marker a daemon writes when it verifies the node: the identity
     /// (`run_id:master_replid`) of the process whose data it vouches for.
     /// Missing or naming another process: this process's data was never

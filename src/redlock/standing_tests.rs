@@ -251,7 +251,7 @@ async fn preflight_refuses_replicas_evicting_policies_and_broken_scripts() {
         ),
         (
             Observation {
-                scripts_loaded: Err("NOPERM".into()),
+                scripts_loaded: Err(ScriptRefused { reply: "NOPERM".into() }),
                 ..healthy(now)
             },
             "scripts",
