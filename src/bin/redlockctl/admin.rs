@@ -6,8 +6,10 @@ use std::time::Duration;
 use redlockd_client::Client;
 use redlockd_client::proto::{Holder, ListLocksRequest};
 
+use crate::CallError;
+
 /// Prints every lock held under `prefix`, a line each, page by page.
-pub async fn list_locks(connection: &Client, prefix: String, page_size: u32) -> Result<bool, String> {
+pub async fn list_locks(connection: &Client, prefix: String, page_size: u32) -> Result<bool, CallError> {
     let mut admin = connection.admin();
     let mut page_token = String::new();
     // A lock may come on two pages (SCAN returns a key twice while a
@@ -20,8 +22,7 @@ pub async fn list_locks(connection: &Client, prefix: String, page_size: u32) -> 
                 page_size,
                 page_token,
             })
-            .await
-            .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
+            .await?
             .into_inner();
         for lock in page.locks {
             if !printed.insert(lock.resource.clone()) {

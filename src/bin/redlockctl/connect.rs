@@ -25,18 +25,35 @@ pub struct Options {
     tls_key: Option<PathBuf>,
 }
 
+/// Why redlockctl could not connect to the daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// TLS files given for a plaintext address.
+    #[error("--tls-ca/--tls-cert need an https:// address, not {addr}")]
+    TlsFilesWithoutHttps {
+        /// The address given.
+        addr: String,
+    },
+    /// The TLS files could not be read or used.
+    #[error("{0}")]
+    TlsFiles(redlockd_client::Error),
+    /// The client could not connect.
+    #[error("{0}")]
+    Connect(redlockd_client::Error),
+}
+
 /// Connects to `addr`.
 ///
 /// # Errors
-/// A message saying what could not be read or reached.
-pub async fn connect(addr: &str, options: &Options) -> Result<redlockd_client::Client, String> {
+/// What could not be read or reached.
+pub async fn connect(addr: &str, options: &Options) -> Result<redlockd_client::Client, ConnectError> {
     let tls_files = options.tls_ca.is_some() || options.tls_cert.is_some();
     if tls_files && !addr.starts_with("https://") {
-        return Err(format!("--tls-ca/--tls-cert need an https:// address, not {addr}"));
+        return Err(ConnectError::TlsFilesWithoutHttps { addr: addr.to_owned() });
     }
     let tls = if addr.starts_with("https://") {
         let identity = options.tls_cert.as_deref().zip(options.tls_key.as_deref());
-        Some(Tls::from_files(options.tls_ca.as_deref(), identity).map_err(|e| e.to_string())?)
+        Some(Tls::from_files(options.tls_ca.as_deref(), identity).map_err(ConnectError::TlsFiles)?)
     } else {
         None
     };
@@ -46,5 +63,5 @@ pub async fn connect(addr: &str, options: &Options) -> Result<redlockd_client::C
     };
     redlockd_client::Client::connect(addr, client_options)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(ConnectError::Connect)
 }

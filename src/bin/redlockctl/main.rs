@@ -263,10 +263,38 @@ async fn run_with<F: Future<Output = ExitCode>>(
     }
 }
 
-async fn call(cli: Cli) -> Result<bool, String> {
+/// Why a command of `call` failed: redlockctl's last word to its user,
+/// on stderr with exit code 2.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// The daemon could not be reached.
+    #[error(transparent)]
+    Connect(#[from] connect::ConnectError),
+    /// The daemon refused the call.
+    #[error("{code:?}: {message}")]
+    Refused {
+        /// Its gRPC code.
+        code: tonic::Code,
+        /// Its message.
+        message: String,
+    },
+    /// `acquire` of several resources with options only one takes.
+    #[error("several resources take neither --shared, --permits, --reentrancy-key nor --lock-delay")]
+    OptionsForOne,
+}
+
+impl From<tonic::Status> for CallError {
+    fn from(status: tonic::Status) -> CallError {
+        CallError::Refused {
+            code: status.code(),
+            message: status.message().to_owned(),
+        }
+    }
+}
+
+async fn call(cli: Cli) -> Result<bool, CallError> {
     let connection = connect::connect(&cli.addr, &cli.connection).await?;
     let mut client = connection.stub();
-    let status = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
     match cli.command {
         Command::Locks {
             command: LocksCommand::Ls { prefix, page_size },
@@ -275,17 +303,14 @@ async fn call(cli: Cli) -> Result<bool, String> {
             let reply = connection
                 .admin()
                 .force_release(ForceReleaseRequest { resource, reason })
-                .await
-                .map_err(status)?
+                .await?
                 .into_inner();
             out!("masters_held={}", reply.masters_held);
             Ok(true)
         }
         Command::Acquire { resources, lock } if resources.len() > 1 => {
             if lock.shared || lock.permits > 0 || !lock.reentrancy_key.is_empty() || lock.lock_delay.is_some() {
-                return Err(
-                    "several resources take neither --shared, --permits, --reentrancy-key nor --lock-delay".into(),
-                );
+                return Err(CallError::OptionsForOne);
             }
             let request = AcquireManyRequest {
                 resources,
@@ -293,7 +318,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 wait: Some(wire(lock.wait)),
                 owner: lock.owner,
             };
-            let reply = client.acquire_many(request).await.map_err(status)?.into_inner();
+            let reply = client.acquire_many(request).await?.into_inner();
             let Some(first) = reply.leases.first().filter(|_| reply.acquired) else {
                 out!("acquired=false reason={:?} attempts={}", reply.reason(), reply.attempts);
                 return Ok(false);
@@ -321,7 +346,7 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 owner: lock.owner,
                 lock_delay: lock.lock_delay.map(wire),
             };
-            let reply = client.acquire(request).await.map_err(status)?.into_inner();
+            let reply = client.acquire(request).await?.into_inner();
             match reply.lease {
                 Some(lease) if reply.acquired => {
                     out!("resource={}", lease.resource);
@@ -349,25 +374,17 @@ async fn call(cli: Cli) -> Result<bool, String> {
                 value,
                 ttl: ttl.map(wire),
             };
-            let reply = client.extend(request).await.map_err(status)?.into_inner();
+            let reply = client.extend(request).await?.into_inner();
             out!("extended={} validity_ms={}", reply.extended, millis(reply.validity));
             Ok(reply.extended)
         }
         Command::Release { resource, value } => {
-            let reply = client
-                .release(ReleaseRequest { resource, value })
-                .await
-                .map_err(status)?
-                .into_inner();
+            let reply = client.release(ReleaseRequest { resource, value }).await?.into_inner();
             out!("released={}", reply.released);
             Ok(reply.released)
         }
         Command::Inspect { resource } => {
-            let reply = client
-                .inspect(InspectRequest { resource })
-                .await
-                .map_err(status)?
-                .into_inner();
+            let reply = client.inspect(InspectRequest { resource }).await?.into_inner();
             out!(
                 "held={} agreeing={} quorum={} waiting={} readers={}",
                 reply.held,
