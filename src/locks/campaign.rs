@@ -5,7 +5,6 @@
 //! leader of a term, from its stream or from any daemon.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -15,7 +14,7 @@ use crate::locks::session::{Command, Delivery, Event, Events, Holding, Input, In
 use crate::locks::sessions::Revoked;
 use crate::locks::who::{Who, audit};
 use crate::redlock::election::Leader;
-use crate::redlock::{Acquired, LockValue, Node};
+use crate::redlock::{Acquired, Node};
 use crate::telemetry::labels::Leadership;
 
 /// How many times a new leader's record is written before the lock is let go.
@@ -141,8 +140,12 @@ impl<N: Node> Locks<N> {
         }
     }
 
-    /// Keeps the leader's record as long as its lock, after an extension.
-    pub(super) async fn extend_term_record(&self, held: &Holding) {
+    /// The candidacy's hook after its lock was extended: the leader's
+    /// record is kept as long as the lock. (A lock's session has none.)
+    pub(super) async fn candidacy_extended(&self, held: &Holding) {
+        if held.terms.campaign.is_none() {
+            return;
+        }
         let extended = self
             .engine
             .extend_record(&held.lease.resource, &held.lease.value, held.terms.ttl);
@@ -151,11 +154,37 @@ impl<N: Node> Locks<N> {
         }
     }
 
-    /// Lets the lock of a session that ended without a release expire after
-    /// `lock_delay` instead of releasing it (docs/design.md#lock-delay).
-    pub(super) async fn delay_release(&self, name: &str, value: &LockValue, lock_delay: Duration, who: &Who) {
-        let _ = self.extend(name, value, lock_delay, who).await;
-        self.held.forget(value);
+    /// The session's hook as it closes, before its lock is let go: how it
+    /// is audited when `lost`, and, for a leader, the leadership's end
+    /// (lost when `unasked`, else resigned).
+    pub(super) fn candidacy_closing(&self, held: &Holding, unasked: bool, lost: bool) {
+        let leads = held.terms.campaign.is_some();
+        if lost {
+            let event = if leads { "leader_lost" } else { "lost" };
+            audit(
+                event,
+                &held.who,
+                None,
+                &held.lease.resource,
+                Some(held.lease.fencing_token),
+            );
+        }
+        if leads {
+            let outcome = if unasked {
+                Leadership::Lost
+            } else {
+                Leadership::Resigned
+            };
+            self.metrics.leadership(outcome);
+        }
+    }
+
+    /// The candidacy's hook once its lock is released: the election's
+    /// observers look.
+    pub(super) fn candidacy_closed(&self, held: &Holding) {
+        if held.terms.campaign.is_some() {
+            self.election_changed(&held.lease.resource);
+        }
     }
 
     /// An election or lock changed through this daemon: its observers look.

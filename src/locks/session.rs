@@ -23,9 +23,8 @@ use crate::locks::Locks;
 use crate::locks::error::Error;
 pub(crate) use crate::locks::session_io::*;
 use crate::locks::sessions::Revoked;
-use crate::locks::who::{Who, audit};
-use crate::redlock::{Acquired, Lease, Node};
-use crate::telemetry::labels::Leadership;
+use crate::locks::who::Who;
+use crate::redlock::{Acquired, Lease, LockValue, Node};
 
 /// The lock a session holds.
 pub(super) struct Holding {
@@ -81,6 +80,14 @@ impl Holding {
             valid_until,
             who,
         }
+    }
+}
+
+impl Holding {
+    /// What a leader published, told with its `ACQUIRED` (`ELECTED`); a
+    /// lock's session publishes nothing.
+    fn published(&self) -> Option<&[u8]> {
+        self.terms.campaign.as_deref().map(|c| c.value.as_slice())
     }
 }
 
@@ -245,21 +252,8 @@ impl<N: Node> Locks<N> {
         if let Ending::Lost(lost) = ending {
             // LOST first: the client must stop now, not after our cleanup.
             let _ = transport.tell(&terms.resource, Event::Lost(lost), Delivery::Last);
-            let event = if terms.campaign.is_some() {
-                "leader_lost"
-            } else {
-                "lost"
-            };
-            audit(event, who, None, &lease.resource, Some(lease.fencing_token));
         }
-        if terms.campaign.is_some() {
-            let outcome = if ending.unasked() {
-                Leadership::Lost
-            } else {
-                Leadership::Resigned
-            };
-            self.metrics.leadership(outcome);
-        }
+        self.candidacy_closing(held, ending.unasked(), matches!(ending, Ending::Lost(_)));
         if ending.unasked() && !terms.lock_delay.is_zero() {
             self.delay_release(&lease.resource, &lease.value, terms.lock_delay, who)
                 .await;
@@ -268,9 +262,7 @@ impl<N: Node> Locks<N> {
             return;
         }
         let held_to_end = self.release(&lease.resource, &lease.value, who).await.unwrap_or(false);
-        if terms.campaign.is_some() {
-            self.election_changed(&lease.resource);
-        }
+        self.candidacy_closed(held);
         if let Ending::Released(why) = ending {
             let told = Event::Released { held_to_end, why };
             let _ = transport.tell(&terms.resource, told, Delivery::Last);
@@ -298,7 +290,7 @@ impl<N: Node> Locks<N> {
             let acquired = Event::Acquired {
                 lease: &held.lease,
                 validity: left(held.valid_until),
-                published: held.terms.campaign.as_deref().map(|c| c.value.as_slice()),
+                published: held.published(),
             };
             if transport
                 .tell(&held.terms.resource, acquired, Delivery::Always)
@@ -389,9 +381,7 @@ impl<N: Node> Locks<N> {
                 };
                 held.valid_until = Instant::now() + validity;
                 next_extend = next_extension(held.valid_until, held.terms.ttl, self.node_timeout());
-                if held.terms.campaign.is_some() {
-                    Box::pin(self.extend_term_record(held)).await;
-                }
+                Box::pin(self.candidacy_extended(held)).await;
                 // Never queue behind a slow reader: a stale EXTENDED would make
                 // the client count validity too late. What is left is counted
                 // now, after the record's extension.
@@ -404,6 +394,15 @@ impl<N: Node> Locks<N> {
                 }
             }
         }
+    }
+}
+
+impl<N: Node> Locks<N> {
+    /// Lets the lock of a session that ended without a release expire after
+    /// `lock_delay` instead of releasing it (docs/design.md#lock-delay).
+    async fn delay_release(&self, name: &str, value: &LockValue, lock_delay: Duration, who: &Who) {
+        let _ = self.extend(name, value, lock_delay, who).await;
+        self.held.forget(value);
     }
 }
 
