@@ -22,8 +22,18 @@ pub fn is_cluster_url(url: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{url}: an empty host in the list of cluster seeds")]
 pub struct EmptySeed {
-    /// The URL as it was given.
+    /// The URL as it was given, its password (if any) replaced by `***`:
+    /// error messages reach logs.
     pub url: String,
+}
+
+/// `url` with the password of its user info `auth` (after the scheme, of
+/// `scheme_len` bytes) replaced by `***`.
+fn without_password(url: &str, scheme_len: usize, auth: &str) -> String {
+    let Some((user, _)) = auth.split_once(':') else {
+        return url.to_owned();
+    };
+    format!("{}{user}:***{}", &url[..scheme_len], &url[scheme_len + auth.len()..])
 }
 
 /// `redis-cluster://[user:password@]host:port[,host:port…][?…]` as fred
@@ -40,7 +50,9 @@ pub fn fred_url(url: &str) -> Result<String, EmptySeed> {
     let (hosts, query) = rest.split_once('?').map_or((rest, ""), |(h, q)| (h, q));
     let seeds: Vec<&str> = hosts.split(',').collect();
     if seeds.iter().any(|s| s.trim().is_empty()) {
-        return Err(EmptySeed { url: url.to_owned() });
+        return Err(EmptySeed {
+            url: without_password(url, scheme.len(), auth),
+        });
     }
     let mut fred = format!("{scheme}{auth}{}{}", if auth.is_empty() { "" } else { "@" }, seeds[0]);
     let mut params: Vec<String> = seeds[1..].iter().map(|s| format!("node={s}")).collect();

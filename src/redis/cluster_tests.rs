@@ -24,6 +24,21 @@ fn a_list_of_seeds_becomes_freds_node_parameters() {
     assert!(is_cluster_url("rediss-cluster://a:1") && !is_cluster_url("redis://a:1"));
 }
 
+/// An error message reaches logs: it never carries the password.
+#[test]
+fn an_empty_seed_is_named_without_the_password() {
+    let said = fred_url("redis-cluster://lock:s3cret@a:1,,b:2")
+        .unwrap_err()
+        .to_string();
+    assert!(!said.contains("s3cret"), "{said}");
+    assert!(
+        said.starts_with("redis-cluster://lock:***@a:1,,b:2: an empty host"),
+        "{said}"
+    );
+    let without_user = fred_url("redis-cluster://a:1,,b:2").unwrap_err().to_string();
+    assert!(without_user.starts_with("redis-cluster://a:1,,b:2:"), "{without_user}");
+}
+
 /// Reads and extensions go to every slot at once: three calls that
 /// each wait for the other two all finish (in turn, the first would
 /// wait for ever: a round would wait out `node_timeout`, and listing a
