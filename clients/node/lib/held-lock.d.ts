@@ -12,7 +12,6 @@ export type HoldStream = ClientDuplexStream<HoldRequest, HoldResponse>;
 export declare function openSession(call: HoldStream, start: HoldStart, signal?: AbortSignal): Promise<HeldLock>;
 /** A lock a Hold session holds. Made by Client.hold(). */
 export declare class HeldLock extends Session<HoldRequest, HoldResponse> implements AsyncDisposable {
-    #private;
     /** The locked resource, as requested. */
     readonly resource: string;
     /** The session's fencing token (it never changes within a session): a bigint, exact above 2^53. */

@@ -42,12 +42,9 @@ class HeldLock extends session_1.Session {
     permits;
     /** For a permit: the slot it holds, 0 to permits - 1 (its fencing token is the slot's); 0 for a lock. */
     slot;
-    #asked = false;
-    #heldToEnd;
-    #released;
     /** @internal */
     constructor(call, resource, fencingToken, validUntil, shared = false, permits = 0, slot = 0) {
-        super(call, validUntil);
+        super(call, validUntil, { last: { request: { $case: 'release', value: {} } }, what: `the release of ${JSON.stringify(resource)}` });
         this.resource = resource;
         this.fencingToken = fencingToken;
         this.shared = shared;
@@ -62,36 +59,14 @@ class HeldLock extends session_1.Session {
     _event(reply, receivedAt) {
         switch (reply.event) {
             case lock_1.HoldEvent.HOLD_EVENT_EXTENDED:
-                this.extendTo(receivedAt + (0, validate_1.fromDuration)(reply.lease?.validity));
-                break;
+                return this.extendTo(receivedAt + (0, validate_1.fromDuration)(reply.lease?.validity));
             case lock_1.HoldEvent.HOLD_EVENT_LOST:
-                this.#heldToEnd = false;
-                this.lose(reply.reason);
-                break;
+                return this.lostByDaemon(reply.reason);
             case lock_1.HoldEvent.HOLD_EVENT_RELEASED:
-                this.#heldToEnd = reply.heldToEnd;
-                // Released without being asked (max_hold used up, the daemon shutting
-                // down): for the holder that is a loss.
-                if (!this.#asked || !reply.heldToEnd)
-                    this.lose(`released by the daemon: ${reply.reason}`);
-                this.finish();
-                break;
+                return this.endedByDaemon(reply.heldToEnd, `released by the daemon: ${reply.reason}`);
             default:
-                break;
+                return;
         }
-    }
-    /** @internal The caller's signal aborted: whatever works under the lock must stop, and it is released. */
-    _abandon(reason) {
-        this.abort(reason);
-        this.release().catch(() => { });
-    }
-    /** @internal The stream ended (with or without an error). */
-    _ended(reason) {
-        if (this.#heldToEnd === undefined) {
-            this.#heldToEnd = false;
-            this.lose(reason);
-        }
-        this.finish();
     }
     /**
      * Gives the lock back and waits for the daemon's word. Resolves true when
@@ -99,20 +74,11 @@ class HeldLock extends session_1.Session {
      * aborted). Calling it again returns the first answer.
      */
     release() {
-        this.#released ??= this.#release();
-        return this.#released;
-    }
-    async #release() {
-        if (!this.ended)
-            this.#asked = true;
-        await this.endWith({ request: { $case: 'release', value: {} } }, `the release of ${JSON.stringify(this.resource)}`);
-        return this.#heldToEnd === true && !this.lost;
+        return this.giveBack();
     }
     /** `await using`: releases, and throws LockLostError when the lock was lost. */
     async [Symbol.asyncDispose]() {
-        if (!(await this.release())) {
-            throw this.signal.reason ?? new errors_1.LockLostError(`the lock on ${JSON.stringify(this.resource)} was not held to the end`);
-        }
+        return this.dispose(() => new errors_1.LockLostError(`the lock on ${JSON.stringify(this.resource)} was not held to the end`));
     }
     toJSON() {
         return {

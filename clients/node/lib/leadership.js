@@ -43,13 +43,9 @@ class Leadership extends session_1.Session {
     /** The value published now: ELECTED's, then each confirmed proclaim()'s. */
     value;
     #proclaims = [];
-    #asked = false;
-    #resigned = false;
-    #over = false;
-    #resignation;
     /** @internal */
     constructor(call, election, candidate, term, validUntil, value) {
-        super(call, validUntil);
+        super(call, validUntil, { last: { request: { $case: 'resign', value: {} } }, what: `the resignation from ${JSON.stringify(election)}` });
         this.election = election;
         this.candidate = candidate;
         this.term = term;
@@ -68,41 +64,18 @@ class Leadership extends session_1.Session {
     _event(reply, receivedAt) {
         switch (reply.event) {
             case election_1.CampaignEvent.CAMPAIGN_EVENT_EXTENDED:
-                this.extendTo(receivedAt + (0, validate_1.fromDuration)(reply.validFor));
-                break;
+                return this.extendTo(receivedAt + (0, validate_1.fromDuration)(reply.validFor));
             case election_1.CampaignEvent.CAMPAIGN_EVENT_PROCLAIMED:
                 this.value = reply.value;
-                this.#proclaims.shift()?.resolve();
-                break;
+                return this.#proclaims.shift()?.resolve();
             case election_1.CampaignEvent.CAMPAIGN_EVENT_LOST:
-                this.#over = true;
-                this.lose(reply.reason);
-                break;
+                return this.lostByDaemon(reply.reason);
             case election_1.CampaignEvent.CAMPAIGN_EVENT_RESIGNED:
-                this.#over = true;
-                this.#resigned = true;
-                // Resigned without being asked (max_hold used up, a Resign by term,
-                // the daemon shutting down): for the leader that is a loss.
-                if (!this.#asked)
-                    this.lose(`resigned by the daemon: ${reply.reason}`);
-                this.finish();
-                break;
+                // A resignation holds the term to its end; unasked, it is a loss all the same.
+                return this.endedByDaemon(true, `resigned by the daemon: ${reply.reason}`);
             default:
-                break;
+                return;
         }
-    }
-    /** @internal The caller's signal aborted: whatever works as leader must stop, and it resigns. */
-    _abandon(reason) {
-        this.abort(reason);
-        this.resign().catch(() => { });
-    }
-    /** @internal The stream ended (with or without an error). */
-    _ended(reason) {
-        if (!this.#over) {
-            this.#over = true;
-            this.lose(reason);
-        }
-        this.finish();
     }
     /**
      * Publishes `value` (a string, sent as UTF-8, or bytes: at most 4096) for
@@ -114,7 +87,7 @@ class Leadership extends session_1.Session {
         const bytes = (0, validate_1.electionValue)(value);
         if (this.lost)
             throw this.signal.reason;
-        if (this.ended || this.#asked)
+        if (this.ending)
             throw new errors_1.RedlockdError(`the leadership of ${JSON.stringify(this.election)} has ended`);
         return new Promise((resolve, reject) => {
             this.#proclaims.push({ resolve, reject });
@@ -128,20 +101,11 @@ class Leadership extends session_1.Session {
      * again returns the first answer.
      */
     resign() {
-        this.#resignation ??= this.#resign();
-        return this.#resignation;
-    }
-    async #resign() {
-        if (!this.ended)
-            this.#asked = true;
-        await this.endWith({ request: { $case: 'resign', value: {} } }, `the resignation from ${JSON.stringify(this.election)}`);
-        return this.#resigned && !this.lost;
+        return this.giveBack();
     }
     /** `await using`: resigns, and throws LeadershipLostError when the leadership was lost. */
     async [Symbol.asyncDispose]() {
-        if (!(await this.resign())) {
-            throw this.signal.reason ?? this.lostError('it did not last until the resignation');
-        }
+        return this.dispose(() => this.lostError('it did not last until the resignation'));
     }
     toJSON() {
         const { election, candidate, validUntil, lost } = this;

@@ -1,11 +1,14 @@
 "use strict";
-// What a Hold session's lock and a campaign's leadership share: a stream
-// the daemon keeps alive, whose `signal` aborts the moment what it holds is
-// lost — when the daemon says so, when the stream breaks, or, with no word
-// from the daemon, LOST_MARGIN_MS before the last validity runs out (the
-// client's own deadline, counted from when each message arrived on
-// performance.now()'s monotonic clock, and fired by the client's own timer:
-// docs/design.md#sessions, docs/design.md#elections).
+// The one session core of a Hold session's lock and a campaign's
+// leadership: a stream the daemon keeps alive, whose `signal` aborts the
+// moment what it holds is lost — when the daemon says LOST, when it ends the
+// stream on its own, when the stream breaks, or, with no word from the
+// daemon, LOST_MARGIN_MS before the last validity runs out (the client's own
+// deadline, counted from when each message arrived on performance.now()'s
+// monotonic clock, and fired by the client's own timer). Giving it back
+// (release, resign), the caller's abort and Client.close() end it here too;
+// HeldLock and Leadership only say what their stream's messages mean
+// (docs/design.md#sessions, docs/design.md#elections).
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Session = exports.LOST_MARGIN_MS = void 0;
 exports.openStream = openStream;
@@ -35,13 +38,20 @@ class Session {
     /** Aborted, with the reason, the moment what the stream holds is lost. */
     signal;
     #call;
+    #giveBack;
     #lost = new AbortController();
     #watchdog;
     #ended = false;
     #onEnd = [];
+    /** Whether it was held until the daemon ended it on request: undefined while it lasts. */
+    #heldToEnd;
+    /** Whether release() / resign() was called while the session lasted. */
+    #asked = false;
+    #givenBack;
     /** @internal */
-    constructor(call, validUntil) {
+    constructor(call, validUntil, giveBack) {
         this.#call = call;
+        this.#giveBack = giveBack;
         this.validUntil = validUntil;
         this.signal = this.#lost.signal;
         this.#arm();
@@ -59,6 +69,33 @@ class Session {
         this.validUntil = validUntil;
         this.#arm();
     }
+    /** @internal The daemon said LOST, saying `reason`. */
+    lostByDaemon(reason) {
+        this.#heldToEnd = false;
+        this.#lose(reason);
+    }
+    /**
+     * @internal The daemon ended it (RELEASED, RESIGNED), `heldToEnd` or
+     * not. Unasked (max_hold used up, the daemon shutting down, a Resign by
+     * term), or not held to the end, it is a loss, saying `reason`.
+     */
+    endedByDaemon(heldToEnd, reason) {
+        this.#heldToEnd = heldToEnd;
+        if (!this.#asked || !heldToEnd)
+            this.#lose(reason);
+        this.#finish();
+    }
+    /** @internal The stream ended (with or without an error), saying `reason`: unless the daemon had ended it, a loss as LOST is. */
+    _ended(reason) {
+        if (this.#heldToEnd === undefined)
+            this.lostByDaemon(reason);
+        this.#finish();
+    }
+    /** @internal The caller's signal aborted: the work must stop (`signal` aborts with `reason`), and it is given back. */
+    _abandon(reason) {
+        this.#abort(reason);
+        this.giveBack().catch(() => { });
+    }
     /** Sets the watchdog: armed as a message arrives, when what is left is its validity. */
     #arm() {
         clearTimeout(this.#watchdog);
@@ -66,28 +103,28 @@ class Session {
         const margin = Math.min(exports.LOST_MARGIN_MS, Math.max(0, left) / 4);
         // Node's timers count whole milliseconds and may fire up to one early:
         // that is inside the margin.
-        this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left - margin);
+        this.#watchdog = setTimeout(() => this.#lose('the validity ran out with no extension from the daemon'), left - margin);
         this.#watchdog.unref();
     }
-    /** @internal Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */
-    lose(reason) {
-        this.abort(this.lostError(reason));
+    /** Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */
+    #lose(reason) {
+        this.#abort(this.lostError(reason));
         // Our half too, and for good: the daemon lets go when the stream goes.
-        this.finish();
+        this.#finish();
         this.#call.cancel();
     }
     /** @internal Client.close(): lost, saying `reason`, unless over already; the stream is cancelled. */
     _close(reason) {
         if (!this.#ended)
-            this.lose(reason);
+            this.#lose(reason);
     }
-    /** @internal Aborts `signal` with `reason`, unless aborted already. */
-    abort(reason) {
+    /** Aborts `signal` with `reason`, unless aborted already. */
+    #abort(reason) {
         if (!this.lost)
             this.#lost.abort(reason);
     }
-    /** @internal The session is over: no more watching, our half closed, the end callbacks run. */
-    finish() {
+    /** The session is over: no more watching, our half closed, the end callbacks run. */
+    #finish() {
         clearTimeout(this.#watchdog);
         if (!this.#ended) {
             this.#ended = true;
@@ -96,9 +133,9 @@ class Session {
                 callback();
         }
     }
-    /** @internal Whether the session is over. */
-    get ended() {
-        return this.#ended;
+    /** @internal Whether the session is over, or being given back. */
+    get ending() {
+        return this.#ended || this.#asked;
     }
     /** @internal Runs `callback` once the session has ended. */
     _whenEnded(callback) {
@@ -112,25 +149,45 @@ class Session {
         this.#call.write(request);
     }
     /**
-     * @internal Sends `last`, half-closes, and waits for the daemon to end
-     * the session; cancels it (the daemon lets go at once) and rejects naming
-     * `what` if it does not within 10 s.
+     * @internal release() / resign(): gives it back and waits for the
+     * daemon's word. Resolves true when it was held to the end, false when it
+     * was lost first (then `signal` has aborted). Calling it again returns the
+     * first answer.
      */
-    async endWith(last, what) {
-        if (this.#ended)
-            return;
-        this.#call.write(last);
-        this.#call.end();
-        let timer;
-        const confirmed = await new Promise((resolve) => {
-            this._whenEnded(() => resolve(true));
-            timer = setTimeout(resolve, CONFIRM_MS, false);
-        });
-        clearTimeout(timer);
-        if (!confirmed) {
-            this.#call.cancel();
-            throw new errors_1.RedlockdError(`the daemon did not confirm ${what} within ${CONFIRM_MS} ms`);
+    giveBack() {
+        this.#givenBack ??= this.#endWith(this.#giveBack);
+        return this.#givenBack;
+    }
+    /**
+     * @internal `await using`: gives it back, and throws `signal`'s reason
+     * (else `notHeld()`) when it was not held to the end.
+     */
+    async dispose(notHeld) {
+        if (!(await this.giveBack()))
+            throw this.signal.reason ?? notHeld();
+    }
+    /**
+     * Sends `last`, half-closes, and waits for the daemon to end the
+     * session; cancels it (the daemon lets go at once) and rejects naming
+     * `what` if it does not within 10 s. Resolves whether it was held to the end.
+     */
+    async #endWith({ last, what }) {
+        if (!this.#ended) {
+            this.#asked = true;
+            this.#call.write(last);
+            this.#call.end();
+            let timer;
+            const confirmed = await new Promise((resolve) => {
+                this._whenEnded(() => resolve(true));
+                timer = setTimeout(resolve, CONFIRM_MS, false);
+            });
+            clearTimeout(timer);
+            if (!confirmed) {
+                this.#call.cancel();
+                throw new errors_1.RedlockdError(`the daemon did not confirm ${what} within ${CONFIRM_MS} ms`);
+            }
         }
+        return this.#heldToEnd === true && !this.lost;
     }
 }
 exports.Session = Session;

@@ -52,13 +52,10 @@ export class HeldLock extends Session<HoldRequest, HoldResponse> implements Asyn
    * (which releases the lock).
    */
   declare readonly signal: AbortSignal;
-  #asked = false;
-  #heldToEnd: boolean | undefined;
-  #released: Promise<boolean> | undefined;
 
   /** @internal */
   constructor(call: HoldStream, resource: string, fencingToken: bigint, validUntil: number, shared = false, permits = 0, slot = 0) {
-    super(call, validUntil);
+    super(call, validUntil, { last: { request: { $case: 'release', value: {} } }, what: `the release of ${JSON.stringify(resource)}` });
     this.resource = resource;
     this.fencingToken = fencingToken;
     this.shared = shared;
@@ -75,37 +72,14 @@ export class HeldLock extends Session<HoldRequest, HoldResponse> implements Asyn
   _event(reply: HoldResponse, receivedAt: number): void {
     switch (reply.event) {
       case HoldEvent.HOLD_EVENT_EXTENDED:
-        this.extendTo(receivedAt + fromDuration(reply.lease?.validity));
-        break;
+        return this.extendTo(receivedAt + fromDuration(reply.lease?.validity));
       case HoldEvent.HOLD_EVENT_LOST:
-        this.#heldToEnd = false;
-        this.lose(reply.reason);
-        break;
+        return this.lostByDaemon(reply.reason);
       case HoldEvent.HOLD_EVENT_RELEASED:
-        this.#heldToEnd = reply.heldToEnd;
-        // Released without being asked (max_hold used up, the daemon shutting
-        // down): for the holder that is a loss.
-        if (!this.#asked || !reply.heldToEnd) this.lose(`released by the daemon: ${reply.reason}`);
-        this.finish();
-        break;
+        return this.endedByDaemon(reply.heldToEnd, `released by the daemon: ${reply.reason}`);
       default:
-        break;
+        return;
     }
-  }
-
-  /** @internal The caller's signal aborted: whatever works under the lock must stop, and it is released. */
-  _abandon(reason: unknown): void {
-    this.abort(reason);
-    this.release().catch(() => {});
-  }
-
-  /** @internal The stream ended (with or without an error). */
-  _ended(reason: string): void {
-    if (this.#heldToEnd === undefined) {
-      this.#heldToEnd = false;
-      this.lose(reason);
-    }
-    this.finish();
   }
 
   /**
@@ -114,21 +88,12 @@ export class HeldLock extends Session<HoldRequest, HoldResponse> implements Asyn
    * aborted). Calling it again returns the first answer.
    */
   release(): Promise<boolean> {
-    this.#released ??= this.#release();
-    return this.#released;
-  }
-
-  async #release(): Promise<boolean> {
-    if (!this.ended) this.#asked = true;
-    await this.endWith({ request: { $case: 'release', value: {} } }, `the release of ${JSON.stringify(this.resource)}`);
-    return this.#heldToEnd === true && !this.lost;
+    return this.giveBack();
   }
 
   /** `await using`: releases, and throws LockLostError when the lock was lost. */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!(await this.release())) {
-      throw this.signal.reason ?? new LockLostError(`the lock on ${JSON.stringify(this.resource)} was not held to the end`);
-    }
+    return this.dispose(() => new LockLostError(`the lock on ${JSON.stringify(this.resource)} was not held to the end`));
   }
 
   toJSON(): { resource: string; fencingToken: string; shared: boolean; permits: number; slot: number; validUntil: number; lost: boolean } {

@@ -57,14 +57,10 @@ export class Leadership extends Session<CampaignRequest, CampaignResponse> imple
    */
   declare readonly signal: AbortSignal;
   #proclaims: Pending[] = [];
-  #asked = false;
-  #resigned = false;
-  #over = false;
-  #resignation: Promise<boolean> | undefined;
 
   /** @internal */
   constructor(call: CampaignStream, election: string, candidate: string, term: bigint, validUntil: number, value: Buffer) {
-    super(call, validUntil);
+    super(call, validUntil, { last: { request: { $case: 'resign', value: {} } }, what: `the resignation from ${JSON.stringify(election)}` });
     this.election = election;
     this.candidate = candidate;
     this.term = term;
@@ -84,42 +80,18 @@ export class Leadership extends Session<CampaignRequest, CampaignResponse> imple
   _event(reply: CampaignResponse, receivedAt: number): void {
     switch (reply.event) {
       case CampaignEvent.CAMPAIGN_EVENT_EXTENDED:
-        this.extendTo(receivedAt + fromDuration(reply.validFor));
-        break;
+        return this.extendTo(receivedAt + fromDuration(reply.validFor));
       case CampaignEvent.CAMPAIGN_EVENT_PROCLAIMED:
         this.value = reply.value;
-        this.#proclaims.shift()?.resolve();
-        break;
+        return this.#proclaims.shift()?.resolve();
       case CampaignEvent.CAMPAIGN_EVENT_LOST:
-        this.#over = true;
-        this.lose(reply.reason);
-        break;
+        return this.lostByDaemon(reply.reason);
       case CampaignEvent.CAMPAIGN_EVENT_RESIGNED:
-        this.#over = true;
-        this.#resigned = true;
-        // Resigned without being asked (max_hold used up, a Resign by term,
-        // the daemon shutting down): for the leader that is a loss.
-        if (!this.#asked) this.lose(`resigned by the daemon: ${reply.reason}`);
-        this.finish();
-        break;
+        // A resignation holds the term to its end; unasked, it is a loss all the same.
+        return this.endedByDaemon(true, `resigned by the daemon: ${reply.reason}`);
       default:
-        break;
+        return;
     }
-  }
-
-  /** @internal The caller's signal aborted: whatever works as leader must stop, and it resigns. */
-  _abandon(reason: unknown): void {
-    this.abort(reason);
-    this.resign().catch(() => {});
-  }
-
-  /** @internal The stream ended (with or without an error). */
-  _ended(reason: string): void {
-    if (!this.#over) {
-      this.#over = true;
-      this.lose(reason);
-    }
-    this.finish();
   }
 
   /**
@@ -131,7 +103,7 @@ export class Leadership extends Session<CampaignRequest, CampaignResponse> imple
   async proclaim(value: string | Uint8Array): Promise<void> {
     const bytes = electionValue(value);
     if (this.lost) throw this.signal.reason;
-    if (this.ended || this.#asked) throw new RedlockdError(`the leadership of ${JSON.stringify(this.election)} has ended`);
+    if (this.ending) throw new RedlockdError(`the leadership of ${JSON.stringify(this.election)} has ended`);
     return new Promise((resolve, reject) => {
       this.#proclaims.push({ resolve, reject });
       this.send({ request: { $case: 'proclaim', value: { value: bytes } } });
@@ -145,21 +117,12 @@ export class Leadership extends Session<CampaignRequest, CampaignResponse> imple
    * again returns the first answer.
    */
   resign(): Promise<boolean> {
-    this.#resignation ??= this.#resign();
-    return this.#resignation;
-  }
-
-  async #resign(): Promise<boolean> {
-    if (!this.ended) this.#asked = true;
-    await this.endWith({ request: { $case: 'resign', value: {} } }, `the resignation from ${JSON.stringify(this.election)}`);
-    return this.#resigned && !this.lost;
+    return this.giveBack();
   }
 
   /** `await using`: resigns, and throws LeadershipLostError when the leadership was lost. */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!(await this.resign())) {
-      throw this.signal.reason ?? this.lostError('it did not last until the resignation');
-    }
+    return this.dispose(() => this.lostError('it did not last until the resignation'));
   }
 
   toJSON(): { election: string; candidate: string; term: string; validUntil: number; lost: boolean } {

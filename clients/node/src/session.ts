@@ -1,10 +1,13 @@
-// What a Hold session's lock and a campaign's leadership share: a stream
-// the daemon keeps alive, whose `signal` aborts the moment what it holds is
-// lost — when the daemon says so, when the stream breaks, or, with no word
-// from the daemon, LOST_MARGIN_MS before the last validity runs out (the
-// client's own deadline, counted from when each message arrived on
-// performance.now()'s monotonic clock, and fired by the client's own timer:
-// docs/design.md#sessions, docs/design.md#elections).
+// The one session core of a Hold session's lock and a campaign's
+// leadership: a stream the daemon keeps alive, whose `signal` aborts the
+// moment what it holds is lost — when the daemon says LOST, when it ends the
+// stream on its own, when the stream breaks, or, with no word from the
+// daemon, LOST_MARGIN_MS before the last validity runs out (the client's own
+// deadline, counted from when each message arrived on performance.now()'s
+// monotonic clock, and fired by the client's own timer). Giving it back
+// (release, resign), the caller's abort and Client.close() end it here too;
+// HeldLock and Leadership only say what their stream's messages mean
+// (docs/design.md#sessions, docs/design.md#elections).
 
 import './polyfill';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +27,12 @@ const CONFIRM_MS = 10_000;
  */
 export const LOST_MARGIN_MS = 100;
 
+/** @internal How a session is given back: the last request it sends, and what the error names when the daemon does not confirm it. */
+export interface GiveBack<Request> {
+  last: Request;
+  what: string;
+}
+
 /** What a Session holds a stream for: a lock (HeldLock) or a leadership (Leadership). */
 export abstract class Session<Request, Response> {
   /**
@@ -36,14 +45,21 @@ export abstract class Session<Request, Response> {
   /** Aborted, with the reason, the moment what the stream holds is lost. */
   readonly signal: AbortSignal;
   readonly #call: ClientDuplexStream<Request, Response>;
+  readonly #giveBack: GiveBack<Request>;
   readonly #lost = new AbortController();
   #watchdog: NodeJS.Timeout | undefined;
   #ended = false;
   #onEnd: Array<() => void> = [];
+  /** Whether it was held until the daemon ended it on request: undefined while it lasts. */
+  #heldToEnd: boolean | undefined;
+  /** Whether release() / resign() was called while the session lasted. */
+  #asked = false;
+  #givenBack: Promise<boolean> | undefined;
 
   /** @internal */
-  protected constructor(call: ClientDuplexStream<Request, Response>, validUntil: number) {
+  protected constructor(call: ClientDuplexStream<Request, Response>, validUntil: number, giveBack: GiveBack<Request>) {
     this.#call = call;
+    this.#giveBack = giveBack;
     this.validUntil = validUntil;
     this.signal = this.#lost.signal;
     this.#arm();
@@ -62,19 +78,46 @@ export abstract class Session<Request, Response> {
   /** @internal The error `signal` aborts with, saying `reason`. */
   protected abstract lostError(reason: string): RedlockdError;
 
-  /** @internal A message after the first, received at `receivedAt`. */
+  /**
+   * @internal A message after the first, received at `receivedAt`: the
+   * subclass says what it means through extendTo(), lostByDaemon() and
+   * endedByDaemon().
+   */
   abstract _event(reply: Response, receivedAt: number): void;
-
-  /** @internal The stream ended (with or without an error), saying `reason`. */
-  abstract _ended(reason: string): void;
-
-  /** @internal The caller's signal aborted: the work must stop, and the stream ends. */
-  abstract _abandon(reason: unknown): void;
 
   /** @internal The daemon extended it: valid until `validUntil`. */
   protected extendTo(validUntil: number): void {
     this.validUntil = validUntil;
     this.#arm();
+  }
+
+  /** @internal The daemon said LOST, saying `reason`. */
+  protected lostByDaemon(reason: string): void {
+    this.#heldToEnd = false;
+    this.#lose(reason);
+  }
+
+  /**
+   * @internal The daemon ended it (RELEASED, RESIGNED), `heldToEnd` or
+   * not. Unasked (max_hold used up, the daemon shutting down, a Resign by
+   * term), or not held to the end, it is a loss, saying `reason`.
+   */
+  protected endedByDaemon(heldToEnd: boolean, reason: string): void {
+    this.#heldToEnd = heldToEnd;
+    if (!this.#asked || !heldToEnd) this.#lose(reason);
+    this.#finish();
+  }
+
+  /** @internal The stream ended (with or without an error), saying `reason`: unless the daemon had ended it, a loss as LOST is. */
+  _ended(reason: string): void {
+    if (this.#heldToEnd === undefined) this.lostByDaemon(reason);
+    this.#finish();
+  }
+
+  /** @internal The caller's signal aborted: the work must stop (`signal` aborts with `reason`), and it is given back. */
+  _abandon(reason: unknown): void {
+    this.#abort(reason);
+    this.giveBack().catch(() => {});
   }
 
   /** Sets the watchdog: armed as a message arrives, when what is left is its validity. */
@@ -84,30 +127,30 @@ export abstract class Session<Request, Response> {
     const margin = Math.min(LOST_MARGIN_MS, Math.max(0, left) / 4);
     // Node's timers count whole milliseconds and may fire up to one early:
     // that is inside the margin.
-    this.#watchdog = setTimeout(() => this.lose('the validity ran out with no extension from the daemon'), left - margin);
+    this.#watchdog = setTimeout(() => this.#lose('the validity ran out with no extension from the daemon'), left - margin);
     this.#watchdog.unref();
   }
 
-  /** @internal Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */
-  protected lose(reason: string): void {
-    this.abort(this.lostError(reason));
+  /** Aborts `signal` with lostError(reason) (unless aborted already), and ends the stream for good. */
+  #lose(reason: string): void {
+    this.#abort(this.lostError(reason));
     // Our half too, and for good: the daemon lets go when the stream goes.
-    this.finish();
+    this.#finish();
     this.#call.cancel();
   }
 
   /** @internal Client.close(): lost, saying `reason`, unless over already; the stream is cancelled. */
   _close(reason: string): void {
-    if (!this.#ended) this.lose(reason);
+    if (!this.#ended) this.#lose(reason);
   }
 
-  /** @internal Aborts `signal` with `reason`, unless aborted already. */
-  protected abort(reason: unknown): void {
+  /** Aborts `signal` with `reason`, unless aborted already. */
+  #abort(reason: unknown): void {
     if (!this.lost) this.#lost.abort(reason);
   }
 
-  /** @internal The session is over: no more watching, our half closed, the end callbacks run. */
-  protected finish(): void {
+  /** The session is over: no more watching, our half closed, the end callbacks run. */
+  #finish(): void {
     clearTimeout(this.#watchdog);
     if (!this.#ended) {
       this.#ended = true;
@@ -116,9 +159,9 @@ export abstract class Session<Request, Response> {
     }
   }
 
-  /** @internal Whether the session is over. */
-  protected get ended(): boolean {
-    return this.#ended;
+  /** @internal Whether the session is over, or being given back. */
+  protected get ending(): boolean {
+    return this.#ended || this.#asked;
   }
 
   /** @internal Runs `callback` once the session has ended. */
@@ -133,24 +176,46 @@ export abstract class Session<Request, Response> {
   }
 
   /**
-   * @internal Sends `last`, half-closes, and waits for the daemon to end
-   * the session; cancels it (the daemon lets go at once) and rejects naming
-   * `what` if it does not within 10 s.
+   * @internal release() / resign(): gives it back and waits for the
+   * daemon's word. Resolves true when it was held to the end, false when it
+   * was lost first (then `signal` has aborted). Calling it again returns the
+   * first answer.
    */
-  protected async endWith(last: Request, what: string): Promise<void> {
-    if (this.#ended) return;
-    this.#call.write(last);
-    this.#call.end();
-    let timer: NodeJS.Timeout | undefined;
-    const confirmed = await new Promise<boolean>((resolve) => {
-      this._whenEnded(() => resolve(true));
-      timer = setTimeout(resolve, CONFIRM_MS, false);
-    });
-    clearTimeout(timer);
-    if (!confirmed) {
-      this.#call.cancel();
-      throw new RedlockdError(`the daemon did not confirm ${what} within ${CONFIRM_MS} ms`);
+  protected giveBack(): Promise<boolean> {
+    this.#givenBack ??= this.#endWith(this.#giveBack);
+    return this.#givenBack;
+  }
+
+  /**
+   * @internal `await using`: gives it back, and throws `signal`'s reason
+   * (else `notHeld()`) when it was not held to the end.
+   */
+  protected async dispose(notHeld: () => Error): Promise<void> {
+    if (!(await this.giveBack())) throw this.signal.reason ?? notHeld();
+  }
+
+  /**
+   * Sends `last`, half-closes, and waits for the daemon to end the
+   * session; cancels it (the daemon lets go at once) and rejects naming
+   * `what` if it does not within 10 s. Resolves whether it was held to the end.
+   */
+  async #endWith({ last, what }: GiveBack<Request>): Promise<boolean> {
+    if (!this.#ended) {
+      this.#asked = true;
+      this.#call.write(last);
+      this.#call.end();
+      let timer: NodeJS.Timeout | undefined;
+      const confirmed = await new Promise<boolean>((resolve) => {
+        this._whenEnded(() => resolve(true));
+        timer = setTimeout(resolve, CONFIRM_MS, false);
+      });
+      clearTimeout(timer);
+      if (!confirmed) {
+        this.#call.cancel();
+        throw new RedlockdError(`the daemon did not confirm ${what} within ${CONFIRM_MS} ms`);
+      }
     }
+    return this.#heldToEnd === true && !this.lost;
   }
 }
 
