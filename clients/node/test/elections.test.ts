@@ -13,6 +13,7 @@ import {
   LeadershipLostError,
   Leadership,
   LockLostError,
+  RedlockdError,
 } from '@redlockd/client';
 import { BUCKETS, election, highestFence, masterPorts, resource, setEveryFence, sleep, within } from './helpers';
 
@@ -172,6 +173,22 @@ describe('elections', () => {
     assert.match(String(leadership.signal.reason), /shutting down/);
     assert.equal(await leadership.resign(), false, 'a leadership given up midway was reported as held to the end');
     assert.equal((await client.leader(name)).elected, false, 'the abort did not resign');
+  });
+
+  test('a resignation under way refuses a proclaim, and resign() and release() answer their first answer again', async () => {
+    const name = election();
+    const leadership = await client.campaign(name, { candidate: 'pod-a' });
+    const resigning = leadership.resign();
+    await assert.rejects(leadership.proclaim('late'), (e: Error) => e instanceof RedlockdError && /has ended/.test(e.message));
+    assert.equal(await resigning, true);
+    assert.equal(await leadership.resign(), true, 'a second resign() gave another answer');
+    await leadership[Symbol.asyncDispose]();
+    assert.equal(leadership.lost, false);
+    const lock = await client.hold(resource(), { ttl: 5_000 });
+    assert.equal(await lock.release(), true);
+    assert.equal(await lock.release(), true, 'a second release() gave another answer');
+    await lock[Symbol.asyncDispose]();
+    assert.equal(lock.lost, false);
   });
 
   test('bad input fails before anything is sent, naming the field; ranges only the daemon knows come back from it', async () => {
