@@ -1,18 +1,16 @@
 """What the blocking and the asyncio drivers share: the loop that runs an
 operation of the core (``_steps.py``), performing each step with
 ``perform`` and sleeping through pauses — blocking (``run``) or on asyncio
-(``run_async``) — and what a Hold session's driver keeps (``HoldStream``)."""
+(``run_async``) — and what a session's two streams share (``StreamBase``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable
 
-from ._lease import HeldLeaseBase
-from ._session import Session
-from ._steps import Drive, Pause, Step, Steps, T
-from .v1 import lock_pb2 as pb
+from ._errors import RedlockdError
+from ._steps import ENDED, Cancel, Close, Drive, OpenStream, Pause, Send, Step, Steps, T
 
 #: Put on a session's request queue: half-close the stream.
 END = None
@@ -38,27 +36,59 @@ async def run_async(steps: Steps[T], perform: Callable[[Step], Awaitable[Any]]) 
     return drive.result
 
 
-class HoldStream:
-    """A Hold session's driver: the session (the core's), the stub to open
-    its stream with, and the stream once opened with its request queue
-    (``queue.Queue`` or ``asyncio.Queue``: the stream reads it until
-    ``END``)."""
+class StreamBase:
+    """What the blocking and the asyncio streams of a session share
+    (``_sync_stream.Stream``, ``_aio_stream.AsyncStream``): the stream's
+    requests go through a queue (``_queue``: ``queue.Queue`` or
+    ``asyncio.Queue``) that the stream drains until ``END``; a reader
+    (``_start_reading``) puts its messages into another, each stamped with
+    when it arrived, then ``ENDED`` or the typed error, so that ``Receive``
+    — the one step each waits for its own way — can wait with a limit."""
 
-    def __init__(self, stub, metadata, start: pb.HoldStart, wait: float):
+    _queue: Any
+
+    def __init__(self, stub, metadata):
         self._stub = stub
         self._metadata = metadata
-        self._session = Session(start, wait)
-        self._requests: Any = None
         self._call: Any = None
+        # Made by OpenStream (asyncio's, in the event loop that runs the session).
+        self._requests: Any = None
+        self._replies: Any = None
 
-    @property
-    def lease(self) -> Optional[HeldLeaseBase]:
-        """The held lease, once entered."""
-        return self._session.lease
+    def act(self, step: Step) -> None:
+        """Performs every step but ``Receive``."""
+        if isinstance(step, OpenStream):
+            self.cancel()  # the stream of a try that failed
+            self._requests, self._replies = self._queue(), self._queue()
+            self._requests.put_nowait(step.request)
+            self._call = getattr(self._stub, step.method)(self._drain(self._requests), metadata=self._metadata)
+            self._start_reading()
+        elif isinstance(step, Send):
+            self._requests.put_nowait(step.request)
+        elif isinstance(step, Close):
+            self._requests.put_nowait(END)
+        elif isinstance(step, Cancel):
+            self.cancel()
+        else:
+            raise RuntimeError(f"a session's stream cannot perform {type(step).__name__}")
 
-    def _abandon(self) -> None:
-        """Ends a stream that holds nothing (a try that failed), and its
-        request iterator, which grpc may be reading on a thread of its own."""
+    def _drain(self, requests: Any) -> Any:
+        """The stream's request iterator, until ``END`` (half-close)."""
+        raise NotImplementedError
+
+    def _start_reading(self) -> None:
+        raise NotImplementedError
+
+    def _took(self, got: Any) -> Any:
+        """What ``Receive`` gives of what the reader put."""
+        if isinstance(got, RedlockdError) or got == ENDED:
+            self._replies.put_nowait(got)  # what ended the stream, to every later Receive
+        if isinstance(got, RedlockdError):
+            raise got
+        return got
+
+    def cancel(self) -> None:
+        """Ends the stream, if one is open; the daemon sees the client gone."""
         if self._call is not None:
             self._requests.put_nowait(END)
             self._call.cancel()

@@ -1,9 +1,9 @@
 """A campaign, once for the blocking and the asyncio drivers (no I/O here):
 its checked start, its wait to be elected (retried after UNAVAILABLE, as a
-Hold's wait is), the leadership's life on the stream, and what leaving
-sends and raises (docs/design.md#elections). A campaign is a Hold with a
-value: this is ``_session.py``'s twin for the Campaign stream, written as
-steps (``_steps.py``) from the stream's opening to its end.
+Hold's wait is), and what is a campaign's own in the session machine
+(``_machine.py``: the leadership's life on the stream, what leaving sends
+and raises; docs/design.md#elections): its value, proclaimed on the stream.
+A campaign is a Hold with a value.
 
 The leader's rule: count each ELECTED / EXTENDED ``valid_for`` from when
 the message arrived, on the monotonic clock; stop leading at LOST or when
@@ -21,8 +21,9 @@ from typing import Deque, Optional, Tuple, Type, TypeVar
 from . import _validate as v
 from ._election import Value
 from ._errors import LeadershipLost, NotElected, RedlockdError
-from ._lease import lost_at
-from ._retry import Clock, retried
+from ._lease import Watched
+from ._machine import CLOSED, EXTENDED, LOST, SessionMachine, durations
+from ._retry import Clock
 from ._steps import ENDED, TIMED_OUT, Cancel, Close, OpenStream, Receive, Send, Steps
 from .v1 import election_pb2 as epb
 
@@ -38,14 +39,11 @@ def start_message(election: str, candidate: str, value: Value, ttl, max_hold, lo
     v.election(election)
     v.candidate(candidate)
     start = epb.CampaignStart(election=election, candidate=candidate, value=v.election_value(value))
-    for field, given in (("ttl", ttl), ("max_hold", max_hold), ("lock_delay", lock_delay)):
-        seconds = v.optional_seconds(given, field)
-        if seconds is not None:
-            getattr(start, field).CopyFrom(v.to_wire(seconds))
+    durations(start, ttl, max_hold, lock_delay)
     return start
 
 
-class LeadershipBase:
+class LeadershipBase(Watched):
     """A leadership won in a campaign: its term (the election lock's fencing
     token, strictly increasing per election), until when it is guaranteed
     (``valid_until``, moved on by every extension), the published value, and
@@ -54,7 +52,6 @@ class LeadershipBase:
     ``LOST_MARGIN`` before ``valid_until``."""
 
     __slots__ = ("election", "candidate", "term", "value", "valid_until", "lost", "lost_reason", "_driver", "_lost_at")
-    _event: type
 
     def __init__(self, election: str, candidate: str, term: int, value: bytes, valid_until: float):
         #: The election and this candidate, as given to ``campaign()``.
@@ -67,19 +64,9 @@ class LeadershipBase:
         #: A ``time.monotonic()`` deadline: the leadership is guaranteed
         #: until then (counted from when each ELECTED / EXTENDED arrived).
         self.valid_until = valid_until
-        #: Set the moment the leadership can no longer be guaranteed: stop.
-        self.lost = self._event()
-        #: Why, once lost.
-        self.lost_reason = ""
         #: The driver's campaign, which proclaims through the stream.
         self._driver = None
-        #: When the campaign's watch says it is lost, should no extension come.
-        self._lost_at = valid_until
-
-    @property
-    def remaining(self) -> float:
-        """Seconds left until ``valid_until`` (0 once it has passed)."""
-        return max(0.0, self.valid_until - time.monotonic())
+        self._watched(valid_until)
 
     def __repr__(self) -> str:
         return (
@@ -89,17 +76,6 @@ class LeadershipBase:
 
     __str__ = __repr__
 
-    def _lose(self, reason: str) -> None:
-        if not self.lost.is_set():
-            self.lost_reason = reason
-            self.lost.set()
-
-    def _valid_for(self, received: float, validity: float) -> None:
-        """Valid for ``validity`` from ``received``, when the message saying
-        so came."""
-        self.valid_until = received + validity
-        self._lost_at = lost_at(self.valid_until, validity)
-
     @classmethod
     def _of(cls: Type[L], start: epb.CampaignStart, elected: epb.CampaignResponse, received: float) -> L:
         """The leadership an ELECTED received at ``received`` gives."""
@@ -108,49 +84,46 @@ class LeadershipBase:
         return leadership
 
 
-class Candidacy:
-    """One candidacy, from its checked start to what leaving raises, as
-    steps: ``open`` waits to be elected, ``follow`` takes the stream's
-    messages while leading and loses the leadership at its deadline. The
-    driver runs both, sends what ``proclaim`` and ``leave`` give, and
-    leaves (``left``)."""
+class Candidacy(SessionMachine[LeadershipBase]):
+    """One candidacy, from its checked start to what leaving raises (the
+    machine's, ``_machine.py``): ``open`` waits to be elected on a stream
+    of its own, and ``follow`` also takes PROCLAIMED, which ``proclaim``
+    waits for."""
+
+    CONFIRM_TIMEOUT = RESIGN_TIMEOUT
+    _EVENTS = {epb.CAMPAIGN_EVENT_EXTENDED: EXTENDED, epb.CAMPAIGN_EVENT_LOST: LOST, epb.CAMPAIGN_EVENT_RESIGNED: CLOSED}
+    _NOUN = "campaign"
+    _ONCE = "a campaign is entered once; call client.campaign() again"
+    _LEAVING = "resignation"
+    _UNASKED_END = "the daemon ended the leadership"
+    _SILENT = "valid_for ran out before an extension came: the client's own deadline"
+    _LOST_ERROR = LeadershipLost
 
     def __init__(self, start: epb.CampaignStart, wait: Optional[float], clock: Clock = time.monotonic):
+        super().__init__(math.inf if wait is None else wait, clock)
         self.start = start
-        self._wait = wait
-        self._clock = clock
-        #: The leadership, once elected.
-        self.leadership: Optional[LeadershipBase] = None
-        #: Set when the client starts resigning (leaving the block).
-        self.resigning = False
-        #: RESIGNED's reason, once it came.
-        self.resigned: Optional[str] = None
-        #: Why the stream ended without RESIGNED or LOST, if it did.
-        self.ended_because = ""
         self._proclaims: Deque = deque()
 
-    def open(self, kind: Type[L]) -> Steps[L]:
+    @property
+    def leadership(self) -> Optional[LeadershipBase]:
+        """The leadership, once elected."""
+        return self.held
+
+    def _attempt(self, kind: Type[L], left: float) -> Steps[L]:
         """Campaigns until elected (a ``kind`` leadership); after ``wait``
         seconds (``None``: no limit) resigns and raises ``NotElected``."""
-        if self.leadership is not None:
-            raise RuntimeError("a campaign is entered once; call client.campaign() again")
-
-        def attempt(left: float) -> Steps[L]:
-            yield OpenStream("Campaign", epb.CampaignRequest(start=self.start))
-            got = yield Receive(None if math.isinf(left) else left)
-            if got == TIMED_OUT:
-                yield from self._withdraw()
-                raise NotElected(f"not elected within {self._wait:g} s")
-            if got == ENDED:
-                raise RedlockdError("the daemon ended the campaign before answering")
-            message, received = got
-            if message.event != epb.CAMPAIGN_EVENT_ELECTED:
-                event = epb.CampaignEvent.Name(message.event)
-                raise RedlockdError(f"the campaign ended before this candidate led: {event} {message.reason}")
-            self.leadership = kind._of(self.start, message, received)
-            return self.leadership
-
-        return retried(attempt, math.inf if self._wait is None else self._wait, self._clock)
+        yield OpenStream("Campaign", epb.CampaignRequest(start=self.start))
+        got = yield Receive(None if math.isinf(left) else left)
+        if got == TIMED_OUT:
+            yield from self._withdraw()
+            raise NotElected(f"not elected within {self._wait:g} s")
+        if got == ENDED:
+            raise RedlockdError("the daemon ended the campaign before answering")
+        message, received = got
+        if message.event != epb.CAMPAIGN_EVENT_ELECTED:
+            event = epb.CampaignEvent.Name(message.event)
+            raise RedlockdError(f"the campaign ended before this candidate led: {event} {message.reason}")
+        return kind._of(self.start, message, received)
 
     def _withdraw(self) -> Steps[None]:
         """Gives up a candidacy that was not elected in time: resigns, and
@@ -158,7 +131,7 @@ class Candidacy:
         resignation is followed by RESIGNED), then ends the stream."""
         deadline = self._clock() + RESIGN_TIMEOUT
         try:
-            yield Send(epb.CampaignRequest(resign=epb.CampaignResign()))
+            yield Send(self._farewell())
             yield Close()
             while True:
                 got = yield Receive(max(0.0, deadline - self._clock()))
@@ -172,73 +145,20 @@ class Candidacy:
             pass  # the stream broke: nothing is held either way
         yield Cancel()
 
-    def follow(self) -> Steps[None]:
-        """The leadership's life: takes the daemon's messages until the
-        stream ends, looking at ``valid_until`` whenever it passes."""
-        try:
-            while True:
-                got = yield Receive(self.watch(self._clock()))
-                if got == TIMED_OUT:
-                    continue  # watch() looks at valid_until
-                if got == ENDED:
-                    self._ended("the daemon ended the campaign")
-                    return
-                if self.on(*got):
-                    return
-        except RedlockdError as error:
-            self._ended(f"the campaign broke: {error}")
+    def _validity(self, message: epb.CampaignResponse) -> float:
+        return v.from_wire(message.valid_for)
 
-    def on(self, message: epb.CampaignResponse, received: float) -> bool:
-        """Takes one message, received at ``received``; ``True`` when the
-        campaign is over."""
-        leadership = self.leadership
-        if message.event == epb.CAMPAIGN_EVENT_EXTENDED:
-            if not leadership.lost.is_set():
-                leadership._valid_for(received, v.from_wire(message.valid_for))
-            return False
+    def _other(self, message: epb.CampaignResponse) -> bool:
         if message.event == epb.CAMPAIGN_EVENT_PROCLAIMED:
-            leadership.value = message.value
+            self.held.value = message.value
             if self._proclaims:
                 self._proclaims.popleft().set()
-            return False
-        if message.event == epb.CAMPAIGN_EVENT_LOST:
-            self._lose(f"lost: {message.reason}")
-            return True
-        if message.event == epb.CAMPAIGN_EVENT_RESIGNED:
-            self.resigned = message.reason
-            if not self.resigning:
-                self._lose(f"the daemon ended the leadership: {message.reason}")
-            return True
         return False
 
-    def cancelled(self) -> None:
-        """The driver stopped following the stream."""
-        self._ended("the campaign was cancelled")
-
-    def _ended(self, why: str) -> None:
-        if self.resigned is None:
-            self.ended_because = why
-            if not self.resigning:
-                self._lose(why)
-
     def _lose(self, reason: str) -> None:
-        self.leadership._lose(reason)
+        super()._lose(reason)
         while self._proclaims:
             self._proclaims.popleft().set()  # the waiters find it lost
-
-    def watch(self, now: float) -> Optional[float]:
-        """Seconds until the leadership is due to be said lost (look again
-        then), or ``None`` once it is lost: when ``now`` is ``LOST_MARGIN``
-        or less before ``valid_until`` without an extension, this loses it —
-        the client's own deadline, told before the validity ends."""
-        leadership = self.leadership
-        if leadership.lost.is_set():
-            return None
-        left = leadership._lost_at - now
-        if left > 0:
-            return left
-        self._lose("valid_for ran out before an extension came: the client's own deadline")
-        return None
 
     def proclaim(self, value: Value) -> Tuple[epb.CampaignRequest, object]:
         """Publishes ``value`` from the leader's stream: the message to send,
@@ -260,31 +180,8 @@ class Candidacy:
     def _check_leading(self) -> None:
         if self.leadership.lost.is_set():
             raise LeadershipLost(self.leadership.lost_reason)
-        if self.resigning:
+        if self.leaving:
             raise RedlockdError("the leadership is resigning: nothing more can be proclaimed")
 
-    def leave(self) -> Optional[epb.CampaignRequest]:
-        """Starts resigning: the message to send, then half-close and wait
-        for RESIGNED up to ``RESIGN_TIMEOUT``; ``None`` when the leadership
-        is lost: cancel the stream (with a ``lock_delay``, the daemon keeps
-        the election's lock that much longer: a loss is not a resignation)."""
-        self.resigning = True
-        return None if self.leadership.lost.is_set() else epb.CampaignRequest(resign=epb.CampaignResign())
-
-    def exit_error(self, answered: bool) -> Optional[RedlockdError]:
-        """What leaving the block raises (``answered``: the stream ended
-        before ``RESIGN_TIMEOUT``): never silent about a leadership lost."""
-        if self.leadership.lost.is_set():
-            return LeadershipLost(self.leadership.lost_reason)
-        if self.resigned is None:
-            why = self.ended_because if answered else f"no answer within {RESIGN_TIMEOUT:g} s"
-            return RedlockdError(f"the daemon did not confirm the resignation ({why})")
-        return None
-
-    def left(self, answered: bool, cause: Optional[BaseException]) -> bool:
-        """Leaving the block: raises ``exit_error`` (chained to what the
-        block raised) if there is one; else ``False``."""
-        failure = self.exit_error(answered)
-        if failure is not None:
-            raise failure from cause
-        return False
+    def _farewell(self) -> epb.CampaignRequest:
+        return epb.CampaignRequest(resign=epb.CampaignResign())

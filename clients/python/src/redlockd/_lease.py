@@ -34,7 +34,48 @@ def lost_at(valid_until: float, validity: float) -> float:
     return valid_until - min(LOST_MARGIN, max(0.0, validity) / 4)
 
 
-class LeaseInfo:
+class Deadline:
+    """Whatever has a ``valid_until`` (a ``time.monotonic()`` deadline)."""
+
+    __slots__ = ()
+    valid_until: float
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left until ``valid_until`` (0 once it has passed)."""
+        return max(0.0, self.valid_until - time.monotonic())
+
+
+class Watched(Deadline):
+    """What a session's lease and a campaign's leadership share: ``lost`` (a
+    new ``_event()``: the driver's kind of event), set the moment it can no
+    longer be guaranteed — with no word from the daemon, ``LOST_MARGIN``
+    before ``valid_until`` — and why. The subclasses name the slots."""
+
+    __slots__ = ()
+    _event: type
+
+    def _watched(self, valid_until: float) -> None:
+        #: Set the moment it can no longer be guaranteed: stop working.
+        self.lost = self._event()
+        #: Why, once lost.
+        self.lost_reason = ""
+        #: When the session's watch says it is lost, should no extension come.
+        self._lost_at = valid_until
+
+    def _lose(self, reason: str) -> None:
+        if not self.lost.is_set():
+            self.lost_reason = reason
+            self.lost.set()
+
+    def _valid_for(self, received: float, validity: float) -> None:
+        """Valid for ``validity`` from ``received``, when the message saying
+        so came (the proto: a session's validity counts from then)."""
+        self.valid_until = received + validity
+        self._lost_at = lost_at(self.valid_until, validity)
+
+
+class LeaseInfo(Deadline):
     """The common face of ``Lease``, ``HeldLease`` and their async twins."""
 
     __slots__ = ("resource", "fencing_token", "valid_until", "shared", "permits", "slot", "_value")
@@ -70,11 +111,6 @@ class LeaseInfo:
         #: from each ACQUIRED / EXTENDED message, as the proto says).
         self.valid_until = valid_until
         self._value = value
-
-    @property
-    def remaining(self) -> float:
-        """Seconds left until ``valid_until`` (0 once it has passed)."""
-        return max(0.0, self.valid_until - time.monotonic())
 
     def __repr__(self) -> str:
         return (
@@ -127,14 +163,13 @@ class LeaseBase(LeaseInfo):
         return cls(client, wire.resource, wire.value, wire.fencing_token, valid_until, ttl, **cls._wire(wire))
 
 
-class HeldLeaseBase(LeaseInfo):
+class HeldLeaseBase(LeaseInfo, Watched):
     """A session's lock: ``valid_until`` moves on with every extension the
     daemon makes; ``lost`` (a new ``_event()``: the driver's kind of event)
     is set the moment the lock is lost: with no word from the daemon,
     ``LOST_MARGIN`` before ``valid_until``."""
 
     __slots__ = ("lost", "lost_reason", "_lost_at")
-    _event: type
 
     def __init__(
         self,
@@ -147,23 +182,7 @@ class HeldLeaseBase(LeaseInfo):
         slot: int = 0,
     ):
         super().__init__(resource, value, fencing_token, valid_until, shared, permits, slot)
-        #: Set the moment the lock can no longer be guaranteed: stop working.
-        self.lost = self._event()
-        #: Why, once lost.
-        self.lost_reason = ""
-        #: When the session's watch says it is lost, should no extension come.
-        self._lost_at = valid_until
-
-    def _lose(self, reason: str) -> None:
-        if not self.lost.is_set():
-            self.lost_reason = reason
-            self.lost.set()
-
-    def _valid_for(self, received: float, validity: float) -> None:
-        """Valid for ``validity`` from ``received``, when the message saying
-        so came (the proto: a session's validity counts from then)."""
-        self.valid_until = received + validity
-        self._lost_at = lost_at(self.valid_until, validity)
+        self._watched(valid_until)
 
     @classmethod
     def _of(cls: Type[H], wire: pb.Lease, received: float) -> H:

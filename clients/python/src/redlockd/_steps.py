@@ -1,7 +1,7 @@
 """How the transport-free core and the two drivers (blocking, asyncio) talk.
 
 Every operation of the client is written once, in the core (``_calls.py``,
-``_session.py``), as a generator that yields *steps* — a unary call to make,
+``_session.py``, ``_leadership.py``), as a generator that yields *steps* — a unary call to make,
 a Hold stream to open, a pause to sleep — and is sent back what each step
 gave (a reply, the session's first message), or has the step's typed error
 thrown into it. The core validates, builds the requests, reads the clock
@@ -10,9 +10,12 @@ no I/O. A driver (``_drivers.py``) only performs the steps: grpcio and
 ``time.sleep`` for ``Client``, grpc.aio and ``asyncio.sleep`` for
 ``AsyncClient``.
 
-A Campaign (``_leadership.py``) is a whole stream driven by steps: open it
+A session — a Hold (``_session.py``) or a campaign (``_leadership.py``),
+one machine (``_machine.py``) — is a whole stream driven by steps: open it
 (``OpenStream``), take the daemon's next message (``Receive``), send
-(``Send``), half-close (``Close``), cancel (``Cancel``)."""
+(``Send``), half-close (``Close``), cancel (``Cancel``). A Hold opens with
+``OpenSession``, which its drivers perform as ``OpenStream`` and one
+``Receive`` (``_session.opening``), adding their slack to its wait."""
 
 from __future__ import annotations
 
@@ -51,10 +54,11 @@ class Pause(NamedTuple):
 
 
 class OpenStream(NamedTuple):
-    """A bidirectional stream of the Election service to open (``method``)
-    with ``request`` as its first message: the driver ends the stream it
-    kept before (if any), opens this one, stamps each message of the daemon
-    with the monotonic time it arrived, and sends back ``None``."""
+    """A session's bidirectional stream to open (``method``: ``Hold``, or
+    ``Campaign``, on the stub the driver was given) with ``request`` as its
+    first message: the driver ends the stream it kept before (if any),
+    opens this one, stamps each message of the daemon with the monotonic
+    time it arrived, and sends back ``None``."""
 
     method: str
     request: Any
