@@ -12,8 +12,8 @@ import pytest
 import redlockd
 from redlockd._lease import AsyncHeldLease, HeldLease
 from redlockd._retry import FIRST_PAUSE
-from redlockd._session import RELEASE_TIMEOUT, Session, start_message
-from redlockd._steps import OpenSession, Pause
+from redlockd._session import RELEASE_TIMEOUT, Session, first_request, opening, start_message
+from redlockd._steps import ENDED, TIMED_OUT, OpenSession, OpenStream, Pause, Receive
 from redlockd.v1 import lock_pb2 as pb
 
 
@@ -206,3 +206,34 @@ def test_the_start_is_checked_before_anything_is_sent():
         start_message("jobs/a", 2, "5", "", None)
     with pytest.raises(redlockd.InvalidArgument, match="^invalid permits: a shared lock takes no permits"):
         start_message("jobs/a", 2, 0, "", None, shared=True, permits=2)
+
+
+def test_a_late_extension_does_not_move_a_lost_lease():
+    clock = FakeClock()
+    session = opened_session(clock, validity=2.0)
+    assert session.watch(1002.4) is None and session.lease.lost.is_set()
+    assert session.on(message(pb.HOLD_EVENT_EXTENDED, 5.0), received=1002.5) is False
+    assert session.lease.valid_until == pytest.approx(1002.5), "a lost lease came back to life"
+
+
+def test_a_driver_opens_a_session_on_its_stream_and_gives_up_after_the_wait_and_its_slack():
+    start, wait = start_message("jobs/a", 2, 3, "", None)
+    step = OpenSession(first_request(start, wait), wait)
+    steps = opening(step, slack=0.5)
+    assert next(steps) == OpenStream("Hold", step.request)
+    assert steps.send(None) == Receive(3.5)
+    acquired = message(pb.HOLD_EVENT_ACQUIRED)
+    with pytest.raises(StopIteration) as done:
+        steps.send((acquired, 1000.0))
+    assert done.value.value is acquired
+    steps = opening(step, slack=0.5)
+    next(steps)
+    steps.send(None)
+    with pytest.raises(StopIteration) as done:
+        steps.send(ENDED)
+    assert done.value.value is None, "a stream that ended without a word"
+    steps = opening(step, slack=0.5)
+    next(steps)
+    steps.send(None)
+    with pytest.raises(redlockd.DeadlineExceeded, match="within 3.5 s"):
+        steps.send(TIMED_OUT)
