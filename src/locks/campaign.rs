@@ -249,3 +249,7 @@ impl<N: Node> Locks<N> {
 fn not_leading(term: u64, current: Option<u64>) -> Error {
     Error::NotLeading { term, current }
 }
+
+#[cfg(test)]
+#[path = "campaign_tests.rs"]
+mod tests;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio::time::{sleep, timeout};
 
-use super::session_tests::{Heard, TTL, holders, locks, plan, start};
 use crate::locks::error::Error;
+use crate::locks::session::tests::{Heard, TTL, holders, locks, plan, start};
 use crate::locks::session::{Candidacy, Command, Input, Lost, Plan, Released};
 use crate::locks::who::Who;
 use crate::redlock::fake::Fault;
@@ -315,7 +315,7 @@ async fn an_observers_first_read_is_tried_again_before_it_is_an_error() {
     let mut observer = locks.observe(NAME);
     let healing = nodes[..3].to_vec();
     tokio::spawn(async move {
-        sleep(super::session_tests::NODE_TIMEOUT).await;
+        sleep(crate::locks::session::tests::NODE_TIMEOUT).await;
         for node in &healing {
             node.set_fault(Fault::None);
         }

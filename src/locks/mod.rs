@@ -24,23 +24,17 @@
 
 mod acquire;
 mod campaign;
-#[cfg(test)]
-mod campaign_tests;
 pub mod error;
 pub(crate) mod follow;
 mod held;
 mod reentry;
 pub(crate) mod session;
 mod session_io;
-#[cfg(test)]
-mod session_tests;
 mod sessions;
 mod set;
 mod shared_reads;
 mod traced;
 pub(crate) mod watcher;
-#[cfg(test)]
-mod watcher_tests;
 pub(crate) use sessions::SessionGuard;
 pub(crate) mod queue;
 pub(crate) mod quota;

@@ -423,3 +423,7 @@ fn next_extension(deadline: Instant, ttl: Duration, node_timeout: Duration) -> I
     let latest = deadline.checked_sub(node_timeout * 5).unwrap_or(deadline);
     (Instant::now() + ttl / 3).min(latest)
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+pub(crate) mod tests;

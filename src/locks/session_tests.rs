@@ -18,10 +18,10 @@ use crate::redlock::fake::{FakeNode, Fault};
 use crate::redlock::{ALONE, Acquired, Engine, EngineConfig, FailureReason, Kind};
 use crate::telemetry::metrics::Metrics;
 
-pub(super) const TTL: Duration = Duration::from_secs(3);
-pub(super) const NODE_TIMEOUT: Duration = Duration::from_millis(50);
+pub(crate) const TTL: Duration = Duration::from_secs(3);
+pub(crate) const NODE_TIMEOUT: Duration = Duration::from_millis(50);
 
-pub(super) fn locks() -> (Arc<Locks<FakeNode>>, Arc<Engine<FakeNode>>, Vec<FakeNode>) {
+pub(crate) fn locks() -> (Arc<Locks<FakeNode>>, Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     let nodes: Vec<FakeNode> = (0..5).map(|i| FakeNode::new(&format!("n{i}"), 0)).collect();
     let config = EngineConfig {
         key_prefix: "t".into(),
@@ -46,7 +46,7 @@ pub(super) fn locks() -> (Arc<Locks<FakeNode>>, Arc<Engine<FakeNode>>, Vec<FakeN
     (locks, engine, nodes)
 }
 
-pub(super) fn plan(resource: &str) -> Box<Plan> {
+pub(crate) fn plan(resource: &str) -> Box<Plan> {
     Box::new(Plan {
         resource: resource.into(),
         name: format!("lock:{resource}"),
@@ -62,7 +62,7 @@ pub(super) fn plan(resource: &str) -> Box<Plan> {
 
 /// What the client heard, owned, with when (since the test began).
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Heard {
+pub(crate) enum Heard {
     Acquired { token: u64, validity: Duration },
     NotAcquired(FailureReason),
     Extended { validity: Duration },
@@ -75,10 +75,10 @@ pub(super) enum Heard {
 
 /// The test's end of a session: what it sends, what it heard, and whether
 /// it is still there.
-pub(super) struct Client {
-    pub(super) send: mpsc::UnboundedSender<Input>,
+pub(crate) struct Client {
+    pub(crate) send: mpsc::UnboundedSender<Input>,
     heard: Arc<Mutex<Vec<(Duration, Heard)>>>,
-    pub(super) gone: watch::Sender<bool>,
+    pub(crate) gone: watch::Sender<bool>,
     session: JoinHandle<()>,
     began: Instant,
 }
@@ -143,7 +143,7 @@ impl Events for TestEvents {
     }
 }
 
-pub(super) fn start(locks: &Arc<Locks<FakeNode>>, plan: Box<Plan>) -> Client {
+pub(crate) fn start(locks: &Arc<Locks<FakeNode>>, plan: Box<Plan>) -> Client {
     start_with_room(locks, plan, None)
 }
 
@@ -173,15 +173,15 @@ fn start_with_room(locks: &Arc<Locks<FakeNode>>, plan: Box<Plan>, room: Option<u
 }
 
 impl Client {
-    pub(super) fn heard(&self) -> Vec<(Duration, Heard)> {
+    pub(crate) fn heard(&self) -> Vec<(Duration, Heard)> {
         self.heard.lock().unwrap().clone()
     }
 
-    pub(super) fn events(&self) -> Vec<Heard> {
+    pub(crate) fn events(&self) -> Vec<Heard> {
         self.heard().into_iter().map(|(_, heard)| heard).collect()
     }
 
-    pub(super) async fn ended(self) -> Vec<(Duration, Heard)> {
+    pub(crate) async fn ended(self) -> Vec<(Duration, Heard)> {
         tokio::time::timeout(Duration::from_secs(3600), self.session)
             .await
             .expect("the session ends")
@@ -194,7 +194,7 @@ impl Client {
     }
 }
 
-pub(super) fn holders(engine: &Engine<FakeNode>, nodes: &[FakeNode], name: &str) -> usize {
+pub(crate) fn holders(engine: &Engine<FakeNode>, nodes: &[FakeNode], name: &str) -> usize {
     let key = engine.lock_key(name);
     nodes.iter().filter(|n| n.holder(&key).is_some()).count()
 }

@@ -152,3 +152,7 @@ impl<N: Node> Watcher<N> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "watcher_tests.rs"]
+mod tests;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::timeout;
 
-use super::session_tests::locks;
+use crate::locks::session::tests::locks;
 use crate::locks::watcher::Change;
 use crate::locks::who::Who;
 use crate::redlock::{ALONE, Acquired, Kind};

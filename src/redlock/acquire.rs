@@ -370,3 +370,12 @@ impl<N: Node> Engine<N> {
         )
     }
 }
+
+#[cfg(test)]
+#[path = "acquire_tests.rs"]
+mod tests;
+
+/// Shared locks, which `acquire` takes with exclusive ones.
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod shared_tests;

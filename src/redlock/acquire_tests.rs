@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::engine_tests::{NODE_TIMEOUT, TTL, cluster, config, lease, once};
-use super::fake::{FakeNode, Fault};
-use super::node::Standing;
 use super::*;
+use crate::redlock::engine::tests::{NODE_TIMEOUT, TTL, cluster, config, lease, once};
+use crate::redlock::fake::{FakeNode, Fault};
+use crate::redlock::node::Standing;
+use crate::redlock::*;
 
 #[tokio::test(start_paused = true)]
 async fn two_of_five_failing_nodes_still_grant() {

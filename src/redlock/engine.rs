@@ -117,3 +117,7 @@ impl<N: Node> Engine<N> {
         lo + Duration::from_micros(fastrand::u64(0..=span))
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+pub(crate) mod tests;

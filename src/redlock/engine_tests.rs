@@ -8,13 +8,14 @@
 use std::future::pending;
 use std::time::Duration;
 
-use super::fake::FakeNode;
 use super::*;
+use crate::redlock::fake::FakeNode;
+use crate::redlock::*;
 
-pub(super) const TTL: Duration = Duration::from_secs(10);
-pub(super) const NODE_TIMEOUT: Duration = Duration::from_millis(50);
+pub(crate) const TTL: Duration = Duration::from_secs(10);
+pub(crate) const NODE_TIMEOUT: Duration = Duration::from_millis(50);
 
-pub(super) fn config() -> EngineConfig {
+pub(crate) fn config() -> EngineConfig {
     EngineConfig {
         key_prefix: "t".into(),
         node_timeout: NODE_TIMEOUT,
@@ -28,7 +29,7 @@ pub(super) fn config() -> EngineConfig {
 }
 
 /// An engine over fresh nodes, one per counter.
-pub(super) fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Vec<FakeNode>) {
+pub(crate) fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     let nodes: Vec<FakeNode> = counters
         .iter()
         .enumerate()
@@ -38,14 +39,14 @@ pub(super) fn cluster(counters: &[u64]) -> (std::sync::Arc<Engine<FakeNode>>, Ve
 }
 
 /// One attempt at an exclusive lock, without waiting.
-pub(super) async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
+pub(crate) async fn once(engine: &Engine<FakeNode>, resource: &str) -> Result<Acquired, Error> {
     engine
         .acquire(resource, (Kind::Exclusive, TTL), Duration::ZERO, pending(), ALONE, "")
         .await
 }
 
 /// The lease of a grant (anything else fails the test).
-pub(super) fn lease(outcome: Result<Acquired, Error>) -> Lease {
+pub(crate) fn lease(outcome: Result<Acquired, Error>) -> Lease {
     match outcome {
         Ok(Acquired::Granted(lease)) => lease,
         other => panic!("expected a grant, got {other:?}"),

@@ -177,3 +177,7 @@ impl<N: Node> Engine<N> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "extend_tests.rs"]
+mod tests;

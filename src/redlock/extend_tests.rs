@@ -8,10 +8,11 @@ use std::time::Duration;
 use futures::future::join_all;
 use tokio::time::Instant;
 
-use super::engine_tests::{NODE_TIMEOUT, TTL, cluster, lease, once};
-use super::fake::Fault;
-use super::node::Standing;
 use super::*;
+use crate::redlock::engine::tests::{NODE_TIMEOUT, TTL, cluster, lease, once};
+use crate::redlock::fake::Fault;
+use crate::redlock::node::Standing;
+use crate::redlock::*;
 
 #[tokio::test(start_paused = true)]
 async fn extend_keeps_the_lock_and_is_refused_after_expiry() {

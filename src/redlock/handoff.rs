@@ -115,3 +115,7 @@ impl<N: Node> Engine<N> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "handoff_tests.rs"]
+mod tests;

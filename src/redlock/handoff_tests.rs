@@ -9,10 +9,11 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use super::engine_tests::{NODE_TIMEOUT, TTL, cluster, lease, once};
-use super::fake::{FakeNode, Fault};
-use super::node::{Announce, Standing};
 use super::*;
+use crate::redlock::engine::tests::{NODE_TIMEOUT, TTL, cluster, lease, once};
+use crate::redlock::fake::{FakeNode, Fault};
+use crate::redlock::node::{Announce, Standing};
+use crate::redlock::*;
 
 #[tokio::test(start_paused = true)]
 async fn a_hand_off_swaps_the_holder_in_one_round_with_a_higher_token() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::*;
-use crate::redlock::engine_tests::{TTL, cluster, lease, once};
+use crate::redlock::engine::tests::{TTL, cluster, lease, once};
 use crate::redlock::fake::Fault;
 use crate::redlock::fake_state::relayed;
 

@@ -4,7 +4,7 @@
 use std::future::pending;
 
 use super::*;
-use crate::redlock::engine_tests::{cluster, lease};
+use crate::redlock::engine::tests::{cluster, lease};
 use crate::redlock::fake::FakeNode;
 use crate::redlock::{ALONE, Kind, Mode, Permit};
 

@@ -19,17 +19,11 @@
 //! What the outside hears: the `observer` (metrics) and the rounds' `spans`.
 
 mod acquire;
-#[cfg(test)]
-mod acquire_tests;
 pub mod buckets;
 pub mod election;
 pub mod engine;
-#[cfg(test)]
-mod engine_tests;
 mod error;
 mod extend;
-#[cfg(test)]
-mod extend_tests;
 mod extensions;
 #[cfg(test)]
 pub mod fake;
@@ -37,8 +31,6 @@ pub mod fake;
 mod fake_state;
 mod fanout;
 mod handoff;
-#[cfg(test)]
-mod handoff_tests;
 pub mod holder;
 mod inspect;
 pub(crate) mod limit;
@@ -48,19 +40,11 @@ pub(crate) mod monitor;
 pub mod node;
 pub(crate) mod observer;
 mod permits;
-#[cfg(test)]
-mod permits_tests;
 pub(crate) mod quorum;
 mod release;
-#[cfg(test)]
-mod release_tests;
 pub mod rules;
 mod set;
-#[cfg(test)]
-mod set_tests;
 mod shards;
-#[cfg(test)]
-mod shared_tests;
 pub mod spans;
 pub mod standing;
 pub(crate) mod vote;

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::redlock::buckets::BUCKETS;
-use crate::redlock::engine_tests::cluster;
+use crate::redlock::engine::tests::cluster;
 use crate::redlock::fake::{FakeNode, Fault};
 use crate::redlock::node::Node;
 use crate::redlock::standing::{NodeHealth, Observation};

@@ -81,3 +81,7 @@ impl<N: Node> Engine<N> {
         Err(refused)
     }
 }
+
+#[cfg(test)]
+#[path = "permits_tests.rs"]
+mod tests;

@@ -89,3 +89,7 @@ impl<N: Node> Engine<N> {
         Ok(quorum::majority(self.tally(&answers)?, n))
     }
 }
+
+#[cfg(test)]
+#[path = "release_tests.rs"]
+mod tests;

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::engine_tests::{NODE_TIMEOUT, cluster, lease, once};
-use super::fake::Fault;
-use super::node::Announce;
 use super::*;
+use crate::redlock::engine::tests::{NODE_TIMEOUT, cluster, lease, once};
+use crate::redlock::fake::Fault;
+use crate::redlock::node::Announce;
 
 #[tokio::test(start_paused = true)]
 async fn release_with_a_wrong_value_is_refused_and_the_lock_stays() {

@@ -199,3 +199,7 @@ impl<N: Node> Engine<N> {
         join_all(members).await.into_iter().collect()
     }
 }
+
+#[cfg(test)]
+#[path = "set_tests.rs"]
+mod tests;

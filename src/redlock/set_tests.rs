@@ -6,14 +6,14 @@ use std::future::pending;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fake::FakeNode;
 use super::*;
+use crate::redlock::fake::FakeNode;
 
 const TTL: Duration = Duration::from_secs(10);
 
 fn cluster() -> (Arc<Engine<FakeNode>>, Vec<FakeNode>) {
     let nodes: Vec<FakeNode> = (0..5).map(|i| FakeNode::new(&format!("n{i}"), 1)).collect();
-    let config = super::engine_tests::config();
+    let config = crate::redlock::engine::tests::config();
     (Arc::new(Engine::new(nodes.clone(), config)), nodes)
 }
 

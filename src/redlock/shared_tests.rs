@@ -7,8 +7,9 @@ use std::future::pending;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fake::{FakeNode, Fault};
 use super::*;
+use crate::redlock::fake::{FakeNode, Fault};
+use crate::redlock::*;
 
 const TTL: Duration = Duration::from_secs(10);
 
@@ -18,7 +19,7 @@ fn cluster(counters: &[u64], publish_round: bool) -> (Arc<Engine<FakeNode>>, Vec
         .collect();
     let config = EngineConfig {
         publish_round,
-        ..super::engine_tests::config()
+        ..crate::redlock::engine::tests::config()
     };
     (Arc::new(Engine::new(nodes.clone(), config)), nodes)
 }
