@@ -58,7 +58,32 @@ fn election_name(caller: &Caller, election: &str) -> Result<String, Error> {
 }
 
 /// What `Observe` streams.
-type Observed = Pin<Box<dyn Stream<Item = Result<LeaderResponse, Status>> + Send>>;
+pub(crate) type Observed = Pin<Box<dyn Stream<Item = Result<LeaderResponse, Status>> + Send>>;
+
+/// The leaders of election lock `name` as `Observe` streams them (also
+/// the status page's, docs/operations.md#status-page).
+pub(crate) fn observed<N: Node>(locks: &Arc<Locks<N>>, name: &str) -> Observed {
+    let observer = locks.observe(name);
+    let closing = locks.closing();
+    // One state per poll; the stream ends at an error or a shutdown
+    // (a graceful stop does not wait for observers).
+    let states = futures::stream::unfold(
+        (observer, Box::pin(closing), false),
+        |(mut observer, mut closing, done)| async move {
+            if done {
+                return None;
+            }
+            tokio::select! {
+                () = &mut closing => None,
+                state = observer.next() => match state {
+                    Ok(state) => Some((Ok(wire_leader(state)), (observer, closing, false))),
+                    Err(error) => Some((Err(Status::from(error)), (observer, closing, true))),
+                },
+            }
+        },
+    );
+    Box::pin(states)
+}
 
 #[tonic::async_trait]
 impl<N: Node> Election for ElectionService<N> {
@@ -94,26 +119,7 @@ impl<N: Node> Election for ElectionService<N> {
     async fn observe(&self, request: Request<ObserveRequest>) -> Result<Response<Observed>, Status> {
         let caller = caller_of(&request)?;
         let name = election_name(&caller, &request.get_ref().election)?;
-        let observer = self.locks.observe(&name);
-        let closing = self.locks.closing();
-        // One state per poll; the stream ends at an error or a shutdown
-        // (a graceful stop does not wait for observers).
-        let states = futures::stream::unfold(
-            (observer, Box::pin(closing), false),
-            |(mut observer, mut closing, done)| async move {
-                if done {
-                    return None;
-                }
-                tokio::select! {
-                    () = &mut closing => None,
-                    state = observer.next() => match state {
-                        Ok(state) => Some((Ok(wire_leader(state)), (observer, closing, false))),
-                        Err(error) => Some((Err(Status::from(error)), (observer, closing, true))),
-                    },
-                }
-            },
-        );
-        Ok(Response::new(Box::pin(states)))
+        Ok(Response::new(observed(&self.locks, &name)))
     }
 
     async fn proclaim(&self, request: Request<ProclaimRequest>) -> Result<Response<ProclaimResponse>, Status> {

@@ -18,6 +18,9 @@
 //! or certificate for audit (`peer`), gRPC health (`health`), and the
 //! server (`serve`) with its TLS (`tls`), its codec (`codec`) and each
 //! call's span (`traced`).
+//!
+//! Beside `/metrics`, on its listener: the read-only status page
+//! (`status_page`, docs/operations.md#status-page).
 
 pub(crate) mod admin;
 pub(crate) mod auth;
@@ -38,6 +41,7 @@ pub(crate) mod serve;
 pub(crate) mod service;
 pub(crate) mod set;
 pub(crate) mod status;
+pub(crate) mod status_page;
 pub(crate) mod tls;
 pub(crate) mod traced;
 pub(crate) mod watch;

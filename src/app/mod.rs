@@ -23,6 +23,7 @@ use crate::api::health::Health;
 use crate::api::request::Limits;
 use crate::api::serve::{self, ServeError};
 use crate::api::service::LockService;
+use crate::api::status_page;
 use crate::config::{Config, ConfigError};
 use crate::locks::Locks;
 use crate::locks::follow::Followed;
@@ -220,6 +221,13 @@ pub async fn run(
         metrics.clone(),
         followed,
     ));
+    // The read-only status page beside /metrics (docs/operations.md#status-page).
+    let pages = config.status_page.enabled.then(|| {
+        if let Ok(address) = listeners.metrics.local_addr() {
+            tracing::info!(%address, "status page at /status on the metrics listener");
+        }
+        status_page::pages(engine.clone(), locks.clone(), auth.clone(), metrics.clone())
+    });
     let exporting = {
         let locks = locks.clone();
         let refresh = move || locks.refresh_gauges();
@@ -227,6 +235,7 @@ pub async fn run(
             listeners.metrics,
             metrics.clone(),
             refresh,
+            pages,
             stop.background_stopped(),
         ))
     };

@@ -46,6 +46,9 @@ pub struct Config {
     /// The admin service.
     #[serde(default)]
     pub admin: AdminConfig,
+    /// The read-only status page beside `/metrics`.
+    #[serde(default)]
+    pub status_page: StatusPageConfig,
     /// OpenTelemetry traces.
     #[serde(default)]
     pub telemetry: TelemetryConfig,
@@ -70,6 +73,15 @@ pub struct AdminConfig {
     /// Admin calls without authentication (loopback only).
     #[serde(default)]
     pub allow_unauthenticated: bool,
+}
+
+/// `[status_page]` (docs/operations.md#status-page)
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusPageConfig {
+    /// Serve the page at `/status` on `metrics.listen`.
+    #[serde(default)]
+    pub enabled: bool,
 }
 
 /// `[metrics]`

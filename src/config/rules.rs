@@ -189,6 +189,17 @@ impl Config {
                 server.listen
             ));
         }
+        // The page shows every lock and election of the daemon: with no
+        // tenants to ask for the `admin` scope, only on a loopback address
+        // (docs/operations.md#status-page).
+        let metrics = self.metrics.listen;
+        if self.status_page.enabled && self.auth.tokens_file.is_none() && !metrics.ip().is_loopback() {
+            return fail(format!(
+                "status_page.enabled without auth.tokens_file is allowed only while metrics.listen is a loopback \
+                 address (it is {metrics}): anyone who reaches it would see every lock; set auth.tokens_file (the \
+                 page then asks for a tenant with scopes = [\"admin\"]) or listen on 127.0.0.1"
+            ));
+        }
         if server.tls_cert_file.is_some() != server.tls_key_file.is_some() {
             return fail("server.tls_cert_file and server.tls_key_file must be set together".into());
         }

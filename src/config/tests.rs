@@ -185,3 +185,18 @@ fn the_watch_period_and_the_longest_lock_delay_are_bounded() {
     let err = load(&[("REDLOCKD__LOCK__MAX_LOCK_DELAY", "2h")]).unwrap_err();
     assert!(err.0.contains("lock.max_lock_delay"), "{err}");
 }
+
+#[test]
+fn the_status_page_is_off_by_default_and_open_only_on_loopback_without_tenants() {
+    let config = load(&[]).unwrap();
+    assert!(!config.status_page.enabled);
+    let on = ("REDLOCKD__STATUS_PAGE__ENABLED", "true");
+    assert!(load(&[on]).unwrap().status_page.enabled);
+    let err = load(&[on, ("REDLOCKD__METRICS__LISTEN", "0.0.0.0:9420")]).unwrap_err();
+    assert!(err.0.contains("status_page.enabled without auth.tokens_file"), "{err}");
+    assert!(err.0.contains("0.0.0.0:9420"), "{err}");
+    // Off, any address is fine; a typo is named.
+    load(&[("REDLOCKD__METRICS__LISTEN", "0.0.0.0:9420")]).unwrap();
+    let err = load(&[("REDLOCKD__STATUS_PAGE__ENABLED", "yes please")]).unwrap_err();
+    assert!(err.0.contains("enabled"), "{err}");
+}

@@ -117,6 +117,7 @@ impl<N: Probed> Monitor<N> {
         let observation = match probed {
             Ok(Ok(observation)) => {
                 timed_out.store(0, Ordering::Relaxed);
+                node.health().set_unreachable(None);
                 observation
             }
             // A usable master's first probe in a row that times out is let
@@ -137,12 +138,14 @@ impl<N: Probed> Monitor<N> {
             // commands fail anyway; health must not count it).
             failed => {
                 timed_out.store(0, Ordering::Relaxed);
+                let reason = match failed {
+                    Ok(Err(error)) => error.to_string(),
+                    _ => "the probe timed out".into(),
+                };
+                // Kept for the status page (docs/operations.md#status-page).
+                node.health().set_unreachable(Some(reason.clone()));
                 if node.health().set_if_current(generation, Standing::Unverified) {
                     if before != Standing::Unverified {
-                        let reason = match failed {
-                            Ok(Err(error)) => error.to_string(),
-                            _ => "the probe timed out".into(),
-                        };
                         tracing::warn!(node = node.name(), %reason, "unreachable");
                     }
                     // Also for a master never reached (a wrong password):

@@ -34,6 +34,18 @@ impl ShardSeen {
     }
 }
 
+/// One primary of a cluster position, as the status page shows it
+/// (docs/design.md#cluster-positions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Primary {
+    /// `host:port`.
+    pub address: String,
+    /// How many buckets (slots) it serves.
+    pub buckets: usize,
+    /// How many of those are held out or being repaired.
+    pub buckets_out: usize,
+}
+
 /// A primary as the last probe saw it.
 #[derive(Debug)]
 struct Known {
@@ -209,6 +221,28 @@ impl Shards {
         }
         let whole = (out == usize::from(BUCKETS)).then(|| first_back.map(|(at, why)| (at, why.to_owned())));
         (out, whole.flatten())
+    }
+
+    /// The primaries the last probe saw, with their buckets and those out.
+    pub(crate) fn primaries(&self, now: Instant) -> Vec<Primary> {
+        let mut primaries: Vec<Primary> = (self.known.iter())
+            .map(|k| Primary {
+                address: k.address.clone(),
+                buckets: 0,
+                buckets_out: 0,
+            })
+            .collect();
+        for (bucket, owner) in self.owner.iter().enumerate() {
+            let Some(primary) = primaries.get_mut(usize::from(*owner)) else {
+                continue;
+            };
+            primary.buckets += 1;
+            let bucket = bucket as u16;
+            if !self.all_in() && (self.held(bucket, now).is_some() || self.unrepaired(bucket)) {
+                primary.buckets_out += 1;
+            }
+        }
+        primaries
     }
 
     /// A repair vouched for `buckets`.

@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::rules::{Rules, latest_start};
-pub use super::shards::ShardSeen;
 use super::shards::Shards;
+pub use super::shards::{Primary, ShardSeen};
 
 /// Whether a node may count towards an acquire quorum.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +154,8 @@ struct Memory {
     generation: u64,
     /// A cluster position's shards (nothing for a standalone master).
     shards: Shards,
+    /// Why the last probe could not reach it (`None` once one did).
+    unreachable: Option<String>,
 }
 
 /// What a probe decided: the new standing, and whether the node needs its
@@ -187,6 +189,7 @@ impl Default for NodeHealth {
                 verified: false,
                 generation: 0,
                 shards: Shards::default(),
+                unreachable: None,
             }),
         }
     }
@@ -200,6 +203,22 @@ impl NodeHealth {
     /// The current standing.
     pub fn standing(&self) -> Standing {
         self.memory().standing.clone()
+    }
+
+    /// Why the last probe could not reach the node, if it could not.
+    pub fn unreachable(&self) -> Option<String> {
+        self.memory().unreachable.clone()
+    }
+
+    /// Notes why a probe could not reach the node (`None`: it did).
+    pub fn set_unreachable(&self, reason: Option<String>) {
+        self.memory().unreachable = reason;
+    }
+
+    /// A cluster position's primaries as the last probe saw them, each
+    /// with its buckets and how many are out (none for a standalone master).
+    pub fn primaries(&self) -> Vec<Primary> {
+        self.memory().shards.primaries(Instant::now())
     }
 
     /// Sets the standing.

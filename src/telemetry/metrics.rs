@@ -42,6 +42,17 @@ impl Status {
     }
 }
 
+/// Counts since start, read by the status page (`Metrics::totals`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// `redlock_acquire_total{status="success"}`.
+    pub acquired: u64,
+    /// `redlock_acquire_total{status=~"fail|error"}`.
+    pub failed: u64,
+    /// `redlock_extend_total{status="fail"}`: held locks lost.
+    pub lost: u64,
+}
+
 /// Masters whose request histogram `Metrics` keeps at hand.
 const CACHED_NODES: usize = 16;
 
@@ -324,6 +335,19 @@ impl Metrics {
     /// A release handed the lock to the next waiter here, or tried to.
     pub fn handed_off(&self, outcome: HandOff) {
         self.handoffs.with_label_values(&[outcome.as_str()]).inc();
+    }
+
+    /// What the status page plots (docs/operations.md#status-page), as
+    /// counted since start: acquisitions granted, acquisitions that ended
+    /// without a lock (refused or failed), and held locks found gone at an
+    /// extension (a `Hold` session's or a leader's `LOST`).
+    pub fn totals(&self) -> Totals {
+        let of = |counter: &IntCounterVec, status: Status| counter.with_label_values(&[status.as_str()]).get();
+        Totals {
+            acquired: of(&self.acquire_total, Status::Success),
+            failed: of(&self.acquire_total, Status::Fail) + of(&self.acquire_total, Status::Error),
+            lost: of(&self.extend_total, Status::Fail),
+        }
     }
 
     /// A leadership through this daemon began or ended.

@@ -61,6 +61,7 @@ mod sessions;
 mod sets;
 mod shared;
 mod soak;
+mod status_page;
 mod tenants;
 mod tls;
 mod traces;

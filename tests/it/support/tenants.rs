@@ -2,6 +2,7 @@
 //! resource) and `beta` (not admin, with a quota of the test's choosing),
 //! and the requests they send.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use redlockd_client::proto::AcquireRequest;
@@ -29,6 +30,11 @@ pub fn authed<T>(message: T, token: &str) -> Request<T> {
 /// A daemon with tenant `alpha` (admin, every resource) and `beta` (not
 /// admin, with `beta_quota` as its quota table).
 pub async fn daemon_with_tenants(cluster: &Cluster, dir: &std::path::Path, beta_quota: &str) -> Daemon {
+    Daemon::start_with(tenants_env(cluster, dir, beta_quota)).await
+}
+
+/// The environment of `daemon_with_tenants`, for a test to add to.
+pub fn tenants_env(cluster: &Cluster, dir: &std::path::Path, beta_quota: &str) -> HashMap<String, String> {
     let file = dir.join("tenants.toml");
     std::fs::write(
         &file,
@@ -43,7 +49,7 @@ pub async fn daemon_with_tenants(cluster: &Cluster, dir: &std::path::Path, beta_
         "REDLOCKD__AUTH__TOKENS_FILE".into(),
         file.to_string_lossy().into_owned(),
     );
-    Daemon::start_with(env).await
+    env
 }
 
 pub async fn admin(daemon: &Daemon) -> AdminClient<Channel> {
