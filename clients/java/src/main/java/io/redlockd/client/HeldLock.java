@@ -22,22 +22,11 @@ import redlockd.v1.LockOuterClass.HoldStart;
  * a loss, or a release that finds the lock gone, throws {@link LockLostException}. Thread-safe.
  */
 public final class HeldLock extends Session<HoldRequest, HoldResponse> implements AutoCloseable {
-  /** How long closing waits for the daemon to confirm the release. */
-  static final Duration RELEASE_TIMEOUT = END_TIMEOUT;
-
   private final Granted granted;
-  private volatile boolean releasing;
-  /** RELEASED's held_to_end, once it came. */
-  private volatile Boolean heldToEnd;
-  /** Why the stream ended without RELEASED, if it did. */
-  private volatile String endedBecause = "";
-  private boolean finished;
-  private boolean releaseCalled;
-  private RedlockdException failure;
 
   HeldLock(ClientCallStreamObserver<HoldRequest> requests, Granted granted, long received,
       com.google.protobuf.Duration validity) {
-    super(requests, received, validity);
+    super(requests, received, validity, "the lock", "release");
     this.granted = granted;
   }
 
@@ -105,10 +94,7 @@ public final class HeldLock extends Session<HoldRequest, HoldResponse> implement
    * confirm the release within 10 s. {@link #close()} afterwards does nothing.
    */
   public boolean release() {
-    synchronized (this) {
-      releaseCalled = true;
-    }
-    return finish() == null;
+    return end();
   }
 
   /**
@@ -119,50 +105,17 @@ public final class HeldLock extends Session<HoldRequest, HoldResponse> implement
    */
   @Override
   public void close() {
-    synchronized (this) {
-      if (releaseCalled) {
-        return;
-      }
-    }
-    RedlockdException failed = finish();
-    if (failed != null) {
-      throw failed;
-    }
+    endOrThrow();
   }
 
-  private synchronized RedlockdException finish() {
-    if (finished) {
-      return failure;
-    }
-    finished = true;
-    releasing = true;
-    boolean answered;
-    if (isLost()) {
-      // Nothing to confirm: the daemon releases a cancelled session at once (and one that said
-      // LOST has released already).
-      cancel("the lock was lost");
-      over();
-      answered = true;
-    } else {
-      answered = endWith(HoldRequest.newBuilder().setRelease(HoldRelease.getDefaultInstance()).build());
-    }
-    failure = exitError(answered);
-    return failure;
+  @Override
+  HoldRequest endRequest() {
+    return HoldRequest.newBuilder().setRelease(HoldRelease.getDefaultInstance()).build();
   }
 
-  /** What closing throws: never silent about a failed release. */
-  private RedlockdException exitError(boolean answered) {
-    if (isLost()) {
-      return new LockLostException(lostBecause());
-    }
-    if (Boolean.FALSE.equals(heldToEnd)) {
-      return new LockLostException("released, but a majority of the masters no longer held the lock");
-    }
-    if (heldToEnd == null) {
-      String why = answered ? endedBecause : "no answer within " + RELEASE_TIMEOUT.toSeconds() + " s";
-      return new RedlockdException("the daemon did not confirm the release (" + why + ")");
-    }
-    return null;
+  @Override
+  RedlockdException lostError(String reason) {
+    return new LockLostException(reason);
   }
 
   // What the session's messages mean (called on gRPC's thread, one at a time).
@@ -174,30 +127,16 @@ public final class HeldLock extends Session<HoldRequest, HoldResponse> implement
         extendTo(System.nanoTime(), message.getLease().getValidity());
         break;
       case HOLD_EVENT_LOST:
-        lose("lost: " + message.getReason());
-        over();
+        lostByDaemon(message.getReason());
         break;
       case HOLD_EVENT_RELEASED:
-        heldToEnd = message.getHeldToEnd();
-        if (!releasing) {
-          lose("the daemon released the lock while it was in use: " + message.getReason());
-        }
-        over();
+        endedByDaemon(
+            message.getHeldToEnd() ? null : "released, but a majority of the masters no longer held the lock",
+            "the daemon released the lock while it was in use: " + message.getReason());
         break;
       default:
         break;
     }
-  }
-
-  @Override
-  void ended(String why) {
-    if (heldToEnd == null) {
-      endedBecause = why;
-      if (!releasing) {
-        lose(why);
-      }
-    }
-    over();
   }
 
   String value() {

@@ -40,18 +40,10 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
   private volatile ByteString value;
   /** Proclaims sent and not yet confirmed, in order; guarded by itself, with the sending. */
   private final ArrayDeque<CompletableFuture<Void>> proclaims = new ArrayDeque<>();
-  private volatile boolean resigning;
-  /** Whether RESIGNED came. */
-  private volatile boolean resigned;
-  /** Why the stream ended without RESIGNED or LOST, if it did. */
-  private volatile String endedBecause = "";
-  private boolean finished;
-  private boolean resignCalled;
-  private RedlockdException failure;
 
   private Leadership(
       ClientCallStreamObserver<CampaignRequest> requests, CampaignStart start, CampaignResponse elected, long received) {
-    super(requests, received, elected.getValidFor());
+    super(requests, received, elected.getValidFor(), "the leadership", "resignation");
     this.election = start.getElection();
     this.candidate = start.getCandidate();
     this.term = FencingToken.fromWire(elected.getTerm());
@@ -131,7 +123,7 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
       if (isLost()) {
         throw new LeadershipLostException(lostBecause());
       }
-      if (isOver() || resigning) {
+      if (isOver() || isEnding()) {
         throw new RedlockdException("the leadership of " + election + " has ended");
       }
       try {
@@ -168,10 +160,7 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
    * afterwards does nothing.
    */
   public boolean resign() {
-    synchronized (this) {
-      resignCalled = true;
-    }
-    return finish() == null;
+    return end();
   }
 
   /**
@@ -182,39 +171,17 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
    */
   @Override
   public void close() {
-    synchronized (this) {
-      if (resignCalled) {
-        return;
-      }
-    }
-    RedlockdException failed = finish();
-    if (failed != null) {
-      throw failed;
-    }
+    endOrThrow();
   }
 
-  private synchronized RedlockdException finish() {
-    if (finished) {
-      return failure;
-    }
-    finished = true;
-    resigning = true;
-    boolean answered;
-    if (isLost()) {
-      // The daemon lets go of a cancelled campaign at once (and one that said LOST has already).
-      cancel("the leadership was lost");
-      over();
-      answered = true;
-    } else {
-      answered = endWith(CampaignRequest.newBuilder().setResign(CampaignResign.getDefaultInstance()).build());
-    }
-    if (isLost()) {
-      failure = new LeadershipLostException(lostBecause());
-    } else if (!resigned) {
-      String why = answered ? endedBecause : "no answer within " + END_TIMEOUT.toSeconds() + " s";
-      failure = new RedlockdException("the daemon did not confirm the resignation (" + why + ")");
-    }
-    return failure;
+  @Override
+  CampaignRequest endRequest() {
+    return CampaignRequest.newBuilder().setResign(CampaignResign.getDefaultInstance()).build();
+  }
+
+  @Override
+  RedlockdException lostError(String reason) {
+    return new LeadershipLostException(reason);
   }
 
   // What the campaign's messages mean (called on gRPC's thread, one at a time).
@@ -235,15 +202,10 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
         }
         break;
       case CAMPAIGN_EVENT_LOST:
-        lose("lost: " + message.getReason());
-        over();
+        lostByDaemon(message.getReason());
         break;
       case CAMPAIGN_EVENT_RESIGNED:
-        resigned = true;
-        if (!resigning) {
-          lose("resigned by the daemon: " + message.getReason());
-        }
-        over();
+        endedByDaemon(null, "resigned by the daemon: " + message.getReason());
         break;
       default:
         break;
@@ -251,20 +213,9 @@ public final class Leadership extends Session<CampaignRequest, CampaignResponse>
   }
 
   @Override
-  void ended(String why) {
-    if (!resigned && !isLost()) {
-      endedBecause = why;
-      if (!resigning) {
-        lose(why);
-      }
-    }
-    over();
-  }
-
-  @Override
   void over() {
     super.over();
-    failProclaims(isLost() ? new LeadershipLostException(lostBecause())
+    failProclaims(isLost() ? lostError(lostBecause())
         : new RedlockdException("the leadership of " + election + " ended before the value was published"));
   }
 

@@ -17,7 +17,10 @@ import java.util.function.Consumer;
  * silent, {@link #LOST_MARGIN} before the last validity runs out with no extension (the client's
  * own deadline, counted from when each message arrived on {@link System#nanoTime()}'s monotonic
  * clock: docs/design.md#sessions, docs/design.md#elections). The client's own timer fires it,
- * whether or not any message ever comes again.
+ * whether or not any message ever comes again. Ending is shared too: the holder asks (a Release, a
+ * Resign) and waits up to {@link #END_TIMEOUT} for the daemon's confirmation (RELEASED, RESIGNED);
+ * the daemon's own end, unasked, is a loss; and ending throws, never silent, when it was lost or not
+ * confirmed.
  *
  * @param <Q> the stream's requests
  * @param <R> the stream's replies
@@ -54,10 +57,31 @@ abstract class Session<Q, R> {
   /** Guards {@link #watch}; never held while waiting (the watch thread serves every session). */
   private final Object watchLock = new Object();
   private ScheduledFuture<?> watch;
+  /** What it holds ("the lock"), and what ending it is called ("release"), for messages. */
+  private final String holds;
+  private final String endNoun;
+  /** Whether ending was asked for: the daemon's end is then no loss. */
+  private volatile boolean ending;
+  /** Whether the daemon's end (RELEASED, RESIGNED) came. */
+  private volatile boolean confirmed;
+  /** Why it came short of the end it confirmed (RELEASED with held_to_end false), if it did. */
+  private volatile String shortOfEnd;
+  /** Why the stream ended without the daemon's end, if it did. */
+  private volatile String endedBecause = "";
+  /** Guarded by this: whether ending ran, whether end() asked for it, and what it found. */
+  private boolean finished;
+  private boolean endCalled;
+  private RedlockdException failure;
 
-  /** A session valid for {@code validity} from {@code fromNanos} (when its first message came). */
-  Session(ClientCallStreamObserver<Q> requests, long fromNanos, com.google.protobuf.Duration validity) {
+  /**
+   * A session valid for {@code validity} from {@code fromNanos} (when its first message came).
+   * {@code holds} names what it holds ("the lock"), {@code endNoun} its ending ("release").
+   */
+  Session(ClientCallStreamObserver<Q> requests, long fromNanos, com.google.protobuf.Duration validity,
+      String holds, String endNoun) {
     this.requests = requests;
+    this.holds = holds;
+    this.endNoun = endNoun;
     extendTo(fromNanos, validity);
   }
 
@@ -90,8 +114,11 @@ abstract class Session<Q, R> {
   /** A message after the first (called on gRPC's thread, one at a time). */
   abstract void on(R message);
 
-  /** The stream ended (or broke), saying {@code why}. */
-  abstract void ended(String why);
+  /** The request that ends it when asked (a Release, a Resign). */
+  abstract Q endRequest();
+
+  /** What ending throws once it was lost, saying {@code reason}. */
+  abstract RedlockdException lostError(String reason);
 
   /** Valid for {@code validity} from {@code fromNanos} (when the message saying so came). */
   final void extendTo(long fromNanos, com.google.protobuf.Duration validity) {
@@ -132,6 +159,11 @@ abstract class Session<Q, R> {
     return done.getCount() == 0;
   }
 
+  /** Whether ending was asked for (it may not be over yet). */
+  final boolean isEnding() {
+    return ending;
+  }
+
   final void send(Q message) {
     synchronized (requests) {
       requests.onNext(message);
@@ -169,6 +201,94 @@ abstract class Session<Q, R> {
     }
     stopWatch();
     return answered;
+  }
+
+  // Ending: asked by the holder, or by the daemon (called on gRPC's thread), or the stream's end.
+
+  /** The daemon said LOST, saying {@code reason}: nothing follows. */
+  final void lostByDaemon(String reason) {
+    lose("lost: " + reason);
+    over();
+  }
+
+  /**
+   * The daemon's end came (RELEASED, RESIGNED): a loss, saying {@code unasked}, unless ending was
+   * asked for; {@code shortOf} says why it did not hold to the end (null when it did).
+   */
+  final void endedByDaemon(String shortOf, String unasked) {
+    shortOfEnd = shortOf;
+    confirmed = true;
+    if (!ending) {
+      lose(unasked);
+    }
+    over();
+  }
+
+  /** The stream ended (or broke), saying {@code why}: a loss, unless ending was asked for. */
+  final void ended(String why) {
+    if (!confirmed) {
+      endedBecause = why;
+      if (!ending) {
+        lose(why);
+      }
+    }
+    over();
+  }
+
+  /**
+   * Ends it (HeldLock.release, Leadership.resign): true when it was held to the end and the daemon
+   * confirmed it. {@link #endOrThrow()} afterwards does nothing.
+   */
+  final boolean end() {
+    synchronized (this) {
+      endCalled = true;
+    }
+    return finish() == null;
+  }
+
+  /** Ends it (close), unless {@link #end()} did, and throws what {@link #end()} says false for. */
+  final void endOrThrow() {
+    synchronized (this) {
+      if (endCalled) {
+        return;
+      }
+    }
+    RedlockdException failed = finish();
+    if (failed != null) {
+      throw failed;
+    }
+  }
+
+  private synchronized RedlockdException finish() {
+    if (finished) {
+      return failure;
+    }
+    finished = true;
+    ending = true;
+    boolean answered;
+    if (isLost()) {
+      // Nothing to confirm: the daemon lets go of a cancelled session at once (and one that said
+      // LOST has let go already).
+      cancel(holds + " was lost");
+      over();
+      answered = true;
+    } else {
+      answered = endWith(endRequest());
+    }
+    failure = endError(answered);
+    return failure;
+  }
+
+  /** What ending throws: never silent about a failed release or resignation. */
+  private RedlockdException endError(boolean answered) {
+    if (isLost()) {
+      return lostError(lostBecause());
+    }
+    if (!confirmed) {
+      String why = answered ? endedBecause : "no answer within " + END_TIMEOUT.toSeconds() + " s";
+      return new RedlockdException("the daemon did not confirm the " + endNoun + " (" + why + ")");
+    }
+    return shortOfEnd == null ? null : lostError(shortOfEnd);
   }
 
   // The watch: should the daemon fall silent, it is lost LOST_MARGIN before valid_until.
