@@ -5,8 +5,10 @@
 #   1. `mvn verify`: the build generates the gRPC stubs from proto/ (protoc and
 #      protoc-gen-grpc-java come from Maven Central), compiles, and runs the
 #      plain suite: FencingTokenTest (unit: tokens up to 2^64 - 1 off the
-#      wire), LockingTest (tokens above 2^53 from a real daemon among them),
-#      SessionsTest (a holding JVM killed with kill -9 among them), KindsTest,
+#      wire), SessionEndingTest (unit: a HeldLock and a Leadership end alike on
+#      a stream played by hand), LockingTest (tokens above 2^53 from a real
+#      daemon among them), SessionsTest (a holding JVM killed with kill -9
+#      among them), KindsTest,
 #      SetsTest, SlowNetworkTest (a delaying TCP proxy: validity counted from
 #      the send, a silent daemon, a daemon that never answers), ElectionsTest
 #      (campaign, leader, proclaim, resign, terms above 2^53, lock delay),
