@@ -17,8 +17,7 @@ use crate::locks::queue::Place;
 use crate::locks::quota::Kind as Quota;
 use crate::locks::who::{Who, audit};
 use crate::redlock::{Acquired, FailureReason, Head, Kind, Lifetime, Node};
-use crate::telemetry::labels::{Failure, LockKind};
-use crate::telemetry::metrics::Status;
+use crate::telemetry::labels::{Failure, LockKind, Status};
 
 impl<N: Node> Locks<N> {
     /// Takes the lock on `resource` in `mode`, waiting up to `wait` in the

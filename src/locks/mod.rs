@@ -54,8 +54,9 @@ use crate::locks::who::{Who, audit};
 use crate::redlock;
 use crate::redlock::node::Announce;
 use crate::redlock::{Engine, HandOff, Inspection, Listed, LockValue, Mode, Node, Page, PageEnd, slot_name};
+use crate::telemetry::labels::Status;
 use crate::telemetry::labels::{Failure, HandOff as HandOffOutcome};
-use crate::telemetry::metrics::{Metrics, Status};
+use crate::telemetry::metrics::Metrics;
 
 /// The lock name a value holds under `resource`'s: a permit's slot
 /// (docs/design.md#semaphores), else the resource's own.

@@ -15,8 +15,7 @@ use crate::locks::error::Error;
 use crate::locks::quota::Kind as Quota;
 use crate::locks::who::{Who, audit};
 use crate::redlock::{AcquiredSet, Node};
-use crate::telemetry::labels::{Failure, LockKind};
-use crate::telemetry::metrics::Status;
+use crate::telemetry::labels::{Failure, LockKind, Status};
 
 impl<N: Node> Locks<N> {
     /// The resources of the set granted through this daemon that holds

@@ -1,6 +1,31 @@
 //! The values of the metrics' bounded labels, as types: callers say what
 //! happened, `metrics.rs` writes the label (docs/operations.md#metrics).
 
+/// How an operation ended, as a label value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Acquired / extended / released.
+    Success = 0,
+    /// Not acquired / not extended / not held any more.
+    Fail,
+    /// An error (no quorum, cancelled, deadline…).
+    Error,
+}
+
+impl Status {
+    /// Every status, in label order (`Status as usize` indexes it).
+    pub const ALL: [Status; 3] = [Status::Success, Status::Fail, Status::Error];
+
+    /// The label value.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Fail => "fail",
+            Status::Error => "error",
+        }
+    }
+}
+
 /// A kind of lock, `redlockd_acquire_by_kind_total{kind}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockKind {

@@ -21,26 +21,7 @@ const LATENCY: &[f64] = &[
 /// Hold-time buckets, in seconds (the seed's 1 s and 5 s among them).
 const HOLD: &[f64] = &[0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0];
 
-/// How an operation ended, as a label value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Acquired / extended / released.
-    Success = 0,
-    /// Not acquired / not extended / not held any more.
-    Fail,
-    /// An error (no quorum, cancelled, deadline…).
-    Error,
-}
-
-impl Status {
-    fn as_str(self) -> &'static str {
-        match self {
-            Status::Success => "success",
-            Status::Fail => "fail",
-            Status::Error => "error",
-        }
-    }
-}
+use super::labels::Status;
 
 /// Counts since start, read by the status page (`Metrics::totals`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -201,7 +182,7 @@ impl Metrics {
         )
         .expect("metric definition");
         registry.register(Box::new(acquire_by_kind.clone())).expect("register");
-        let statuses = [Status::Success, Status::Fail, Status::Error];
+        let statuses = Status::ALL;
         let metrics = Metrics {
             acquire_by_kind: (LockKind::ALL.iter())
                 .map(|kind| statuses.map(|status| acquire_by_kind.with_label_values(&[kind.as_str(), status.as_str()])))
@@ -289,7 +270,7 @@ impl Metrics {
         };
         // Every outcome's series exists from the start, at 0: a rate() sees
         // the first errors, and an alert does not wait for a second burst.
-        for status in [Status::Success, Status::Fail, Status::Error] {
+        for status in Status::ALL {
             for counter in [&metrics.acquire_total, &metrics.extend_total, &metrics.release_total] {
                 counter.with_label_values(&[status.as_str()]);
             }

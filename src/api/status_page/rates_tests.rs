@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
+use crate::telemetry::labels::Status;
 use crate::telemetry::labels::{Failure, LockKind};
-use crate::telemetry::metrics::Status;
 
 fn counts(view: &Value, series: &str) -> Vec<u64> {
     view[series]
