@@ -139,16 +139,21 @@ async fn promoted_replica(rig: &Rig) -> RedisProcess {
         None,
     );
     client.init().await.unwrap();
+    // A full sync forks A; on a busy host that takes seconds, so wait on
+    // the outcome (link up and the marker there), not a fixed time.
     let info = CustomCommand::new_static("INFO", ClusterHash::FirstKey, false);
-    for _ in 0..200 {
-        let text: String = client.custom(info.clone(), vec!["replication"]).await.unwrap();
-        if text.contains("master_link_status:up") {
+    let start = std::time::Instant::now();
+    let mut text = String::new();
+    while start.elapsed() < Duration::from_secs(30) {
+        text = client.custom(info.clone(), vec!["replication"]).await.unwrap();
+        let marker: i64 = client.exists(support::keys::marker("lock:r")).await.unwrap();
+        if text.contains("master_link_status:up") && marker == 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     let marker: i64 = client.exists(support::keys::marker("lock:r")).await.unwrap();
-    assert_eq!(marker, 1, "the replica did not sync");
+    assert_eq!(marker, 1, "the replica did not sync in 30 s:\n{text}");
     let promote = CustomCommand::new_static("REPLICAOF", ClusterHash::FirstKey, false);
     let _: Value = client.custom(promote, vec!["NO", "ONE"]).await.unwrap();
     let _ = client.quit().await;
