@@ -3,7 +3,10 @@ package bench;
 import java.util.Arrays;
 import java.util.List;
 
-/** The command line of {@link RedissonBench}; a bad value names its flag and the allowed range. */
+/**
+ * The command line of {@link RedissonBench} and {@link CuratorBench}; a bad
+ * value names its flag and the allowed range.
+ */
 final class Args {
     String mode;
     List<String> urls;
@@ -13,7 +16,8 @@ final class Args {
     long durationMs = 5000;
     long ttlMs = 10_000;
 
-    static Args parse(String[] argv) {
+    /** Parses {@code argv}, whose {@code --mode} must be one of {@code modes}. */
+    static Args parse(String[] argv, String... modes) {
         Args a = new Args();
         for (int i = 0; i < argv.length; i += 2) {
             String key = argv[i];
@@ -32,11 +36,11 @@ final class Args {
                 default -> throw new IllegalArgumentException("unknown argument " + key);
             }
         }
-        if (a.mode == null || !(a.mode.equals("rlock") || a.mode.equals("redlock"))) {
-            throw new IllegalArgumentException("--mode must be rlock or redlock, not " + a.mode);
+        if (a.mode == null || !List.of(modes).contains(a.mode)) {
+            throw new IllegalArgumentException("--mode must be one of " + String.join(", ", modes) + ", not " + a.mode);
         }
         if (a.urls == null || a.urls.isEmpty() || a.urls.get(0).isEmpty()) {
-            throw new IllegalArgumentException("--urls is required (redis://host:port,...)");
+            throw new IllegalArgumentException("--urls is required (redis://host:port,... or host:port for ZooKeeper)");
         }
         if (a.workload == null || !List.of("a", "b", "c").contains(a.workload)) {
             throw new IllegalArgumentException("--workload must be a, b or c, not " + a.workload);
