@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
-/// redlockd side by side with rslock, node-redlock, go-redsync, Redisson and etcd (docs/performance.md).
+/// redlockd side by side with rslock, node-redlock, go-redsync, Redisson, etcd and ZooKeeper (docs/performance.md).
 #[derive(Parser)]
 #[command(name = "compare", bin_name = "scripts/bench")]
 pub struct Args {
@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "redlockd,redlockd-http1,redlockd-http2,redlockd-traced,rslock,node,go,redisson,redisson-redlock,etcd"
+        default_value = "redlockd,redlockd-http1,redlockd-http2,redlockd-traced,rslock,node,go,redisson,redisson-redlock,etcd,zookeeper"
     )]
     pub systems: Vec<System>,
     /// Which workloads to run (comma-separated). (e) and (f), the
@@ -126,6 +126,8 @@ pub enum System {
     Redisson,
     RedissonRedlock,
     Etcd,
+    /// ZooKeeper with Curator's InterProcessMutex (bench/java, zookeeper.rs).
+    Zookeeper,
 }
 
 impl System {
@@ -141,6 +143,7 @@ impl System {
             System::Redisson => "Redisson RLock (1 master)",
             System::RedissonRedlock => "Redisson RedLock",
             System::Etcd => "etcd lock API",
+            System::Zookeeper => "ZooKeeper (Curator)",
         }
     }
 
@@ -156,6 +159,7 @@ impl System {
             System::Redisson => "redisson",
             System::RedissonRedlock => "redisson-redlock",
             System::Etcd => "etcd",
+            System::Zookeeper => "zookeeper",
         }
     }
 }

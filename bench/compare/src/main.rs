@@ -8,7 +8,9 @@
 //!   node-redlock 5 (`bench/node`), go-redsync (`bench/go`), and Redisson's
 //!   `RLock` on one master and `RedissonRedLock` over five (`bench/java`);
 //! - etcd's lock API, single node, one lease per client session (when
-//!   Debian's `etcd-server` is installed).
+//!   Debian's `etcd-server` is installed);
+//! - ZooKeeper, standalone, with Apache Curator's `InterProcessMutex`
+//!   (`bench/java`; when Debian's `zookeeperd` is installed).
 //!
 //! Workloads: (a) one client, acquire + release on distinct names;
 //! (b) `--clients` concurrent clients, distinct names; (c) `--clients` clients
@@ -22,7 +24,7 @@
 //! The files (docs/performance.md#method): `args` (the command line),
 //! `drive` (the closed loops of (a)–(c)), `measure` (latency and `/proc`
 //! CPU), the systems (`daemon`, `http` and `otlp_sink` for redlockd's
-//! variants, `in_process` for rslock, `peer` and `peers`, `etcd`, and
+//! variants, `in_process` for rslock, `peer` and `peers`, `etcd`, `zookeeper`, and
 //! `clusters` for masters that are Redis Clusters), the elections
 //! (`elections` over `elections_daemon` and `elections_etcd`, with
 //! `candidate` and `elections_types`), the tables (`report`, `targets`,
@@ -62,6 +64,7 @@ mod peers;
 mod report;
 mod targets;
 mod throttled;
+mod zookeeper;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -248,7 +251,13 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         _ => None,
     };
     let mut peers = BTreeMap::new();
-    let others = [System::Node, System::Go, System::Redisson, System::RedissonRedlock];
+    let others = [
+        System::Node,
+        System::Go,
+        System::Redisson,
+        System::RedissonRedlock,
+        System::Zookeeper,
+    ];
     for system in others.into_iter().filter(|s| wants(*s) && !shared.is_empty()) {
         match peers::find(system, &root) {
             Ok(peer) => {
@@ -262,6 +271,8 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
             }
         }
     }
+    // ZooKeeper's server, for Curator's peer (when that is there).
+    let zookeeper = zookeeper::start(wants(System::Zookeeper), &shared, &mut runs).await;
 
     // (a)'s hop, per redlockd round (`None` where the round failed first).
     let mut hops: Vec<Option<measure::Samples>> = Vec::new();
@@ -358,6 +369,12 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                         let peer = peers.get(&system).context("not available")?;
                         peer.run(&urls, workload.key(), clients, timing, &redis).await
                     }
+                    System::Zookeeper => {
+                        let zookeeper = zookeeper.as_ref().context("ZooKeeper is not running")?;
+                        let peer = peers.get(&system).context("not available")?;
+                        let (connect, watched) = (std::slice::from_ref(&zookeeper.connect), zookeeper.watched());
+                        peer.run(connect, workload.key(), clients, timing, &watched).await
+                    }
                     System::Etcd => {
                         let etcd = etcd.as_ref().context("etcd is not running")?;
                         let mut lockers = Vec::new();
@@ -421,6 +438,9 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         peers.values().map(|p| p.environment.clone()),
         etcd_binary.as_deref().filter(|_| etcd.is_some()),
     );
+    if let Some(zookeeper) = &zookeeper {
+        environment.push(zookeeper.environment().await);
+    }
     if args.cluster_primaries > 0 {
         let positions = format!("five Redis Clusters of {} primaries each", args.cluster_primaries);
         environment.push(("redlockd's positions".to_owned(), positions));
@@ -457,6 +477,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     // (d) measures sessions alone: etcd is no longer needed, and the daemon
     // starts afresh (its RSS before the sessions is a new daemon's).
     drop(etcd);
+    drop(zookeeper);
     let sessions = if workloads.contains(&Workload::D) {
         if daemon.is_some() && !shared.is_empty() {
             drop(daemon.take());

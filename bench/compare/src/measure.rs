@@ -60,6 +60,8 @@ pub enum Role {
     Redis,
     /// etcd.
     Etcd,
+    /// ZooKeeper.
+    Zookeeper,
 }
 
 impl Role {
@@ -69,6 +71,7 @@ impl Role {
             Role::Daemon => "redlockd",
             Role::Redis => "redis ×5",
             Role::Etcd => "etcd",
+            Role::Zookeeper => "zookeeper",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Where each peer of another language is (docs/performance.md#method), or
 //! why it is skipped: scripts/bench installs and builds them, under the
 //! repository's `bench/` (node-redlock's npm modules, go-redsync's binary,
-//! Redisson's jar), with whatever toolchain the machine has.
+//! the jar of Redisson's and Curator's mains), with whatever toolchain the
+//! machine has.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -10,7 +11,8 @@ use std::process::Command;
 use crate::System;
 use crate::peer::Peer;
 
-/// The peer that runs `system` (node, go or one of the Redisson pair).
+/// The peer that runs `system` (node, go, one of the Redisson pair, or
+/// Curator on ZooKeeper).
 pub fn find(system: System, root: &Path) -> Result<Peer, String> {
     let bench = root.join("bench");
     match system {
@@ -18,6 +20,7 @@ pub fn find(system: System, root: &Path) -> Result<Peer, String> {
         System::Go => go_redsync(&bench.join("go")),
         System::Redisson => redisson(&bench.join("java"), "rlock", 1),
         System::RedissonRedlock => redisson(&bench.join("java"), "redlock", 5),
+        System::Zookeeper => curator(&bench.join("java")),
         other => Err(format!("{} is not a peer of another language", other.label())),
     }
 }
@@ -92,23 +95,78 @@ fn go_redsync(dir: &Path) -> Result<Peer, String> {
     })
 }
 
-/// bench/java, built by `mvn -q -B package`, on `java`: `mode` "rlock" (one
-/// master) or "redlock" (five).
+/// bench/java's Redisson main, on `java`: `mode` "rlock" (one master) or
+/// "redlock" (five).
 fn redisson(dir: &Path, mode: &str, masters: usize) -> Result<Peer, String> {
-    let target = dir.join("target");
-    let jar = target.join("redisson-bench.jar");
-    let java = on_path("java");
-    let (Some(java), true) = (&java, jar.is_file()) else {
-        return Err(match (java, on_path("mvn")) {
-            (None, _) => "no java (java is not on PATH)".into(),
-            (Some(_), None) => format!("no mvn to build {}", dir.display()),
-            (Some(_), Some(_)) => format!("{} is not built (mvn -q -B package there)", dir.display()),
-        });
-    };
-    let lib = target.join("lib");
-    // The version in a jar's name: redisson-4.7.0.jar.
-    let jar_version = |prefix: &str| {
-        std::fs::read_dir(&lib)
+    let jvm = Jvm::find(dir)?;
+    let environment = format!(
+        "Redisson {} (netty {}) on {}, one client per master; RLock on the first master, \
+         RedissonRedLock over all five",
+        jvm.version("redisson-"),
+        jvm.version("netty-common-"),
+        jvm.runtime,
+    );
+    Ok(jvm.peer(
+        "redisson-bench",
+        "bench.RedissonBench",
+        mode,
+        masters,
+        ("redisson", environment),
+    ))
+}
+
+/// bench/java's Curator main: `InterProcessMutex` on the ZooKeeper whose
+/// connect string comes as its one URL.
+fn curator(dir: &Path) -> Result<Peer, String> {
+    let jvm = Jvm::find(dir)?;
+    let environment = format!(
+        "curator-recipes {} with the zookeeper {} client on {}, one CuratorFramework (one session) per process",
+        jvm.version("curator-recipes-"),
+        jvm.version("zookeeper-"),
+        jvm.runtime,
+    );
+    Ok(jvm.peer(
+        "curator-bench",
+        "bench.CuratorBench",
+        "mutex",
+        1,
+        ("curator", environment),
+    ))
+}
+
+/// bench/java, built by `mvn -q -B package` (one jar, both mains), and `java`.
+struct Jvm {
+    java: PathBuf,
+    target: PathBuf,
+    /// `java -version`'s first line.
+    runtime: String,
+}
+
+impl Jvm {
+    fn find(dir: &Path) -> Result<Jvm, String> {
+        let target = dir.join("target");
+        let java = on_path("java");
+        let (Some(java), true) = (java, target.join("redisson-bench.jar").is_file()) else {
+            return Err(match (on_path("java"), on_path("mvn")) {
+                (None, _) => "no java (java is not on PATH)".into(),
+                (Some(_), None) => format!("no mvn to build {}", dir.display()),
+                (Some(_), Some(_)) => format!("{} is not built (mvn -q -B package there)", dir.display()),
+            });
+        };
+        // `java -version` writes to stderr: openjdk version "17.0.15" 2025-04-15.
+        let runtime = Command::new(&java)
+            .arg("-version")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stderr).ok())
+            .and_then(|s| s.lines().next().map(|l| l.replace('"', "")))
+            .unwrap_or_else(|| "?".into());
+        Ok(Jvm { java, target, runtime })
+    }
+
+    /// The version in a dependency jar's name: redisson-4.7.0.jar.
+    fn version(&self, prefix: &str) -> String {
+        std::fs::read_dir(self.target.join("lib"))
             .into_iter()
             .flatten()
             .flatten()
@@ -118,37 +176,27 @@ fn redisson(dir: &Path, mode: &str, masters: usize) -> Result<Peer, String> {
                 v.starts_with(|c: char| c.is_ascii_digit()).then(|| v.to_owned())
             })
             .unwrap_or_else(|| "?".into())
-    };
-    // `java -version` writes to stderr: openjdk version "17.0.15" 2025-04-15.
-    let runtime = Command::new(java)
-        .arg("-version")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stderr).ok())
-        .and_then(|s| s.lines().next().map(|l| l.replace('"', "")))
-        .unwrap_or_else(|| "?".into());
-    let environment = format!(
-        "Redisson {} (netty {}) on {runtime}, one client per master; RLock on the first master, \
-         RedissonRedLock over all five",
-        jar_version("redisson-"),
-        jar_version("netty-common-"),
-    );
-    let mut classpath = OsString::from(jar.as_os_str());
-    classpath.push(":");
-    classpath.push(lib.join("*"));
-    Ok(Peer {
-        name: "redisson-bench",
-        program: java.clone(),
-        args: vec![
-            "-cp".into(),
-            classpath,
-            "bench.RedissonBench".into(),
-            "--mode".into(),
-            mode.into(),
-        ],
-        masters,
-        environment: ("redisson".into(), environment),
-    })
+    }
+
+    fn peer(
+        self,
+        name: &'static str,
+        main: &str,
+        mode: &str,
+        masters: usize,
+        (what, environment): (&str, String),
+    ) -> Peer {
+        let mut classpath = OsString::from(self.target.join("redisson-bench.jar").as_os_str());
+        classpath.push(":");
+        classpath.push(self.target.join("lib").join("*"));
+        Peer {
+            name,
+            program: self.java,
+            args: vec!["-cp".into(), classpath, main.into(), "--mode".into(), mode.into()],
+            masters,
+            environment: (what.into(), environment),
+        }
+    }
 }
 
 /// `program` in a directory of PATH.

@@ -10,7 +10,7 @@ use crate::format::{int, lat, mb, ratio, secs, short};
 use crate::measure::Role;
 use crate::{Results, Run, System, Workload};
 
-const SYSTEMS: [System; 10] = [
+const SYSTEMS: [System; 11] = [
     System::Redlockd,
     System::RedlockdHttp1,
     System::RedlockdHttp2,
@@ -21,6 +21,7 @@ const SYSTEMS: [System; 10] = [
     System::Redisson,
     System::RedissonRedlock,
     System::Etcd,
+    System::Zookeeper,
 ];
 
 /// The whole report.
@@ -163,7 +164,7 @@ fn cpu(out: &mut String, results: &Results) {
     if done.is_empty() {
         return;
     }
-    let roles = [Role::Client, Role::Daemon, Role::Redis, Role::Etcd];
+    let roles = [Role::Client, Role::Daemon, Role::Redis, Role::Etcd, Role::Zookeeper];
     let _ = writeln!(
         out,
         "\nCPU-seconds per 1000 operations, by process (client = the process driving the workload: this \
