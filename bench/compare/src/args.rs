@@ -23,7 +23,9 @@ pub struct Args {
     /// Seconds of warm-up before each measured window.
     #[arg(long, default_value_t = 1.0)]
     pub warmup: f64,
-    /// Which systems to run (comma-separated).
+    /// Which systems to run (comma-separated). redlockd-aof, rslock-aof,
+    /// redlockd-valkey and rslock-valkey run on masters of their own (Redis
+    /// 7 with the AOF as deployed, Valkey 9), started only when named.
     #[arg(
         long,
         value_delimiter = ',',
@@ -128,6 +130,14 @@ pub enum System {
     Etcd,
     /// ZooKeeper with Curator's InterProcessMutex (bench/java, zookeeper.rs).
     Zookeeper,
+    /// redlockd on five Redis 7 masters with the AOF, as deployed (masters.rs).
+    RedlockdAof,
+    /// rslock on those masters.
+    RslockAof,
+    /// redlockd on five Valkey 9 masters (masters.rs).
+    RedlockdValkey,
+    /// rslock on those masters.
+    RslockValkey,
 }
 
 impl System {
@@ -144,6 +154,10 @@ impl System {
             System::RedissonRedlock => "Redisson RedLock",
             System::Etcd => "etcd lock API",
             System::Zookeeper => "ZooKeeper (Curator)",
+            System::RedlockdAof => "redlockd (AOF masters)",
+            System::RslockAof => "rslock (AOF masters)",
+            System::RedlockdValkey => "redlockd (Valkey 9)",
+            System::RslockValkey => "rslock (Valkey 9)",
         }
     }
 
@@ -160,6 +174,10 @@ impl System {
             System::RedissonRedlock => "redisson-redlock",
             System::Etcd => "etcd",
             System::Zookeeper => "zookeeper",
+            System::RedlockdAof => "redlockd-aof",
+            System::RslockAof => "rslock-aof",
+            System::RedlockdValkey => "redlockd-valkey",
+            System::RslockValkey => "rslock-valkey",
         }
     }
 }

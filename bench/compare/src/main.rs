@@ -25,7 +25,8 @@
 //! `drive` (the closed loops of (a)–(c)), `measure` (latency and `/proc`
 //! CPU), the systems (`daemon`, `http` and `otlp_sink` for redlockd's
 //! variants, `in_process` for rslock, `peer` and `peers`, `etcd`, `zookeeper`, and
-//! `clusters` for masters that are Redis Clusters), the elections
+//! `clusters` for masters that are Redis Clusters, `masters` for the sets
+//! of masters as deployed and of Valkey 9), the elections
 //! (`elections` over `elections_daemon` and `elections_etcd`, with
 //! `candidate` and `elections_types`), the tables (`report`, `targets`,
 //! `elections_report`, their numbers in `format`), what it ran on
@@ -57,6 +58,7 @@ mod etcd;
 mod format;
 mod http;
 mod in_process;
+mod masters;
 mod measure;
 mod otlp_sink;
 mod peer;
@@ -274,6 +276,9 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     // ZooKeeper's server, for Curator's peer (when that is there).
     let zookeeper = zookeeper::start(wants(System::Zookeeper), &shared, &mut runs).await;
 
+    // Masters as deployed (Redis 7 with the AOF) and Valkey 9, when named.
+    let other_masters = masters::Sets::start(args, &shared, &daemon_binary, &mut runs).await;
+
     // (a)'s hop, per redlockd round (`None` where the round failed first).
     let mut hops: Vec<Option<measure::Samples>> = Vec::new();
     let mut systems = args.systems.clone();
@@ -369,6 +374,9 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                         let peer = peers.get(&system).context("not available")?;
                         peer.run(&urls, workload.key(), clients, timing, &redis).await
                     }
+                    System::RedlockdAof | System::RslockAof | System::RedlockdValkey | System::RslockValkey => {
+                        (other_masters.run(system, args, clients, contended, &prefix, timing)).await
+                    }
                     System::Zookeeper => {
                         let zookeeper = zookeeper.as_ref().context("ZooKeeper is not running")?;
                         let peer = peers.get(&system).context("not available")?;
@@ -441,6 +449,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     if let Some(zookeeper) = &zookeeper {
         environment.push(zookeeper.environment().await);
     }
+    environment.extend(other_masters.environment());
     if args.cluster_primaries > 0 {
         let positions = format!("five Redis Clusters of {} primaries each", args.cluster_primaries);
         environment.push(("redlockd's positions".to_owned(), positions));
@@ -514,6 +523,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     };
 
     drop(daemon);
+    drop(other_masters);
     drop(masters);
     drop(clusters);
     let args_line: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();

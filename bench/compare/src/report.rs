@@ -10,7 +10,7 @@ use crate::format::{int, lat, mb, ratio, secs, short};
 use crate::measure::Role;
 use crate::{Results, Run, System, Workload};
 
-const SYSTEMS: [System; 11] = [
+const SYSTEMS: [System; 15] = [
     System::Redlockd,
     System::RedlockdHttp1,
     System::RedlockdHttp2,
@@ -22,6 +22,10 @@ const SYSTEMS: [System; 11] = [
     System::RedissonRedlock,
     System::Etcd,
     System::Zookeeper,
+    System::RedlockdAof,
+    System::RslockAof,
+    System::RedlockdValkey,
+    System::RslockValkey,
 ];
 
 /// The whole report.
@@ -62,11 +66,19 @@ fn throughput(out: &mut String, results: &Results) {
         .into_iter()
         .filter(|s| results.runs.keys().any(|(_, rs)| rs == s))
         .collect();
+    // redlockd over each other system; on other masters, over rslock on the same ones.
+    let mut pairs = vec![(System::Redlockd, System::Rslock), (System::Redlockd, System::Etcd)];
+    pairs.extend((crate::masters::RATIOS.into_iter()).filter(|(r, o)| systems.contains(r) && systems.contains(o)));
     let _ = writeln!(
         out,
-        "\n| workload | {} | redlockd / rslock | redlockd / etcd |\n|---|{}---|---|",
+        "\n| workload | {} | {} |\n|---|{}",
         systems.iter().map(|s| s.label()).collect::<Vec<_>>().join(" | "),
-        "---|".repeat(systems.len())
+        pairs
+            .iter()
+            .map(|(r, o)| format!("{} / {}", r.key(), o.key()))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(systems.len() + pairs.len())
     );
     for w in rows {
         let mut cells = vec![workload_label(w, results.clients)];
@@ -78,8 +90,7 @@ fn throughput(out: &mut String, results: &Results) {
                 None => "—".into(),
             });
         }
-        cells.push(ratio_cell(results, w, System::Rslock));
-        cells.push(ratio_cell(results, w, System::Etcd));
+        cells.extend(pairs.iter().map(|&(r, o)| ratio_cell(results, w, r, o)));
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     let _ = writeln!(
@@ -297,9 +308,8 @@ fn cell(o: &Outcome) -> String {
     cell
 }
 
-fn ratio_cell(results: &Results, w: Workload, other: System) -> String {
-    let (Some(Run::Done(r)), Some(Run::Done(o))) =
-        (results.runs.get(&(w, System::Redlockd)), results.runs.get(&(w, other)))
+fn ratio_cell(results: &Results, w: Workload, system: System, other: System) -> String {
+    let (Some(Run::Done(r)), Some(Run::Done(o))) = (results.runs.get(&(w, system)), results.runs.get(&(w, other)))
     else {
         return "—".into();
     };
