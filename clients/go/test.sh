@@ -18,8 +18,7 @@
 #      `replace` (user-module.sh), built and run against a daemon;
 #   6. k8slock/, the client-go resourcelock.Interface (a module of its own,
 #      so that the client stays free of Kubernetes modules): tidy, gofmt
-#      and vet with the rest, its tests with the race detector against a
-#      daemon of their own (client-go's RunOrDie and a controller-runtime
+#      and vet with the rest, its tests against a daemon of their own (client-go's RunOrDie and a controller-runtime
 #      Manager, candidates as OS processes, kill -9 of the leader), and its
 #      README's three lines in a user's program (k8slock/user-module.sh).
 #
@@ -63,7 +62,12 @@ go vet ./...
 
 # 4. The tests, each group against a daemon of its own.
 go test -race -c -o "$scratch/redlockd.test" .
-(cd "$here/k8slock" && go test -race -c -o "$scratch/k8slock.test" .)
+# k8slock's without the race detector: its shared state is the client's
+# (tested with -race above) and what two mutexes guard; a race build compiles
+# client-go and controller-runtime a second time (~200 CPU-seconds cold,
+# the most of any lane's preparation); its tests judge one leader at a
+# time across processes, which -race could not see anyway.
+(cd "$here/k8slock" && go test -c -o "$scratch/k8slock.test" .)
 # k8slock's README's three lines (its first ```go block), in a user's program.
 three_lines() { awk '/^```go$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$here/k8slock/README.md"; }
 [ "$(three_lines | wc -l)" -eq 3 ] || { say "k8slock/README.md's setup is not three lines"; exit 1; }
@@ -81,7 +85,7 @@ three_lines() { awk '/^```go$/ { inside = 1; next } /^```$/ && inside { exit } i
 } >"$scratch/leader.go"
 bash "$here/k8slock/user-module.sh" "$scratch/leader.go" "$scratch/leader" 2>"$scratch/k8slock-user-module.log" ||
   { cat "$scratch/k8slock-user-module.log" >&2; say "k8slock/README.md's three lines did not build as a user's module"; exit 1; }
-[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the modules, the stubs, the race-enabled test binaries and k8slock's README program"; exit 0; }
+[ -z "${REDLOCKD_TEST_PREPARE:-}" ] || { say "prepared: the modules, the stubs, the race-enabled client tests, k8slock's tests and its README program"; exit 0; }
 run() { "$root/scripts/with-dev-daemon" "$@"; }
 run "$scratch/redlockd.test" -test.run '^TestClient' -test.v -test.count=1
 alone="$("$scratch/redlockd.test" -test.list '^(TestKillsMasters|TestFreezesDaemon)')"
