@@ -33,9 +33,10 @@ pub struct Args {
     )]
     pub systems: Vec<System>,
     /// Which workloads to run (comma-separated). (e) and (f), the
-    /// elections (redlockd and etcd only, one run each whatever `--rounds`),
-    /// run only when named: etcd's failovers wait out a lease TTL each, about
-    /// 8 minutes for 50 at 10 s.
+    /// elections (redlockd, etcd and ZooKeeper only, one run each whatever
+    /// `--rounds`), run only when named: etcd's and ZooKeeper's failovers
+    /// wait out a lease TTL or session timeout each, about 8 minutes each
+    /// for 50 at 10 s.
     #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
     pub workloads: Vec<Workload>,
     /// Concurrent clients in (b) and (c).
@@ -60,8 +61,9 @@ pub struct Args {
     /// Candidates campaigning at once in (e) and (f), each on a connection of its own.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=100))]
     pub candidates: u32,
-    /// The TTL of a term in (e) and (f), and of each etcd candidate's lease
-    /// (rounded up to whole seconds; etcd's shortest is about 2 s). The
+    /// The TTL of a term in (e) and (f), of each etcd candidate's lease
+    /// (rounded up to whole seconds; etcd's shortest is about 2 s) and each
+    /// ZooKeeper client's session timeout (it grants 4 to 40 s). The
     /// default is the daemon's lock.default_ttl.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub election_ttl: Duration,

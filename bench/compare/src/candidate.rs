@@ -1,6 +1,6 @@
 //! A candidate of (e) and (f) (docs/performance.md#elections), whichever
-//! the system: the client's task, its own TCP connection (kept, to be shut
-//! down at its kill), and its word that it leads.
+//! the system: the client's task, its own TCP connection or process (kept,
+//! to be shut down or killed at its kill), and its word that it leads.
 
 use std::net::Shutdown;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +20,7 @@ pub struct Elected {
     pub term: u64,
 }
 
-/// A candidate: its task (the client), its connection, its word.
+/// A candidate: its task (the client), its connection or process, its word.
 pub struct Candidate {
     task: JoinHandle<()>,
     socket: Socket,
@@ -57,34 +57,58 @@ impl Candidate {
 impl Drop for Candidate {
     /// The client's process dies: its socket is shut down at once (the
     /// peer sees the connection end with no HTTP/2 frame saying goodbye,
-    /// as when the kernel closes a killed process's sockets), and its task
-    /// — stream, connection, keep-alives — is gone.
+    /// as when the kernel closes a killed process's sockets), or its own
+    /// process gets SIGKILL, and its task — stream, connection,
+    /// keep-alives — is gone.
     fn drop(&mut self) {
         self.socket.shut_down();
         self.task.abort();
     }
 }
 
-/// A candidate's own TCP connection, kept to be shut down at its kill.
+/// What dies with a candidate: its own TCP connection (redlockd, etcd: the
+/// client is a task here), shut down at its kill, or its own process
+/// (ZooKeeper: a JVM), killed with SIGKILL.
 #[derive(Clone, Default)]
-pub struct Socket(Arc<(Mutex<Option<std::net::TcpStream>>, AtomicBool)>);
+pub struct Socket(Arc<Slot>);
+
+#[derive(Default)]
+struct Slot {
+    stream: Mutex<Option<std::net::TcpStream>>,
+    process: Mutex<Option<tokio::process::Child>>,
+    killed: AtomicBool,
+}
 
 impl Socket {
     fn shut_down(&self) {
-        self.0.1.store(true, Ordering::Relaxed);
-        let socket = self
-            .0
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(socket) = socket {
+        self.0.killed.store(true, Ordering::Relaxed);
+        if let Some(socket) = lock(&self.0.stream).take() {
             let _ = socket.shutdown(Shutdown::Both);
+        }
+        // kill(2) now; tokio reaps the child once it is dropped.
+        if let Some(mut process) = lock(&self.0.process).take() {
+            let _ = process.start_kill();
         }
     }
 
     fn killed(&self) -> bool {
-        self.0.1.load(Ordering::Relaxed)
+        self.0.killed.load(Ordering::Relaxed)
+    }
+
+    /// Keeps the client's own process, to be killed at the candidate's
+    /// kill (at once, if that came first).
+    ///
+    /// # Errors
+    ///
+    /// The candidate was killed before its process was started.
+    pub fn process(&self, mut child: tokio::process::Child) -> anyhow::Result<()> {
+        let mut slot = lock(&self.0.process);
+        if self.killed() {
+            let _ = child.start_kill();
+            anyhow::bail!("killed while it started");
+        }
+        *slot = Some(child);
+        Ok(())
     }
 
     /// A channel on one connection to `endpoint` whose socket this keeps.
@@ -97,7 +121,7 @@ impl Socket {
                 let stream = tokio::net::TcpStream::connect(authority.as_str()).await?;
                 stream.set_nodelay(true)?;
                 let std = stream.into_std()?;
-                *slot.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std.try_clone()?);
+                *lock(&slot.stream) = Some(std.try_clone()?);
                 anyhow::Ok(hyper_util::rt::TokioIo::new(tokio::net::TcpStream::from_std(std)?))
             }
         });
@@ -105,6 +129,10 @@ impl Socket {
             .connect_with_connector(connector)
             .await?)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What a candidate's task is given: where to say it leads, and the

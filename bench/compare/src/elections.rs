@@ -1,13 +1,15 @@
 //! Workloads (e) and (f), the elections (docs/performance.md#elections):
 //! leader failover and observe fan-out, one procedure for redlockd's
-//! `redlockd.v1.Election` and etcd's `v3electionpb.Election`. Each system's
-//! candidates and observers are in `elections_daemon.rs` and
-//! `elections_etcd.rs`, what a candidate is in `candidate.rs`, the plan, the
+//! `redlockd.v1.Election`, etcd's `v3electionpb.Election` and Curator's
+//! `LeaderLatch` on ZooKeeper. Each system's candidates and observers are in
+//! `elections_daemon.rs`, `elections_etcd.rs` and `elections_zookeeper.rs`,
+//! what a candidate is in `candidate.rs`, the plan, the
 //! `Electorate` they offer and what was found in `elections_types.rs`, the
 //! table in `elections_report.rs`; this file kills, times and counts.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
@@ -20,8 +22,11 @@ use crate::daemon::Daemon;
 use crate::elections_daemon::DaemonElection;
 use crate::elections_etcd::EtcdElection;
 use crate::elections_types::{ElectionPlan, ElectionResults, Electorate, Failovers, FanOut};
+use crate::elections_zookeeper::ZookeeperElection;
 use crate::etcd::Etcd;
 use crate::measure::{CpuSnapshot, Samples, Watched};
+use crate::peer::Peer;
+use crate::zookeeper::ZooKeeper;
 use crate::{System, Workload, say};
 
 /// How long the first candidate, or the observers' first states, may take.
@@ -237,7 +242,13 @@ pub struct Servers<'a> {
     pub daemon: Option<(&'a Daemon, Vec<Watched>)>,
     /// etcd, or why it is not there.
     pub etcd: Option<Result<(&'a Etcd, Vec<Watched>), String>>,
+    /// ZooKeeper and the JVM of Curator's recipes, or why they are not there.
+    pub zookeeper: Option<Result<ZookeeperServer<'a>, String>>,
 }
+
+/// ZooKeeper, how to start a JVM of Curator's recipes, and the processes
+/// whose CPU counts.
+pub type ZookeeperServer<'a> = (&'a ZooKeeper, Arc<Peer>, Vec<Watched>);
 
 /// Runs `workloads` ((e), (f)) on each server there is, redlockd first.
 pub async fn run(workloads: &[Workload], plan: ElectionPlan, servers: Servers<'_>) -> ElectionResults {
@@ -282,7 +293,25 @@ pub async fn run(workloads: &[Workload], plan: ElectionPlan, servers: Servers<'_
                 ));
                 results.record(workload, System::Etcd, &side, &plan, watched).await;
             }
-            Some(Err(why)) => results.skip(workload, why),
+            Some(Err(why)) => results.skip(workload, System::Etcd, why),
+            None => {}
+        }
+        match &servers.zookeeper {
+            Some(Ok((zookeeper, java, watched))) => {
+                let side = ZookeeperElection {
+                    connect: zookeeper.connect.clone(),
+                    java: java.clone(),
+                    election: format!("/bench-{}-{pid}", workload.key()),
+                    session: plan.ttl,
+                };
+                say(format!(
+                    "({}) ZooKeeper, Curator's LeaderLatch, session timeout {:?}",
+                    workload.key(),
+                    plan.ttl
+                ));
+                results.record(workload, System::Zookeeper, &side, &plan, watched).await;
+            }
+            Some(Err(why)) => results.skip(workload, System::Zookeeper, why),
             None => {}
         }
     }
@@ -316,12 +345,12 @@ impl ElectionResults {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
-    fn skip(&mut self, workload: Workload, why: &str) {
+    fn skip(&mut self, workload: Workload, system: System, why: &str) {
         let why = why.to_owned();
         if workload == Workload::E {
-            self.failovers.insert(System::Etcd, Err(why));
+            self.failovers.insert(system, Err(why));
         } else {
-            self.fan_outs.insert(System::Etcd, Err(why));
+            self.fan_outs.insert(system, Err(why));
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The report's table of (e) and (f) (docs/performance.md#elections):
-//! redlockd's elections beside etcd's, and their progress lines.
+//! redlockd's elections beside etcd's and ZooKeeper's (Curator), and their
+//! progress lines.
 
 use std::fmt::Write as _;
 
@@ -14,7 +15,7 @@ type Row = (String, fn(&FanOut) -> &Samples, &'static [f64]);
 /// The elections' table, with what each row measures.
 pub fn table(out: &mut String, results: &ElectionResults) {
     let plan = &results.plan;
-    let systems: Vec<System> = [System::Redlockd, System::Etcd]
+    let systems: Vec<System> = [System::Redlockd, System::Etcd, System::Zookeeper]
         .into_iter()
         .filter(|s| results.failovers.contains_key(s) || results.fan_outs.contains_key(s))
         .collect();
@@ -23,24 +24,35 @@ pub fn table(out: &mut String, results: &ElectionResults) {
     }
     let label = |s: System| match s {
         System::Etcd => "etcd election API",
+        System::Zookeeper => "ZooKeeper (Curator LeaderLatch)",
         other => other.label(),
     };
-    let both = systems.len() == 2;
+    // A ratio column for each system beside redlockd.
+    let others: Vec<System> = if systems.contains(&System::Redlockd) {
+        systems.iter().copied().filter(|&s| s != System::Redlockd).collect()
+    } else {
+        Vec::new()
+    };
+    let short_label = |s: System| if s == System::Zookeeper { "ZooKeeper" } else { s.key() };
     let _ = writeln!(
         out,
-        "\nElections: {} candidates, each on a connection of its own; a term's TTL {:?} (etcd: each candidate's \
-         lease, {} s, kept alive every TTL/3):\n\n| workload | {} |{}\n|---|{}{}",
+        "\nElections: {} candidates, each on a connection of its own (ZooKeeper: a JVM of its own); a term's TTL \
+         {:?} (etcd: each candidate's lease, {} s, kept alive every TTL/3; ZooKeeper: each client's session \
+         timeout):\n\n| workload | {} |{}\n|---|{}{}",
         plan.candidates,
         plan.ttl,
         results.lease_ttl,
         systems.iter().map(|s| label(*s)).collect::<Vec<_>>().join(" | "),
-        if both { " redlockd / etcd |" } else { "" },
+        others
+            .iter()
+            .map(|s| format!(" redlockd / {} |", short_label(*s)))
+            .collect::<String>(),
         "---|".repeat(systems.len()),
-        if both { "---|" } else { "" },
+        "---|".repeat(others.len()),
     );
     if !results.failovers.is_empty() {
         let mut cells = vec![format!(
-            "(e) failover: the leader's connection dropped → the next candidate told it leads ({} failovers)",
+            "(e) failover: the leader's client killed → the next candidate told it leads ({} failovers)",
             plan.failovers
         )];
         let got = |s| match results.failovers.get(&s) {
@@ -54,8 +66,8 @@ pub fn table(out: &mut String, results: &ElectionResults) {
                 None => "—".into(),
             });
         }
-        if both {
-            cells.push(ratios(got(System::Redlockd), got(System::Etcd), &[0.5, 0.99]));
+        for &s in &others {
+            cells.push(ratios(got(System::Redlockd), got(s), &[0.5, 0.99]));
         }
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
@@ -92,8 +104,8 @@ pub fn table(out: &mut String, results: &ElectionResults) {
                     None => "—".into(),
                 });
             }
-            if both {
-                cells.push(ratios(got(System::Redlockd), got(System::Etcd), quantiles));
+            for &s in &others {
+                cells.push(ratios(got(System::Redlockd), got(s), quantiles));
             }
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
@@ -102,13 +114,16 @@ pub fn table(out: &mut String, results: &ElectionResults) {
         out,
         "\n(e): each cell p50, then p99 · the longest (redlockd: how many leaderships the daemon saw end without a \
          resignation, `redlockd_elections_total{{outcome=\"lost\"}}`: each kill and the last leader's), from the drop (the candidate's socket shut down, its \
-         task gone: no word to the server) until the next candidate's ELECTED (etcd: its `Campaign` call \
-         returns); the leader is killed a random share of TTL/3 after it was elected. redlockd resigns \
-         for a client whose connection ended (lock_delay 0); etcd waits out the killed candidate's lease. \
-         (f): the leader proclaims on its own connection (redlockd: on its `Campaign` stream; etcd: \
-         `Proclaim`), one value after another, once every observer was told the last; the time from the \
-         send until an observer's `Observe` stream says the new value; 'the last' is per proclaim. Server \
-         CPU: over the proclaims, of the daemon and its masters, or of etcd."
+         task gone: no word to the server; ZooKeeper: the candidate's JVM killed with SIGKILL) until the next \
+         candidate's ELECTED (etcd: its `Campaign` call returns; ZooKeeper: `LeaderLatchListener.isLeader` \
+         fires in its JVM); the leader is killed a random share of TTL/3 after it was elected. redlockd \
+         resigns for a client whose connection ended (lock_delay 0); etcd waits out the killed candidate's \
+         lease, ZooKeeper its session. (f): the leader proclaims on its own connection (redlockd: on its \
+         `Campaign` stream; etcd: `Proclaim`; ZooKeeper: `setData` on an ephemeral znode of the leader's), \
+         one value after another, once every observer was told the last; the time from the send until an \
+         observer's `Observe` stream (ZooKeeper: its `CuratorCache`'s listener, in one JVM) says the new value; \
+         'the last' is per proclaim. Server CPU: over the proclaims, of the daemon and its masters, of etcd, or \
+         of ZooKeeper."
     );
 }
 
@@ -148,7 +163,7 @@ fn fan_out_cell(o: &FanOut, s: &Samples, quantiles: &[f64], with_cpu: bool) -> S
             let _ = write!(cell, "<br>{} of {} proclaims told to all", o.last.len(), o.planned);
         }
         let cores = |role| o.cpu.get(role).map(|c| c / o.seconds.max(1e-9));
-        let servers: Vec<String> = [Role::Daemon, Role::Redis, Role::Etcd]
+        let servers: Vec<String> = [Role::Daemon, Role::Redis, Role::Etcd, Role::Zookeeper]
             .into_iter()
             .filter_map(|r| cores(r).map(|c| format!("{} {c:.2}", r.label())))
             .collect();

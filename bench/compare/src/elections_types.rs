@@ -1,6 +1,7 @@
 //! What (e) and (f) share (docs/performance.md#elections): the plan, what a
 //! system's election API must offer (`Electorate`, used by
-//! `elections_daemon.rs` and `elections_etcd.rs`), and what was found (used
+//! `elections_daemon.rs`, `elections_etcd.rs` and `elections_zookeeper.rs`),
+//! and what was found (used
 //! by `elections_report.rs`). It imports no other file of the elections.
 
 use std::collections::BTreeMap;
@@ -17,7 +18,8 @@ use crate::measure::{CpuSnapshot, Samples};
 pub struct ElectionPlan {
     pub candidates: usize,
     pub failovers: usize,
-    /// The term's TTL (redlockd) and the lease's (etcd).
+    /// The term's TTL (redlockd), the lease's (etcd) and the session
+    /// timeout (ZooKeeper).
     pub ttl: Duration,
     pub observers: usize,
     pub observer_connections: usize,
@@ -26,7 +28,8 @@ pub struct ElectionPlan {
 
 /// A system's election API, as (e) and (f) use it.
 pub trait Electorate {
-    /// Candidate `id` campaigning on a connection of its own, in a task.
+    /// Candidate `id` campaigning on a connection of its own, in a task
+    /// (ZooKeeper's: a process of its own, run by the task).
     fn candidate(&self, id: usize) -> Candidate;
     /// `n` Observe streams, spread over `connections`; each yields the
     /// leader's value at every state it is told (empty: no leader).
@@ -41,7 +44,8 @@ pub struct Failovers {
     pub planned: usize,
     /// Kill → the next ELECTED, sorted.
     pub samples: Samples,
-    /// Every new leader's term was above the last one's.
+    /// Every new leader's term (etcd: leader key's revision; ZooKeeper:
+    /// latch node's sequence number) was above the last one's.
     pub terms_rising: bool,
     /// What stopped the run early.
     pub first_error: Option<String>,
@@ -65,7 +69,8 @@ pub struct FanOut {
     /// Observers not told of a value within `TOLD_LIMIT` (elections.rs), summed over the proclaims.
     pub missed: usize,
     pub first_error: Option<String>,
-    /// The server's CPU (and this process's) over the proclaims.
+    /// The server's CPU (and this process's; not ZooKeeper's observers'
+    /// JVM) over the proclaims.
     pub cpu: CpuSnapshot,
     pub seconds: f64,
 }

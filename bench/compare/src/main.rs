@@ -17,7 +17,8 @@
 //! on one name, each waiting until it holds it, releasing at once;
 //! (d) `--sessions` open `Hold` sessions (redlockd only): the daemon's RSS
 //! and CPU while it renews them; (e) leader failover and (f) observe
-//! fan-out, redlockd's elections beside etcd's ([`elections`]), when named.
+//! fan-out, redlockd's elections beside etcd's and Curator's on ZooKeeper
+//! ([`elections`]), when named.
 //! With `--throttled` (scripts/bench-throttled), redlockd alone instead, in
 //! a CPU cgroup and beside a CPU hog ([`throttled`]).
 //!
@@ -27,7 +28,8 @@
 //! variants, `in_process` for rslock, `peer` and `peers`, `etcd`, `zookeeper`, and
 //! `clusters` for masters that are Redis Clusters, `masters` for the sets
 //! of masters as deployed and of Valkey 9), the elections
-//! (`elections` over `elections_daemon` and `elections_etcd`, with
+//! (`elections` over `elections_daemon`, `elections_etcd` and
+//! `elections_zookeeper`, with
 //! `candidate` and `elections_types`), the tables (`report`, `targets`,
 //! `elections_report`, their numbers in `format`), what it ran on
 //! (`environment`), and `throttled` in its `cgroup`.
@@ -53,6 +55,7 @@ mod elections_daemon;
 mod elections_etcd;
 mod elections_report;
 mod elections_types;
+mod elections_zookeeper;
 mod environment;
 mod etcd;
 mod format;
@@ -155,7 +158,7 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     workloads.sort();
     workloads.dedup();
     // The workloads every system runs (d is redlockd's alone; e and f
-    // redlockd's and etcd's).
+    // redlockd's, etcd's and ZooKeeper's).
     let shared: Vec<Workload> = workloads.iter().copied().filter(|w| w.is_lock_loop()).collect();
     let election_workloads: Vec<Workload> = workloads.iter().copied().filter(|w| w.is_election()).collect();
     // Why etcd is not there, when it was asked for and is not.
@@ -274,7 +277,16 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
         }
     }
     // ZooKeeper's server, for Curator's peer (when that is there).
-    let zookeeper = zookeeper::start(wants(System::Zookeeper), &shared, &mut runs).await;
+    let zookeeper = zookeeper::start(
+        wants(System::Zookeeper),
+        &shared,
+        !election_workloads.is_empty(),
+        &mut runs,
+    )
+    .await;
+    // Curator's elections main, for (e) and (f) on that ZooKeeper.
+    let curator_elections = (wants(System::Zookeeper) && !election_workloads.is_empty())
+        .then(|| peers::curator_election(&root).map(std::sync::Arc::new));
 
     // Masters as deployed (Redis 7 with the AOF) and Valkey 9, when named.
     let other_masters = masters::Sets::start(args, &shared, &daemon_binary, &mut runs).await;
@@ -449,6 +461,9 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
     if let Some(zookeeper) = &zookeeper {
         environment.push(zookeeper.environment().await);
     }
+    if let (Some(_), Some(Ok(java))) = (&zookeeper, &curator_elections) {
+        environment.push(java.environment.clone());
+    }
     environment.extend(other_masters.environment());
     if args.cluster_primaries > 0 {
         let positions = format!("five Redis Clusters of {} primaries each", args.cluster_primaries);
@@ -474,6 +489,11 @@ async fn bench(args: &Args) -> anyhow::Result<Results> {
                 (None, Some(why)) => Some(Err(why)),
                 (None, None) => None,
             },
+            zookeeper: curator_elections.map(|java| match (&zookeeper, java) {
+                (Some(zookeeper), Ok(java)) => Ok((zookeeper, java, watch(&me, &zookeeper.watched(), None))),
+                (_, Err(why)) => Err(format!("skipped: {why}")),
+                (None, Ok(_)) => Err("ZooKeeper did not start (see the log)".into()),
+            }),
         };
         quiet(args.quiet).await;
         Some(elections::run(&election_workloads, plan, servers).await)

@@ -134,6 +134,25 @@ fn curator(dir: &Path) -> Result<Peer, String> {
     ))
 }
 
+/// bench/java's elections main for (e) and (f) (`bench.CuratorElection`):
+/// Curator's `LeaderLatch` and `CuratorCache` on the ZooKeeper the
+/// benchmark starts, driven by `elections_zookeeper.rs`.
+pub fn curator_election(root: &Path) -> Result<Peer, String> {
+    let jvm = Jvm::find(&root.join("bench").join("java"))?;
+    let environment = format!(
+        "curator-recipes {} (LeaderLatch, CuratorCache) on {}",
+        jvm.version("curator-recipes-"),
+        jvm.runtime
+    );
+    Ok(jvm.peer(
+        "curator-election",
+        "bench.CuratorElection",
+        "election",
+        1,
+        ("curator (elections)", environment),
+    ))
+}
+
 /// bench/java, built by `mvn -q -B package` (one jar, both mains), and `java`.
 struct Jvm {
     java: PathBuf,

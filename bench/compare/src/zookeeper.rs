@@ -36,11 +36,13 @@ pub struct ZooKeeper {
 }
 
 /// Starts ZooKeeper when its column is asked for in (a)–(c) and not already
-/// skipped (its peer missing); otherwise, or when it cannot start, marks
-/// its runs skipped or failed with the reason.
+/// skipped (its peer missing), or for the elections (e) and (f);
+/// otherwise, or when it cannot start, marks its runs skipped or failed
+/// with the reason.
 pub async fn start(
     wanted: bool,
     shared: &[Workload],
+    elections: bool,
     runs: &mut BTreeMap<(Workload, System), Run>,
 ) -> Option<ZooKeeper> {
     let mark = |runs: &mut BTreeMap<_, _>, run: &dyn Fn() -> Run| {
@@ -49,7 +51,7 @@ pub async fn start(
         }
     };
     let skipped = shared.iter().any(|&w| runs.contains_key(&(w, System::Zookeeper)));
-    if !wanted || shared.is_empty() || skipped {
+    if !wanted || (shared.is_empty() && !elections) || (skipped && !elections) {
         return None;
     }
     let (java, jar) = match find() {
