@@ -47,9 +47,10 @@ pub(super) struct Pending {
     sending: bool,
 }
 
-/// One request: its four keys (ROUND's layout), and its four arguments
-/// (`L` or `U`, the value, the TTL or the announcement, the holder tag or
-/// nothing).
+/// One request: its four keys (ROUND by primary's layout), and its four
+/// arguments: its kind (`L` a lock; a release, `U`, `W` or `A` as it is
+/// announced: `conn::release_kind`), the value, and a lock's TTL and
+/// holder tag (nothing for a release).
 struct Queued {
     keys: RequestKeys,
     args: [Value; 4],
@@ -89,9 +90,9 @@ pub(super) fn request_keys(key: &str) -> RequestKeys {
     [Role::Lock, Role::Waiting, Role::Fence, Role::Marker].map(|role| role.of(key))
 }
 
-/// Whether a request's arguments are a release's (`U`), not a lock's (`L`).
+/// Whether a request's arguments are a release's, not a lock's (`L`).
 fn is_release(args: &[Value; 4]) -> bool {
-    matches!(&args[0], Value::String(kind) if &**kind == "U")
+    !matches!(&args[0], Value::String(kind) if &**kind == "L")
 }
 
 /// The batch slot, held by a caller sending its own request: given back
@@ -270,19 +271,39 @@ impl Batches {
         let conn = &self.conn;
         let head = [conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()];
         let call = || {
-            let mut keys = Vec::with_capacity(if by_primary { 1 } else { 4 * requests.len() });
-            let mut args = Vec::with_capacity(3 + 8 * requests.len());
-            args.extend(head.iter().cloned());
-            for (four_keys, four) in requests {
-                if by_primary {
+            if by_primary {
+                let mut args = Vec::with_capacity(3 + 8 * requests.len());
+                args.extend(head.iter().cloned());
+                for (four_keys, four) in requests {
                     args.extend(four_keys.iter().map(|key| Value::from(key.as_str())));
-                } else {
-                    keys.extend(four_keys.iter().map(String::as_str));
+                    args.extend(four.iter().cloned());
                 }
-                args.extend(four.iter().cloned());
+                return (
+                    requests.first().map(|(keys, _)| keys[3].as_str()).into_iter().collect(),
+                    args,
+                );
             }
-            if by_primary && let Some((first, _)) = requests.first() {
-                keys.push(first[3].as_str());
+            // Declared: the kinds, then a lock's key and fence counter with
+            // its value, TTL and holder tag, a release's key with its value
+            // (round_requests.lua): what else ROUND needs it names itself.
+            let kinds: String = (requests.iter())
+                .map(|(_, four)| match &four[0] {
+                    Value::String(kind) => kind.chars().next().unwrap_or('L'),
+                    _ => 'L',
+                })
+                .collect();
+            let mut keys = Vec::with_capacity(2 * requests.len());
+            let mut args = Vec::with_capacity(4 + 3 * requests.len());
+            args.extend(head.iter().cloned());
+            args.push(Value::from(kinds));
+            for (four_keys, four) in requests {
+                keys.push(four_keys[0].as_str());
+                if is_release(four) {
+                    args.push(four[1].clone());
+                } else {
+                    keys.push(four_keys[2].as_str());
+                    args.extend(four[1..].iter().cloned());
+                }
             }
             (keys, args)
         };

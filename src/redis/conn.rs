@@ -207,6 +207,17 @@ pub(super) fn announcement(announce: crate::redlock::node::Announce) -> Value {
     })
 }
 
+/// A release's kind in ROUND (round.lua): announced never (`U`), when a
+/// refused attempt waits (`W`), or always (`A`).
+pub(super) fn release_kind(announce: crate::redlock::node::Announce) -> Value {
+    use crate::redlock::node::Announce;
+    Value::from_static_str(match announce {
+        Announce::No => "U",
+        Announce::IfWaited => "W",
+        Announce::Always => "A",
+    })
+}
+
 /// `text` with the glob characters of a `SCAN MATCH` pattern escaped, so
 /// it matches itself only.
 pub(super) fn glob_escaped(text: &str) -> String {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use fred::prelude::Value;
 
 use super::cluster::Lanes;
-use super::conn::{Conn, announcement, ttl_arg};
+use super::conn::{Conn, release_kind, ttl_arg};
 use super::replies::{self, Locked};
 use super::scripts::{SCRIPTS, released_channel};
 use crate::redlock::node::{Announce, Extension, NodeError, Swap};
@@ -35,14 +35,14 @@ pub(super) async fn lock(
     locked
 }
 
-/// `Node::unlock` of lock `key`, in its lane's next ROUND batch: `U`, the
-/// value, the announcement. Timed by the batches, to its answer
-/// (`Batches::release_answered`).
+/// `Node::unlock` of lock `key`, in its lane's next ROUND batch: the kind
+/// that says how it is announced, the value. Timed by the batches, to its
+/// answer (`Batches::release_answered`).
 pub(super) async fn release(lanes: &Lanes, key: &str, value: &str, announce: Announce) -> Result<bool, NodeError> {
     let args = [
-        Value::from_static_str("U"),
+        release_kind(announce),
         Value::from(value),
-        announcement(announce),
+        Value::from_static_str(""),
         Value::from_static_str(""),
     ];
     lanes.of(key).request(key, args).await.and_then(replies::released)

@@ -120,6 +120,9 @@ pub(super) enum Keys {
     /// A list the caller makes (PERMITS: the number of permits, then every
     /// slot's key; REPAIR: each bucket's counter and marker).
     Listed,
+    /// ROUND's, by each request's kind (`round_requests.lua`): a lock's key
+    /// and its bucket's fence counter, a release's key.
+    ByKind,
     /// In ARGV, over the slots one cluster primary serves (the bulk
     /// scripts of `cluster_probe.rs`, which declare none; ROUND by primary,
     /// which declares one only to be routed to its primary).
@@ -161,7 +164,7 @@ impl Script {
     pub(super) fn keys_of(&self, key: &str) -> Vec<String> {
         match self.keys {
             Keys::PerLock(roles) => roles.iter().map(|role| role.of(key)).collect(),
-            Keys::Listed | Keys::InArgv => vec![key.to_owned()],
+            Keys::ByKind | Keys::Listed | Keys::InArgv => vec![key.to_owned()],
         }
     }
 
@@ -246,7 +249,10 @@ pub static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| {
     };
     let other = |name: &str, keys: Keys, flags: Flags| Script::declared(expanded(name, &[]), keys, flags);
     Scripts {
-        round: per_lock("round", &[Lock, Waiting, Fence, Marker]),
+        round: Script {
+            keys: Keys::ByKind,
+            ..per_lock("round", &[])
+        },
         by_primary: by_primary("", "round_check_by_info"),
         hand_off: per_lock("hand_off", &[Lock, Fence, Marker, Waiting]),
         publish_fence: per_lock("publish_fence", &[Lock, Fence, Marker]),

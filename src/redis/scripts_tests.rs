@@ -14,7 +14,11 @@ fn the_cached_variants_drop_only_the_info_check_and_name_their_daemon() {
     }
     // The marker is still required: HAND_OFF reads it, ROUND where a
     // bucket's counter is missing.
-    assert!(round.lua.contains("redis.call('EXISTS', marker) == 1"));
+    assert!(
+        round
+            .lua
+            .contains("redis.call('EXISTS', start_of(key) .. 'verified') == 1")
+    );
     assert!(hand_off.lua.contains("if marker == false then\n"));
     // Another daemon's variants are other scripts.
     assert_ne!(round.sha, cached_variants("other").0.sha);

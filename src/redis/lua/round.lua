@@ -4,16 +4,19 @@
 -- master runs one script, one `INFO` and one counter write per batch, not
 -- per request, and a release queued after a lock can never overtake it.
 --
--- Each request has four keys (docs/design.md#keys): its lock key, the
--- lock's waiting mark, the fence counter and the verified marker of the
--- lock's bucket; and four arguments: `L` (lock) or `U` (release), the
--- value, a lock's TTL in ms or a release's announcement (empty: never,
--- `waited` or `always`), and a lock's holder tag (`daemon\ntenant\nowner`;
--- empty for a release). Where they are is up to the requests part: declared as
--- KEYS, four a request (`round_requests.lua`: a standalone master, whose
--- batch mixes buckets, each read once; or one slot of a cluster), or all
--- in ARGV over every slot of one cluster primary
--- (`round_requests_by_primary.lua`). ARGV[1] is this daemon's tag,
+-- A request is its kind, a byte: `L` a lock, `U` a release announced
+-- never, `W` when a refused attempt waits, `A` always; its lock key; a
+-- lock's fence counter of the lock's bucket (docs/design.md#keys); its
+-- value; and a lock's TTL in ms and holder tag (`daemon\ntenant\nowner`).
+-- The lock's waiting mark and its bucket's verified marker are the keys
+-- beside it, named here only when a request needs them (a refusal, a
+-- release of a waited-for lock, a bucket's first grant): every string
+-- passed costs the master more than the rare path's naming it
+-- (docs/performance.md#instructions-a-master-runs-per-cycle). Where they
+-- are is up to the requests part: declared as KEYS (`round_requests.lua`:
+-- a standalone master, whose batch mixes buckets, each read once; or one
+-- slot of a cluster), or all in ARGV over every slot of one cluster
+-- primary (`round_requests_by_primary.lua`). ARGV[1] is this daemon's tag,
 -- ARGV[2] how releases are announced (`PUBLISH`, or `SPUBLISH` on a
 -- cluster) on the channel of the lock's bucket
 -- (`<prefix>:{<tag>}:released`), ARGV[3] how long (ms) a lock refused by
@@ -66,9 +69,9 @@
 --   kept).
 --
 -- **Release:** 1 when the key held the value and is now gone, else 0. The
--- key is published on the release channel when the announcement is
--- `always`, or `waited` and a refused attempt marked the lock (the mark is
--- cleared: one `DEL` of both keys deletes two when it was marked).
+-- key is published on the release channel when the kind is `A`, or `W`
+-- and a refused attempt marked the lock (the mark is cleared: one `DEL` of
+-- both keys deletes two when it was marked).
 --
 -- Each `redis.call` costs the master about a microsecond, so the common
 -- cases take as few as they can: a lock of a free key is an `INCR` and a
@@ -81,16 +84,26 @@ local checked = {}
 local process = nil
 local clock, now_ms = nil, nil
 -- One request: its four keys and four arguments as above; its reply.
-local function request(key, waiting, fence, marker, kind, value, extra, holder)
-  if kind == 'U' then
+-- `<prefix>:{<tag>}:` of lock key `key`, the start of every key beside it,
+-- and where its lock name begins.
+local function start_of(key)
+  local at = string.find(key, '}:', 1, true) + 2
+  return string.sub(key, 1, at - 1), at
+end
+local function waiting_of(key)
+  local start, at = start_of(key)
+  return start .. 'waiting:' .. string.sub(key, at)
+end
+local function request(key, fence, kind, value, extra, holder)
+  if kind ~= 76 then
     local held = redis.call('GET', key)
     if not held or string.sub(held, 1, #value) ~= value then
       return 0
     end
-    if extra == '' then
+    if kind == 85 then
       redis.call('DEL', key)
-    elseif redis.call('DEL', key, waiting) == 2 or extra == 'always' then
-      redis.call(publish, string.sub(key, 1, string.find(key, '}:', 1, true) + 1) .. 'released', key)
+    elseif redis.call('DEL', key, waiting_of(key)) == 2 or kind == 65 then
+      redis.call(publish, start_of(key) .. 'released', key)
     end
     return 1
   end
@@ -103,7 +116,7 @@ local function request(key, waiting, fence, marker, kind, value, extra, holder)
     end
     following = redis.call('INCR', fence)
     if following == 1 then
-      if redis.call('EXISTS', marker) == 1 then
+      if redis.call('EXISTS', start_of(key) .. 'verified') == 1 then
         following = seed(clock)
         redis.call('SET', fence, string.format('%d', following))
       else
@@ -122,6 +135,7 @@ local function request(key, waiting, fence, marker, kind, value, extra, holder)
       and redis.call('SET', key, holding, 'NX', 'PX', extra) then
     return following
   end
+  local waiting = waiting_of(key)
   local found = redis.call('MGET', key, waiting)
   local held = found[1]
   if held ~= false and string.sub(held, 1, #value) ~= value then

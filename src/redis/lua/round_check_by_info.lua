@@ -4,7 +4,7 @@
   -- per batch (`process`, empty when unreadable: fails closed).
   local verified = checked[fence]
   if verified == nil then
-    local named = redis.call('GET', marker)
+    local named = redis.call('GET', start_of(key) .. 'verified')
     verified = -1
     if named ~= false then
       if process == nil then

@@ -1,7 +1,9 @@
 -- ROUND's requests over every slot one cluster primary serves
 -- (docs/design.md#cluster-positions; the script is flagged
--- `allow-cross-slot-keys`, Redis 7 and later): request i's four keys and
--- four arguments are ARGV[8i-4] to ARGV[8i+3]; its one declared key, a
+-- `allow-cross-slot-keys`, Redis 7 and later): request i's four keys (its
+-- lock key, waiting mark, bucket's fence counter and verified marker) and
+-- four arguments (its kind, value, and a lock's TTL and holder tag, empty
+-- for a release) are ARGV[8i-4] to ARGV[8i+3]; its one declared key, a
 -- request's marker, only routes the call to the primary.
 --
 -- Declared keys would all have to share one slot, so the keys go in ARGV
@@ -21,8 +23,7 @@ for i = 1, (#ARGV - 3) / 8 do
     moved[key] = true
     replies[i] = -4
   else
-    replies[i] = request(key, ARGV[at + 1], ARGV[at + 2], ARGV[at + 3],
-      ARGV[at + 4], ARGV[at + 5], ARGV[at + 6], ARGV[at + 7])
+    replies[i] = request(key, ARGV[at + 2], string.byte(ARGV[at + 4]), ARGV[at + 5], ARGV[at + 6], ARGV[at + 7])
   end
 end
 return replies
