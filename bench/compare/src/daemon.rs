@@ -170,19 +170,25 @@ impl Daemon {
 
     /// SIGTERM, then waits (SIGKILL after 15 s).
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-            let started = Instant::now();
-            while started.elapsed() < Duration::from_secs(15) {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+        if let Some(child) = self.child.take() {
+            terminate(child, Duration::from_secs(15));
         }
     }
+}
+
+/// SIGTERM to a server the benchmark started (redlockd, etcd, ZooKeeper),
+/// then waits for it, and SIGKILL once `grace` has passed.
+pub fn terminate(mut child: Child, grace: Duration) {
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let started = Instant::now();
+    while started.elapsed() < grace {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 impl Drop for Daemon {

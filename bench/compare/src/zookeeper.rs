@@ -206,17 +206,8 @@ impl ZooKeeper {
 
 impl Drop for ZooKeeper {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-            let started = Instant::now();
-            while started.elapsed() < Duration::from_secs(10) {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+        if let Some(child) = self.child.take() {
+            crate::daemon::terminate(child, Duration::from_secs(10));
         }
     }
 }
