@@ -110,9 +110,17 @@ class SchedulerLockTwoContextsTest {
       for (Run run : RUNS) {
         bySecond.computeIfAbsent(run.second(), s -> new ArrayList<>()).add(run);
       }
+      // Never twice in a second. A second may go without a run, at most one: a firing that a
+      // busy machine delays to the end of its second holds the lock (lockAtLeastFor) into the
+      // next, whose firings are then refused, as they should be.
+      long missed = 0;
       for (long s = from; s <= alone; s++) {
-        assertThat(bySecond.get(s)).as("runs in second %d (all: %s)", s, bySecond).hasSize(1);
+        List<Run> runs = bySecond.getOrDefault(s, List.of());
+        assertThat(runs).as("runs in second %d (all: %s)", s, bySecond).hasSizeLessThanOrEqualTo(1);
+        missed += runs.isEmpty() ? 1 : 0;
       }
+      assertThat(missed).as("seconds without a run, of %d (all: %s)", alone - from + 1, bySecond)
+          .isLessThanOrEqualTo(1);
       for (String app : List.of("a", "b")) {
         long fired = FIRED.stream().filter(f -> f.getKey().equals(app) && f.getValue() >= from
             && f.getValue() <= together).count();
@@ -120,7 +128,9 @@ class SchedulerLockTwoContextsTest {
             .isGreaterThanOrEqualTo(together - from);
       }
       for (long s = bAlone; s <= alone; s++) {
-        assertThat(bySecond.get(s).get(0).app()).as("the app left, in second %d", s).isEqualTo("b");
+        for (Run run : bySecond.getOrDefault(s, List.of())) {
+          assertThat(run.app()).as("the app left, in second %d", s).isEqualTo("b");
+        }
       }
       List<FencingToken> tokens = bySecond.values().stream().map(runs -> runs.get(0).token()).toList();
       for (int i = 1; i < tokens.size(); i++) {
