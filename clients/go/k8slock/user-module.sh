@@ -6,6 +6,9 @@
 # come from the Go module proxy at the versions k8slock's go.mod needs.
 #
 #   bash clients/go/k8slock/user-module.sh path/to/main.go OUT   # writes OUT/leader
+#
+# GO_GCFLAGS, when set, is passed to go build as -gcflags (test.sh builds
+# as its test build does, so that client-go is compiled once).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 client="$(cd "$here/.." && pwd)" # a clean path: with client/.. the go command finds k8slock in both modules
@@ -18,4 +21,4 @@ go mod edit -replace "github.com/redlockd/redlockd/clients/go=$client" \
   -replace "github.com/redlockd/redlockd/clients/go/k8slock=$here"
 go get github.com/redlockd/redlockd/clients/go/k8slock@v0.0.0
 go mod tidy
-go build -o "$out/leader" .
+go build ${GO_GCFLAGS:+-gcflags="$GO_GCFLAGS"} -o "$out/leader" .
