@@ -29,10 +29,10 @@ go mod tidy -diff >"$scratch/tidy.diff" ||
 unformatted="$(gofmt -l "$here")"
 [ -z "$unformatted" ] || { say "not gofmt-formatted: $unformatted"; exit 1; }
 # Its tests without the race detector: its shared state is the client's
-# (tested with -race by ../test.sh) and what two mutexes guard; a race build compiles
-# client-go and controller-runtime a second time (~200 CPU-seconds cold,
-# the most of any lane's preparation); its tests judge one leader at a
-# time across processes, which -race could not see anyway. Unoptimised
+# (tested with -race by ../test.sh) and what two mutexes guard; a race
+# build compiles client-go and controller-runtime a second time (~200
+# CPU-seconds cold, the most of any lane's preparation); its tests judge
+# one leader at a time across processes, which -race could not see anyway. Unoptimised
 # (-N -l): compiling client-go and controller-runtime so takes 150
 # CPU-seconds instead of 190, and the tests' leader elections never notice.
 unoptimised='all=-N -l'
