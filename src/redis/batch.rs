@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::conn::Conn;
 use super::finish::Finish;
+use super::native::{self, Stored};
 use super::replies;
 use super::scripts::{Role, SCRIPTS};
 use crate::redlock::node::NodeError;
@@ -35,6 +36,9 @@ pub(super) struct Batches {
     /// The master's connection: client, proof, observer, announcements.
     pub(super) conn: Arc<Conn>,
     route: Route,
+    /// The values stored by this lane's grants, while the master has
+    /// `DELIFEQ` (`native.rs`).
+    pub(super) stored: Stored,
     /// Told when the batch slot is free with nothing queued (`settled`).
     idle: Notify,
     pending: Mutex<Pending>,
@@ -144,6 +148,7 @@ impl Batches {
         Batches {
             conn,
             route,
+            stored: Stored::default(),
             idle: Notify::new(),
             pending: Mutex::default(),
         }
@@ -254,6 +259,9 @@ impl Batches {
                 primaries.call(self, *slot, requests).await
             }
             Route::Primary => self.call_round(requests, true).await,
+            Route::Direct if self.conn.native_release.load(std::sync::atomic::Ordering::Relaxed) => {
+                native::call(self, requests).await
+            }
             Route::Direct | Route::Slot(..) => self.call_round(requests, false).await,
         }
     }
@@ -307,12 +315,18 @@ impl Batches {
             }
             (keys, args)
         };
-        let reply = if by_primary {
-            conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?
-        } else {
-            conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?
-        };
-        replies::round(reply, requests.len())
+        if by_primary {
+            let reply = conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?;
+            return replies::round(reply, requests.len());
+        }
+        let reply = conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?;
+        let (answers, granted_ms) = replies::round_timed(reply, requests.len())?;
+        if let Some(granted_ms) = granted_ms
+            && conn.native_release.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.stored.granted_in(requests, &answers, granted_ms);
+        }
+        Ok(answers)
     }
 
     /// Resolves once no batch is on its way to this master and none waits:
@@ -388,6 +402,20 @@ impl Batches {
                 }
             }
         }
+    }
+}
+
+impl native::Lane for Batches {
+    fn conn(&self) -> &Conn {
+        &self.conn
+    }
+
+    fn stored(&self) -> &Stored {
+        &self.stored
+    }
+
+    async fn round(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
+        self.call_round(requests, false).await
     }
 }
 

@@ -40,6 +40,7 @@ mod listing;
 mod lock_costs;
 mod lock_delay;
 mod lua_scripts;
+mod native_release;
 mod node_details;
 mod operations;
 mod permits;

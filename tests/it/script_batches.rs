@@ -326,8 +326,18 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
                     args.push(request[1].to_owned());
                 }
             }
-            let admin = admin.clone();
-            async move { admin.eval::<Vec<i64>, _, _, _>(script, keys, args).await.unwrap() }
+            let (admin, count) = (admin.clone(), requests.len());
+            async move {
+                let mut replies = admin.eval::<Vec<i64>, _, _, _>(script, keys, args).await.unwrap();
+                // After the replies, the batch's grant time (ms) when a
+                // lock read the clock.
+                if replies.len() == count + 1 {
+                    let granted_ms = replies.pop().unwrap();
+                    assert!(granted_ms > 1_600_000_000_000, "grant time {granted_ms}");
+                }
+                assert_eq!(replies.len(), count, "{replies:?}");
+                replies
+            }
         };
         let together = call(&batched, &requests).await;
         let mut one_by_one = Vec::new();

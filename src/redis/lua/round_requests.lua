@@ -2,7 +2,8 @@
 -- ARGV[4] is the requests' kinds, a byte each; then each request in turn,
 -- a lock with two keys (its lock key, its bucket's fence counter) and three
 -- arguments (value, TTL, holder tag), a release with one key and one
--- argument (its lock key, its value).
+-- argument (its lock key, its value). After the replies, the batch's grant
+-- time when a lock read the clock.
 local kinds, replies, k, a = ARGV[4], {}, 1, 5
 for i = 1, #kinds do
   local kind = string.byte(kinds, i)
@@ -13,5 +14,8 @@ for i = 1, #kinds do
     replies[i] = request(KEYS[k], nil, kind, ARGV[a])
     k, a = k + 1, a + 1
   end
+end
+if granted_ms ~= nil then
+  replies[#kinds + 1] = granted_ms
 end
 return replies
