@@ -259,8 +259,9 @@ impl Batches {
                 primaries.call(self, *slot, requests).await
             }
             Route::Primary => self.call_round(requests, true).await,
+            // Boxed: its future is large, and every batch's would carry it.
             Route::Direct if self.conn.native_release.load(std::sync::atomic::Ordering::Relaxed) => {
-                native::call(self, requests).await
+                Box::pin(native::call(self, requests)).await
             }
             Route::Direct | Route::Slot(..) => self.call_round(requests, false).await,
         }
@@ -278,6 +279,11 @@ impl Batches {
     ) -> Result<Vec<i64>, NodeError> {
         let conn = &self.conn;
         let head = [conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()];
+        // The grant time is asked for (a last kind `T`) only where the
+        // stored values are kept (docs/design.md#native-release).
+        let timed = !by_primary
+            && conn.native_release.load(std::sync::atomic::Ordering::Relaxed)
+            && requests.iter().any(|(_, four)| !is_release(four));
         let call = || {
             if by_primary {
                 let mut args = Vec::with_capacity(3 + 8 * requests.len());
@@ -299,6 +305,7 @@ impl Batches {
                     Value::String(kind) => kind.chars().next().unwrap_or('L'),
                     _ => 'L',
                 })
+                .chain(timed.then_some('T'))
                 .collect();
             let mut keys = Vec::with_capacity(2 * requests.len());
             let mut args = Vec::with_capacity(4 + 3 * requests.len());
@@ -321,9 +328,7 @@ impl Batches {
         }
         let reply = conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?;
         let (answers, granted_ms) = replies::round_timed(reply, requests.len())?;
-        if let Some(granted_ms) = granted_ms
-            && conn.native_release.load(std::sync::atomic::Ordering::Relaxed)
-        {
+        if let Some(granted_ms) = granted_ms {
             self.stored.granted_in(requests, &answers, granted_ms);
         }
         Ok(answers)

@@ -21,8 +21,8 @@
 -- cluster) on the channel of the lock's bucket
 -- (`<prefix>:{<tag>}:released`), ARGV[3] how long (ms) a lock refused by
 -- shared holders keeps new ones out. Replies one integer per request, in
--- order; in the declared layout, after them, the batch's grant time
--- (`granted_ms`, the record's) when its clock was read, so the daemon
+-- order; in the declared layout, after them when asked, the batch's grant
+-- time (`granted_ms`, the records') when its clock was read, so the daemon
 -- knows each stored value whole (docs/design.md#native-release).
 -- (Exclusive values only: shared ones go by `shared.rs`.)
 --
