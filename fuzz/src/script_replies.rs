@@ -70,23 +70,6 @@ pub fn check_reply(reply: &Value) {
     // A batch must answer for every request it carried.
     if let Value::Array(parts) = reply {
         assert!(replies::round(reply.clone(), parts.len() + 1).is_err());
-        assert!(replies::round_timed(reply.clone(), parts.len() + 1).is_err());
-    }
-    // ROUND with its keys declared: the answers, then the batch's grant
-    // time, a positive integer; or the answers alone, as `round` reads them.
-    if let Value::Array(parts) = reply
-        && let Some((last, answers)) = parts.split_last()
-    {
-        match replies::round_timed(reply.clone(), answers.len()) {
-            Ok((read, granted_ms)) => {
-                assert_eq!(read.len(), answers.len());
-                let time = matches!(last, Value::Integer(ms) if *ms > 0 && granted_ms == Some(ms.unsigned_abs()));
-                assert!(time, "round_timed read {reply:?} as {granted_ms:?}");
-            }
-            Err(e) => assert!(e.to_string().starts_with("unexpected round reply"), "{e}"),
-        }
-        let alone = replies::round_timed(reply.clone(), parts.len()).map(|(read, time)| (read, time.is_none()));
-        assert_eq!(alone.ok(), replies::round(reply.clone(), parts.len()).ok().map(|read| (read, true)));
     }
     // HAND_OFF: [0 or 1, a counter or 0, 0 or 1], nothing else.
     match replies::hand_off(reply.clone()) {

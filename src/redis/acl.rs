@@ -13,11 +13,6 @@ pub enum Needed {
     /// Only positions served by a Redis Cluster
     /// (docs/design.md#cluster-positions).
     OnClusters,
-    /// Used where the server has it (Valkey 9's `DELIFEQ`,
-    /// docs/design.md#native-release), and not in the rule: a server
-    /// without the command refuses a rule that names it. Without the
-    /// permission the daemon releases by script.
-    WhereServerHasIt,
 }
 
 /// Every command the daemon sends, inside its scripts (ACLs apply there
@@ -68,19 +63,13 @@ pub const COMMANDS: &[(&str, Needed)] = &[
     ("cluster|info", Needed::OnClusters),
     ("asking", Needed::OnClusters),
     ("eval", Needed::OnClusters),
-    // Releases by the server's own compare-and-delete.
-    ("delifeq", Needed::WhereServerHasIt),
 ];
 
 /// The commands of the rule for standalone masters (`clusters` false), or
 /// for cluster positions, in `COMMANDS`' order.
 pub fn commands(clusters: bool) -> impl Iterator<Item = &'static str> {
     (COMMANDS.iter())
-        .filter(move |(_, needed)| match needed {
-            Needed::Everywhere => true,
-            Needed::OnClusters => clusters,
-            Needed::WhereServerHasIt => false,
-        })
+        .filter(move |(_, needed)| clusters || *needed == Needed::Everywhere)
         .map(|(command, _)| *command)
 }
 

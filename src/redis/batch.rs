@@ -13,7 +13,6 @@ use tokio::time::Instant;
 
 use super::conn::Conn;
 use super::finish::Finish;
-use super::native::{self, Stored};
 use super::replies;
 use super::scripts::{Role, SCRIPTS};
 use crate::redlock::node::NodeError;
@@ -36,9 +35,6 @@ pub(super) struct Batches {
     /// The master's connection: client, proof, observer, announcements.
     pub(super) conn: Arc<Conn>,
     route: Route,
-    /// The values stored by this lane's grants, while the master has
-    /// `DELIFEQ` (`native.rs`).
-    pub(super) stored: Stored,
     /// Told when the batch slot is free with nothing queued (`settled`).
     idle: Notify,
     pending: Mutex<Pending>,
@@ -148,7 +144,6 @@ impl Batches {
         Batches {
             conn,
             route,
-            stored: Stored::default(),
             idle: Notify::new(),
             pending: Mutex::default(),
         }
@@ -259,10 +254,6 @@ impl Batches {
                 primaries.call(self, *slot, requests).await
             }
             Route::Primary => self.call_round(requests, true).await,
-            // Boxed: its future is large, and every batch's would carry it.
-            Route::Direct if self.conn.native_release.load(std::sync::atomic::Ordering::Relaxed) => {
-                Box::pin(native::call(self, requests)).await
-            }
             Route::Direct | Route::Slot(..) => self.call_round(requests, false).await,
         }
     }
@@ -279,11 +270,6 @@ impl Batches {
     ) -> Result<Vec<i64>, NodeError> {
         let conn = &self.conn;
         let head = [conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()];
-        // The grant time is asked for (a last kind `T`) only where the
-        // stored values are kept (docs/design.md#native-release).
-        let timed = !by_primary
-            && conn.native_release.load(std::sync::atomic::Ordering::Relaxed)
-            && requests.iter().any(|(_, four)| !is_release(four));
         let call = || {
             if by_primary {
                 let mut args = Vec::with_capacity(3 + 8 * requests.len());
@@ -305,7 +291,6 @@ impl Batches {
                     Value::String(kind) => kind.chars().next().unwrap_or('L'),
                     _ => 'L',
                 })
-                .chain(timed.then_some('T'))
                 .collect();
             let mut keys = Vec::with_capacity(2 * requests.len());
             let mut args = Vec::with_capacity(4 + 3 * requests.len());
@@ -322,16 +307,12 @@ impl Batches {
             }
             (keys, args)
         };
-        if by_primary {
-            let reply = conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?;
-            return replies::round(reply, requests.len());
-        }
-        let reply = conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?;
-        let (answers, granted_ms) = replies::round_timed(reply, requests.len())?;
-        if let Some(granted_ms) = granted_ms {
-            self.stored.granted_in(requests, &answers, granted_ms);
-        }
-        Ok(answers)
+        let reply = if by_primary {
+            conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?
+        } else {
+            conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?
+        };
+        replies::round(reply, requests.len())
     }
 
     /// Resolves once no batch is on its way to this master and none waits:
@@ -407,20 +388,6 @@ impl Batches {
                 }
             }
         }
-    }
-}
-
-impl native::Lane for Batches {
-    fn conn(&self) -> &Conn {
-        &self.conn
-    }
-
-    fn stored(&self) -> &Stored {
-        &self.stored
-    }
-
-    async fn round(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
-        self.call_round(requests, false).await
     }
 }
 

@@ -38,10 +38,6 @@ pub(super) struct Conn {
     /// flags line needs Redis 7 on every primary) rather than one per slot;
     /// the cluster probe decides (docs/design.md#cluster-positions).
     pub(super) by_primary: AtomicBool,
-    /// Releases go by the server's own `DELIFEQ` where the lock's stored
-    /// value is known (`native.rs`): a standalone Valkey 9 or later, as the
-    /// probe found it; off again once the server refuses the command.
-    pub(super) native_release: AtomicBool,
     /// Names this daemon in the waiting marks its refused attempts leave,
     /// so its own hand-offs can tell its waiters from other daemons'.
     pub(super) waiter_tag: Value,

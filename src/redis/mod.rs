@@ -8,9 +8,7 @@
 //!   keys beside a lock key in `keys`. Round-1 requests and releases travel
 //!   in batches (`batch`, never cut short: `finish`;
 //!   docs/design.md#batching), on a Redis Cluster by slot and primary
-//!   (`cluster`, docs/design.md#cluster-positions); on a standalone Valkey
-//!   9 releases by its own `DELIFEQ` (`native`,
-//!   docs/design.md#native-release).
+//!   (`cluster`, docs/design.md#cluster-positions).
 //! - The scripts: every Lua script in one registry (`scripts`), their
 //!   replies read by pure functions (`replies`, `probe_replies`), the script
 //!   cache as proof of process (`proof`, docs/design.md#process-identity),
@@ -31,7 +29,6 @@ mod exclusive;
 mod finish;
 mod keys;
 mod listing;
-mod native;
 pub mod node;
 mod permits;
 mod probe;

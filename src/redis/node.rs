@@ -99,7 +99,6 @@ impl RedisNode {
             probe_wanted,
             sharded_publish: AtomicBool::new(clustered),
             by_primary: AtomicBool::new(false),
-            native_release: AtomicBool::new(false),
             waiter_tag: Value::from(crate::redlock::LockValue::random().expose()),
             writer_wait: ttl_arg(config.writer_wait),
         });

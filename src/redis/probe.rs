@@ -94,10 +94,6 @@ impl Probed for RedisNode {
         let generation = self.health.generation();
         let mut scripts_loaded = Ok(());
         if self.probing.scripts_generation.load(Ordering::SeqCst) != generation {
-            // Once per connection too: a release the server refuses
-            // (`NOPERM`: the ACL rule lacks it) turns it off until the next.
-            let native = info.valkey_major_version >= 9;
-            self.conn.native_release.store(native, Ordering::SeqCst);
             for script in SCRIPTS.by_sha() {
                 match self.probing.client.script_load::<String, _>(script.lua.as_str()).await {
                     Ok(_) => {}

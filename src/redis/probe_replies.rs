@@ -110,9 +110,6 @@ pub struct Info {
     pub uptime: Duration,
     /// The major version of `redis_version` (Valkey reports 7.2.4 there).
     pub major_version: u32,
-    /// The major version of `valkey_version` (0 on Redis): Valkey 9 and
-    /// later have `DELIFEQ` (docs/design.md#native-release).
-    pub valkey_major_version: u32,
 }
 
 /// `INFO`: the text, read by [`info_text`].
@@ -137,16 +134,10 @@ pub fn info_text(info: &str) -> Info {
         run_id: field("run_id"),
         master_replid: field("master_replid"),
         uptime: Duration::from_secs(field("uptime_in_seconds").parse().unwrap_or(0)),
-        major_version: major(&field("redis_version")),
-        valkey_major_version: major(&field("valkey_version")),
+        major_version: field("redis_version")
+            .split('.')
+            .next()
+            .and_then(|major| major.parse().ok())
+            .unwrap_or(0),
     }
-}
-
-/// The major version of a version string (`9.1.2` → 9), 0 when it has none.
-fn major(version: &str) -> u32 {
-    version
-        .split('.')
-        .next()
-        .and_then(|major| major.parse().ok())
-        .unwrap_or(0)
 }

@@ -39,30 +39,6 @@ pub fn round(reply: Value, count: usize) -> Result<Vec<i64>, NodeError> {
     each_integer(reply, count, "round", "integers", Some)
 }
 
-/// `ROUND` with its keys declared: one integer per request, `count` of
-/// them, then the batch's grant time in ms when a lock read the clock
-/// (the time its records hold).
-///
-/// # Errors
-/// Anything else.
-pub fn round_timed(reply: Value, count: usize) -> Result<(Vec<i64>, Option<u64>), NodeError> {
-    let mut reply = reply;
-    let mut granted_ms = None;
-    if let Value::Array(parts) = &mut reply
-        && parts.len() == count + 1
-    {
-        match parts.pop() {
-            Some(Value::Integer(ms @ 1..)) => granted_ms = Some(ms.unsigned_abs()),
-            _ => {
-                return Err(NodeError::Reply(format!(
-                    "unexpected round reply: no grant time after {count} answers"
-                )));
-            }
-        }
-    }
-    Ok((round(reply, count)?, granted_ms))
-}
-
 /// `SET` for `members` keys: `{1, a positive counter per member}` when
 /// granted, else one lock answer as `ROUND`'s (0, -1, -2, -3), read by
 /// `locked`, never a grant.

@@ -270,12 +270,9 @@ fn info_fields_are_read_from_the_text() {
             master_replid: "def456".into(),
             uptime: Duration::from_secs(3600),
             major_version: 7,
-            valkey_major_version: 0,
         })
     );
     assert_eq!(info_text("redis_version:6.2.14\r\n").major_version, 6);
-    let valkey = info_text("# Server\r\nredis_version:7.2.4\r\nvalkey_version:9.1.2\r\n");
-    assert_eq!((valkey.major_version, valkey.valkey_major_version), (7, 9));
     // Missing or garbled fields are empty / zero: the health rules refuse
     // or quarantine such a node.
     assert_eq!(info_text(""), Info::default());

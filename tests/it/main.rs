@@ -40,7 +40,6 @@ mod listing;
 mod lock_costs;
 mod lock_delay;
 mod lua_scripts;
-mod native_release;
 mod node_details;
 mod operations;
 mod permits;

@@ -84,11 +84,7 @@ async fn a_release_lost_with_its_connection_is_sent_again_after_the_reconnection
             let clients: String = client_command(&admin, vec!["LIST"]).await.convert().unwrap();
             held = clients
                 .lines()
-                // ROUND, or DELIFEQ on a server that has it
-                // (docs/design.md#native-release).
-                .find(|line| {
-                    line.contains("flags=b ") && (line.contains("cmd=evalsha") || line.contains("cmd=delifeq"))
-                })
+                .find(|line| line.contains("flags=b ") && line.contains("cmd=evalsha"))
                 .and_then(|line| line.split(' ').find_map(|field| field.strip_prefix("id=")))
                 .map(str::to_owned);
             if held.is_some() {

@@ -345,22 +345,4 @@ async fn a_batch_does_what_its_requests_do_one_by_one() {
     }
     // The cases covered the paths that matter, not only refusals.
     assert!(grants > 100, "only {grants} grants in 300 cases");
-    // Asked for (a last kind `T`), the batch's grant time follows the
-    // replies: the time each lock's record holds (docs/design.md#native-release).
-    let (lock, fence) = (&support::keys::of("timed"), &support::keys::fence("lock:timed"));
-    let marker = support::keys::marker("lock:timed");
-    let _: () = batched
-        .set(&marker, format!("{}:replid", run_ids[0]), None, None, false)
-        .await
-        .unwrap();
-    let args = ["t1", "PUBLISH", "500", "LT", "v9", "20000", "d\nt\no"];
-    let replies: Vec<i64> = batched.eval(script, vec![lock, fence], args.to_vec()).await.unwrap();
-    let stored: String = batched.get(lock).await.unwrap();
-    let record: Vec<&str> = stored.split('\n').collect();
-    assert_eq!(replies.len(), 2, "{replies:?}");
-    assert_eq!(
-        record[..3],
-        ["v9".to_owned(), replies[0].to_string(), replies[1].to_string()],
-        "{stored:?}"
-    );
 }

@@ -21,10 +21,7 @@
 -- cluster) on the channel of the lock's bucket
 -- (`<prefix>:{<tag>}:released`), ARGV[3] how long (ms) a lock refused by
 -- shared holders keeps new ones out. Replies one integer per request, in
--- order; in the declared layout, after them when asked, the batch's grant
--- time (`granted_ms`, the records') when its clock was read, so the daemon
--- knows each stored value whole (docs/design.md#native-release).
--- (Exclusive values only: shared ones go by `shared.rs`.)
+-- order. (Exclusive values only: shared ones go by `shared.rs`.)
 --
 -- A lock key holds the value, then (after `\n`) who holds it
 -- (docs/design.md#who-holds-it): `value\ncounter\ngranted_ms\n` + the tag.
@@ -85,7 +82,7 @@
 local tag, publish, writer_wait = ARGV[1], ARGV[2], ARGV[3]
 local checked = {}
 local process = nil
-local clock, now_ms, granted_ms = nil, nil, nil
+local clock, now_ms = nil, nil
 -- One request: its four keys and four arguments as above; its reply.
 -- `<prefix>:{<tag>}:` of lock key `key`, the start of every key beside it,
 -- and where its lock name begins.
@@ -115,8 +112,7 @@ local function request(key, fence, kind, value, extra, holder)
   if verified > 0 then
     if clock == nil then
       clock = redis.call('TIME')
-      granted_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-      now_ms = string.format('\n%d\n', granted_ms)
+      now_ms = string.format('\n%d\n', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
     end
     following = redis.call('INCR', fence)
     if following == 1 then

@@ -2,18 +2,13 @@
 -- ARGV[4] is the requests' kinds, a byte each; then each request in turn,
 -- a lock with two keys (its lock key, its bucket's fence counter) and three
 -- arguments (value, TTL, holder tag), a release with one key and one
--- argument (its lock key, its value). A last kind `T` asks for the batch's
--- grant time after the replies, when a lock read the clock: the daemon
--- keeps the stored values of a master with `DELIFEQ`
--- (docs/design.md#native-release); elsewhere it asks for nothing.
+-- argument (its lock key, its value).
 local kinds, replies, k, a = ARGV[4], {}, 1, 5
 for i = 1, #kinds do
   local kind = string.byte(kinds, i)
   if kind == 76 then
     replies[i] = request(KEYS[k], KEYS[k + 1], kind, ARGV[a], ARGV[a + 1], ARGV[a + 2])
     k, a = k + 2, a + 3
-  elseif kind == 84 then
-    replies[i] = granted_ms
   else
     replies[i] = request(KEYS[k], nil, kind, ARGV[a])
     k, a = k + 1, a + 1
