@@ -66,8 +66,13 @@ fn throughput(out: &mut String, results: &Results) {
         .into_iter()
         .filter(|s| results.runs.keys().any(|(_, rs)| rs == s))
         .collect();
-    // redlockd over each other system; on other masters, over rslock on the same ones.
-    let mut pairs = vec![(System::Redlockd, System::Rslock), (System::Redlockd, System::Etcd)];
+    // redlockd over rslock and over the fenced peers (etcd, ZooKeeper); on
+    // other masters, over rslock on the same ones.
+    let mut pairs = vec![
+        (System::Redlockd, System::Rslock),
+        (System::Redlockd, System::Etcd),
+        (System::Redlockd, System::Zookeeper),
+    ];
     pairs.extend((crate::masters::RATIOS.into_iter()).filter(|(r, o)| systems.contains(r) && systems.contains(o)));
     let _ = writeln!(
         out,
