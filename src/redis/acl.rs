@@ -55,7 +55,8 @@ pub const COMMANDS: &[(&str, Needed)] = &[
     ("client|id", Needed::Everywhere),
     // Cluster positions: sharded release channels, the slot map, fred's
     // check of the cluster's state on every connection, redirections
-    // while a slot migrates, and repair's bulk scripts (by EVAL, once).
+    // while a slot migrates, repair's bulk scripts (by EVAL, once), and
+    // ROUND by primary's check of the node it runs on.
     ("spublish", Needed::OnClusters),
     ("ssubscribe", Needed::OnClusters),
     ("sunsubscribe", Needed::OnClusters),
@@ -63,6 +64,7 @@ pub const COMMANDS: &[(&str, Needed)] = &[
     ("cluster|info", Needed::OnClusters),
     ("asking", Needed::OnClusters),
     ("eval", Needed::OnClusters),
+    ("cluster|myid", Needed::OnClusters),
 ];
 
 /// The commands of the rule for standalone masters (`clusters` false), or

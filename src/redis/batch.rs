@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use fred::bytes_utils::Str;
 use fred::prelude::{ClusterInterface, Value};
 use fred::types::config::Server;
 use tokio::sync::{Notify, oneshot};
@@ -47,8 +48,7 @@ pub(super) struct Pending {
     sending: bool,
 }
 
-/// One request: its four keys (ROUND by primary's layout), and its four
-/// arguments: its kind (`L` a lock; a release, `U`, `W` or `A` as it is
+/// One request: its two keys (`RequestKeys`), and its four arguments: its kind (`L` a lock; a release, `U`, `W` or `A` as it is
 /// announced: `conn::release_kind`), the value, and a lock's TTL and
 /// holder tag (nothing for a release).
 struct Queued {
@@ -76,18 +76,21 @@ pub(super) enum Route {
     /// primary serving the slot while batches go by primary
     /// (`Conn::by_primary`), else `Direct`.
     Slot(Arc<Primaries>, u16),
-    /// A primary's lane: ROUND by primary, over every slot it serves. Its
-    /// requests' releases are recorded by their slot's lane.
-    Primary,
+    /// A primary's lane: ROUND by primary, over every slot it serves, on
+    /// the primary of node ID `.0` (the script answers "not here" to all
+    /// when it runs on another). Its requests' releases are recorded by
+    /// their slot's lane.
+    Primary(Value),
 }
 
-/// A request's keys: the lock key, its waiting mark, and its bucket's
-/// fence counter and verified marker (docs/design.md#keys).
-pub(super) type RequestKeys = [String; 4];
+/// A request's keys: the lock key and its bucket's fence counter
+/// (docs/design.md#keys); a release uses only the first. What else ROUND
+/// touches it names itself.
+pub(super) type RequestKeys = [String; 2];
 
-/// The keys of a request on lock `key`, as ROUND declares them.
-pub(super) fn request_keys(key: &str) -> RequestKeys {
-    [Role::Lock, Role::Waiting, Role::Fence, Role::Marker].map(|role| role.of(key))
+/// The keys of a request on lock `key`.
+fn request_keys(key: &str) -> RequestKeys {
+    [Role::Lock, Role::Fence].map(|role| role.of(key))
 }
 
 /// Whether a request's arguments are a release's, not a lock's (`L`).
@@ -253,39 +256,29 @@ impl Batches {
             Route::Slot(primaries, slot) if self.conn.by_primary.load(std::sync::atomic::Ordering::Relaxed) => {
                 primaries.call(self, *slot, requests).await
             }
-            Route::Primary => self.call_round(requests, true).await,
-            Route::Direct | Route::Slot(..) => self.call_round(requests, false).await,
+            Route::Primary(id) => self.call_round(requests, Some(id)).await,
+            Route::Direct | Route::Slot(..) => self.call_round(requests, None).await,
         }
     }
 
-    /// ROUND (`by_primary`: ROUND by primary, its keys in ARGV but the one
-    /// that routes it) proved by the script cache while it may be used,
-    /// else with its `INFO` check (which tells a process this daemon did
-    /// not verify from one whose scripts were flushed), reloaded on
-    /// `NOSCRIPT`.
+    /// ROUND proved by the script cache while it may be used, else with
+    /// its `INFO` check (which tells a process this daemon did not verify
+    /// from one whose scripts were flushed), reloaded on `NOSCRIPT`: with
+    /// its keys declared, or (`primary`, the node ID of the primary it is
+    /// for) ROUND by primary, its keys in ARGV, one declared to route it.
     pub(super) async fn call_round(
         &self,
         requests: &[(&RequestKeys, &[Value; 4])],
-        by_primary: bool,
+        primary: Option<&Value>,
     ) -> Result<Vec<i64>, NodeError> {
         let conn = &self.conn;
-        let head = [conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()];
+        // The first request's bucket marker routes ROUND by primary.
+        let marker = primary.and(requests.first()).map(|(keys, _)| Role::Marker.of(&keys[0]));
         let call = || {
-            if by_primary {
-                let mut args = Vec::with_capacity(3 + 8 * requests.len());
-                args.extend(head.iter().cloned());
-                for (four_keys, four) in requests {
-                    args.extend(four_keys.iter().map(|key| Value::from(key.as_str())));
-                    args.extend(four.iter().cloned());
-                }
-                return (
-                    requests.first().map(|(keys, _)| keys[3].as_str()).into_iter().collect(),
-                    args,
-                );
-            }
-            // Declared: the kinds, then a lock's key and fence counter with
-            // its value, TTL and holder tag, a release's key with its value
-            // (round_requests.lua): what else ROUND needs it names itself.
+            // The kinds, then a lock's key and fence counter with its value,
+            // TTL and holder tag, a release's key with its value: declared
+            // (round_requests.lua), or all in ARGV after the primary's node
+            // ID (round_requests_by_primary.lua).
             let kinds: String = (requests.iter())
                 .map(|(_, four)| match &four[0] {
                     Value::String(kind) => kind.chars().next().unwrap_or('L'),
@@ -293,24 +286,30 @@ impl Batches {
                 })
                 .collect();
             let mut keys = Vec::with_capacity(2 * requests.len());
-            let mut args = Vec::with_capacity(4 + 3 * requests.len());
-            args.extend(head.iter().cloned());
+            let mut args = Vec::with_capacity(5 + 5 * requests.len());
+            args.extend([conn.waiter_tag.clone(), conn.publish(), conn.writer_wait.clone()]);
             args.push(Value::from(kinds));
-            for (four_keys, four) in requests {
-                keys.push(four_keys[0].as_str());
-                if is_release(four) {
-                    args.push(four[1].clone());
+            args.extend(primary.cloned());
+            for (two_keys, four) in requests {
+                let (named, rest) = if is_release(four) {
+                    (&two_keys[..1], &four[1..2])
                 } else {
-                    keys.push(four_keys[2].as_str());
-                    args.extend(four[1..].iter().cloned());
+                    (&two_keys[..], &four[1..])
+                };
+                match primary {
+                    Some(_) => args.extend(named.iter().map(|key| Value::from(key.as_str()))),
+                    None => keys.extend(named.iter().map(String::as_str)),
                 }
+                args.extend(rest.iter().cloned());
             }
             (keys, args)
         };
-        let reply = if by_primary {
-            conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?
-        } else {
-            conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?
+        let reply = match &marker {
+            Some(marker) => {
+                let call = || (vec![marker.as_str()], call().1);
+                conn.eval_proved(|v| &v.by_primary, &SCRIPTS.by_primary, call).await?
+            }
+            None => conn.eval_proved(|v| &v.round, &SCRIPTS.round, call).await?,
         };
         replies::round(reply, requests.len())
     }
@@ -372,7 +371,7 @@ impl Batches {
             let answers = self.call(&requests).await;
             drop(requests);
             let releases = batch.iter().enumerate().filter(|(_, r)| is_release(&r.args));
-            for (i, request) in releases.filter(|_| !matches!(self.route, Route::Primary)) {
+            for (i, request) in releases.filter(|_| !matches!(self.route, Route::Primary(_))) {
                 self.release_answered(request.queued_at, &answers, i);
             }
             match answers {
@@ -400,20 +399,23 @@ const NOT_HERE: i64 = -4;
 /// one ROUND by primary (docs/design.md#cluster-positions).
 pub(super) struct Primaries {
     pub(super) conn: Arc<Conn>,
-    pub(super) lanes: Mutex<Vec<(Server, Arc<Batches>)>>,
+    /// By the primary's address and node ID (a node that came back empty
+    /// at the same address is another node, and gets a lane of its own).
+    pub(super) lanes: Mutex<Vec<(Server, Str, Arc<Batches>)>>,
 }
 
 impl Primaries {
     /// The lane of the primary serving `slot` in the client's slot map.
     fn lane_of(&self, slot: u16) -> Option<Arc<Batches>> {
         let map = self.conn.client.cached_cluster_state()?;
-        let server = map.get_server(slot)?;
+        let range = map.slots().iter().find(|r| r.start <= slot && slot <= r.end)?;
         let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, lane)) = lanes.iter().find(|(s, _)| s == server) {
+        if let Some((_, _, lane)) = (lanes.iter()).find(|(server, id, _)| *server == range.primary && *id == range.id) {
             return Some(Arc::clone(lane));
         }
-        let lane = Arc::new(Batches::routed(Arc::clone(&self.conn), Route::Primary));
-        lanes.push((server.clone(), Arc::clone(&lane)));
+        let route = Route::Primary(Value::String(range.id.clone()));
+        let lane = Arc::new(Batches::routed(Arc::clone(&self.conn), route));
+        lanes.push((range.primary.clone(), range.id.clone(), Arc::clone(&lane)));
         Some(lane)
     }
 
@@ -427,13 +429,13 @@ impl Primaries {
         requests: &[(&RequestKeys, &[Value; 4])],
     ) -> Result<Vec<i64>, NodeError> {
         let Some(lane) = self.lane_of(slot) else {
-            return slot_lane.call_round(requests, false).await;
+            return slot_lane.call_round(requests, None).await;
         };
         let mut answers = lane.request_all(requests).await?;
         let moved: Vec<usize> = (0..answers.len()).filter(|i| answers[*i] == NOT_HERE).collect();
         if !moved.is_empty() {
             let again: Vec<_> = moved.iter().map(|i| requests[*i]).collect();
-            let got = slot_lane.call_round(&again, false).await?;
+            let got = slot_lane.call_round(&again, None).await?;
             for (i, answer) in moved.into_iter().zip(got) {
                 answers[i] = answer;
             }

@@ -113,7 +113,7 @@ impl Lanes {
         }
         if let Some(primaries) = &self.primaries {
             let lanes = primaries.lanes.lock().unwrap_or_else(PoisonError::into_inner);
-            all.extend(lanes.iter().map(|(_, lane)| Arc::clone(lane)));
+            all.extend(lanes.iter().map(|(_, _, lane)| Arc::clone(lane)));
         }
         all
     }

@@ -62,11 +62,8 @@ fn round_by_primary_is_round_over_argv_flagged_cross_slot() {
     assert!(by_primary.lua.starts_with("#!lua flags=allow-cross-slot-keys\n"));
     assert_eq!(body(&by_primary.lua), body(&SCRIPTS.round.lua));
     assert!(!by_primary.lua.contains("KEYS["), "{}", by_primary.lua);
-    assert!(
-        by_primary
-            .lua
-            .contains("redis.pcall('EXISTS', key, ARGV[at + 1], ARGV[at + 2], ARGV[at + 3])")
-    );
+    assert!(by_primary.lua.contains("redis.pcall('CLUSTER', 'MYID') ~= ARGV[5]"));
+    assert!(by_primary.lua.contains("pcall(request, key, ARGV[a + 1], kind,"));
     assert_eq!(by_primary.text_for(7), by_primary.lua);
     let cached = cached_variant_by_primary("n0nce");
     assert!(

@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use fred::prelude::Value;
 
-use super::batch::request_keys;
 use super::conn::{Conn, ttl_arg};
 use super::replies::{self, Locked};
-use super::scripts::SCRIPTS;
+use super::scripts::{Role, SCRIPTS};
 use crate::redlock::node::NodeError;
 
 /// Takes the set `keys` for `value`: a counter per member, or why not (a
@@ -50,7 +49,9 @@ async fn in_one_call(
     ttl: Duration,
     holder: &str,
 ) -> Result<Result<Vec<u64>, Locked>, NodeError> {
-    let keys: Vec<_> = members.iter().map(|key| request_keys(key)).collect();
+    // Each member's lock key, waiting mark, fence counter and marker.
+    let roles = [Role::Lock, Role::Waiting, Role::Fence, Role::Marker];
+    let keys: Vec<_> = members.iter().map(|key| roles.map(|role| role.of(key))).collect();
     let all = keys.iter().flatten().map(String::as_str).collect();
     let args = vec![
         Value::from(value),
