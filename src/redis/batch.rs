@@ -1,14 +1,13 @@
 //! Round-1 lock requests and releases to one master, batched into one
-//! `ROUND` script call (docs/design.md#batching); on a cluster, one slot's
-//! or one primary's, and the primaries' lanes a slot's batches leave
-//! through (docs/design.md#cluster-positions).
+//! `ROUND` script call (docs/design.md#batching); on a cluster, one
+//! primary's (ROUND by primary) or one slot's
+//! (docs/design.md#cluster-positions).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use fred::bytes_utils::Str;
-use fred::prelude::{ClusterInterface, Value};
-use fred::types::config::Server;
+use fred::prelude::Value;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
@@ -16,6 +15,7 @@ use super::conn::Conn;
 use super::finish::Finish;
 use super::replies;
 use super::scripts::{Role, SCRIPTS};
+use super::tickets::Ticket;
 use crate::redlock::node::NodeError;
 
 /// At most this many requests go in one `ROUND` call.
@@ -56,6 +56,9 @@ struct Queued {
     args: [Value; 4],
     queued_at: Instant,
     answer: oneshot::Sender<Result<i64, NodeError>>,
+    /// On a cluster, its place on its slot's lane, given back once it is
+    /// answered or dropped unsent.
+    _ticket: Option<Ticket>,
 }
 
 impl Queued {
@@ -72,15 +75,11 @@ pub(super) enum Route {
     /// ROUND with its keys declared: to a standalone master, or to the
     /// primary of one slot of a cluster (fred routes it by the slot).
     Direct,
-    /// The batches of slot `.1` of a cluster: through the lane of the
-    /// primary serving the slot while batches go by primary
-    /// (`Conn::by_primary`), else `Direct`.
-    Slot(Arc<Primaries>, u16),
     /// A primary's lane: ROUND by primary, over every slot it serves, on
     /// the primary of node ID `.0` (the script answers "not here" to all
-    /// when it runs on another). Its requests' releases are recorded by
-    /// their slot's lane.
-    Primary(Value),
+    /// when it runs on another); what it answers "not here" goes again by
+    /// slot, and sets `.1` (`Primaries` reads the slot map again).
+    Primary(Value, Arc<AtomicBool>),
 }
 
 /// A request's keys: the lock key and its bucket's fence counter
@@ -158,7 +157,12 @@ impl Batches {
 
     /// One request's answer. With no batch on its way, the caller sends it
     /// itself, with no task between; otherwise it queues for the next batch.
-    pub(super) async fn request(self: &Arc<Self>, key: &str, args: [Value; 4]) -> Result<i64, NodeError> {
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        key: &str,
+        args: [Value; 4],
+        ticket: Option<Ticket>,
+    ) -> Result<i64, NodeError> {
         let keys = request_keys(key);
         // Whether a batch is on its way, and queueing behind it, are decided
         // under one lock: a sender that finds the queue empty stops, so a
@@ -172,15 +176,16 @@ impl Batches {
                     args,
                     queued_at: Instant::now(),
                     answer,
+                    _ticket: ticket,
                 });
                 Err(reply)
             } else {
                 pending.sending = true;
-                Ok((keys, args))
+                Ok((keys, args, ticket))
             }
         };
         match queued {
-            Ok((keys, args)) if is_release(&args) => {
+            Ok((keys, args, ticket)) if is_release(&args) => {
                 // A release is never dropped (as in `send`): should its caller
                 // stop waiting (the engine answers a release at quorum), a
                 // task finishes the call, a `NOSCRIPT` reload included, and
@@ -189,12 +194,12 @@ impl Batches {
                 Finish::new(async move {
                     let answers = slot.0.call(&[(&keys, &args)]).await;
                     slot.0.release_answered(started, &answers, 0);
-                    drop(slot);
+                    drop((slot, ticket));
                     Ok(answers?.remove(0))
                 })
                 .await
             }
-            Ok((keys, args)) => {
+            Ok((keys, args, _ticket)) => {
                 let _slot = BatchTurn(Arc::clone(self));
                 // Boxed: most requests queue, and a request's future (one per
                 // node in every round, each boxed by the round) then stays
@@ -208,57 +213,43 @@ impl Batches {
         }
     }
 
-    /// Many requests' answers, in the order given, from a primary's lane:
-    /// sent at once when no batch is on its way, else queued together for
-    /// the next (a slot's lane waits for all of them before its next batch,
-    /// which keeps each slot's order).
-    pub(super) async fn request_all(
-        self: &Arc<Self>,
-        requests: &[(&RequestKeys, &[Value; 4])],
-    ) -> Result<Vec<i64>, NodeError> {
-        let queued = {
-            let mut pending = self.pending();
-            if pending.sending {
-                let queued_at = Instant::now();
-                let replies: Vec<_> = (requests.iter())
-                    .map(|(keys, args)| {
-                        let (answer, reply) = oneshot::channel();
-                        pending.requests.push(Queued {
-                            keys: (*keys).clone(),
-                            args: (*args).clone(),
-                            queued_at,
-                            answer,
-                        });
-                        reply
-                    })
-                    .collect();
-                Some(replies)
-            } else {
-                pending.sending = true;
-                None
-            }
-        };
-        let Some(replies) = queued else {
-            let _slot = BatchTurn(Arc::clone(self));
-            return Box::pin(self.call(requests)).await;
-        };
-        let mut answers = Vec::with_capacity(replies.len());
-        for reply in replies {
-            let answer = reply.await;
-            answers.push(answer.unwrap_or_else(|_| Err(NodeError::Failed("the batch was dropped".into())))?);
-        }
-        Ok(answers)
-    }
-
     /// Sends one batch by its route; an error answers every request in it.
     async fn call(&self, requests: &[(&RequestKeys, &[Value; 4])]) -> Result<Vec<i64>, NodeError> {
         match &self.route {
-            Route::Slot(primaries, slot) if self.conn.by_primary.load(std::sync::atomic::Ordering::Relaxed) => {
-                primaries.call(self, *slot, requests).await
-            }
-            Route::Primary(id) => self.call_round(requests, Some(id)).await,
-            Route::Direct | Route::Slot(..) => self.call_round(requests, None).await,
+            Route::Primary(id, stale) => self.call_by_primary(requests, id, stale).await,
+            Route::Direct => self.call_round(requests, None).await,
         }
+    }
+
+    /// ROUND by primary; the requests it answers "not here" (their slot is
+    /// served elsewhere, or moving) go again by slot, in their order, to
+    /// wherever Redis redirects them, before the lane's next batch: so a
+    /// slot's requests on this lane keep their order.
+    async fn call_by_primary(
+        &self,
+        requests: &[(&RequestKeys, &[Value; 4])],
+        id: &Value,
+        stale: &AtomicBool,
+    ) -> Result<Vec<i64>, NodeError> {
+        let mut answers = self.call_round(requests, Some(id)).await?;
+        let moved: Vec<usize> = (0..answers.len()).filter(|i| answers[*i] == NOT_HERE).collect();
+        if moved.is_empty() {
+            return Ok(answers);
+        }
+        stale.store(true, Ordering::Relaxed);
+        // Each slot's in one call, every slot's at once.
+        let again: Vec<_> = moved.iter().map(|i| requests[*i]).collect();
+        let groups = super::keys::slot_groups(&again, |(keys, _)| keys[0].as_str());
+        let calls = (groups.iter()).map(|(_, at)| {
+            let slot: Vec<_> = at.iter().map(|i| again[*i]).collect();
+            async move { self.call_round(&slot, None).await }
+        });
+        for ((_, at), got) in groups.iter().zip(futures::future::join_all(calls).await) {
+            for (i, answer) in at.iter().zip(got?) {
+                answers[moved[*i]] = answer;
+            }
+        }
+        Ok(answers)
     }
 
     /// ROUND proved by the script cache while it may be used, else with
@@ -371,7 +362,7 @@ impl Batches {
             let answers = self.call(&requests).await;
             drop(requests);
             let releases = batch.iter().enumerate().filter(|(_, r)| is_release(&r.args));
-            for (i, request) in releases.filter(|_| !matches!(self.route, Route::Primary(_))) {
+            for (i, request) in releases {
                 self.release_answered(request.queued_at, &answers, i);
             }
             match answers {
@@ -393,53 +384,3 @@ impl Batches {
 /// What ROUND by primary answers for a request whose keys are not all on
 /// that primary (its slot moved, or is moving): sent again by slot.
 const NOT_HERE: i64 = -4;
-
-/// The lanes of a cluster's primaries, one per primary, made when first
-/// used: each sends the batches of every slot it serves, as they come, in
-/// one ROUND by primary (docs/design.md#cluster-positions).
-pub(super) struct Primaries {
-    pub(super) conn: Arc<Conn>,
-    /// By the primary's address and node ID (a node that came back empty
-    /// at the same address is another node, and gets a lane of its own).
-    pub(super) lanes: Mutex<Vec<(Server, Str, Arc<Batches>)>>,
-}
-
-impl Primaries {
-    /// The lane of the primary serving `slot` in the client's slot map.
-    fn lane_of(&self, slot: u16) -> Option<Arc<Batches>> {
-        let map = self.conn.client.cached_cluster_state()?;
-        let range = map.slots().iter().find(|r| r.start <= slot && slot <= r.end)?;
-        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, _, lane)) = (lanes.iter()).find(|(server, id, _)| *server == range.primary && *id == range.id) {
-            return Some(Arc::clone(lane));
-        }
-        let route = Route::Primary(Value::String(range.id.clone()));
-        let lane = Arc::new(Batches::routed(Arc::clone(&self.conn), route));
-        lanes.push((range.primary.clone(), range.id.clone(), Arc::clone(&lane)));
-        Some(lane)
-    }
-
-    /// A batch of slot `slot` (`slot_lane`'s), through its primary's lane;
-    /// the requests that primary no longer serves go again by slot, in
-    /// their order, to wherever Redis redirects them.
-    pub(super) async fn call(
-        &self,
-        slot_lane: &Batches,
-        slot: u16,
-        requests: &[(&RequestKeys, &[Value; 4])],
-    ) -> Result<Vec<i64>, NodeError> {
-        let Some(lane) = self.lane_of(slot) else {
-            return slot_lane.call_round(requests, None).await;
-        };
-        let mut answers = lane.request_all(requests).await?;
-        let moved: Vec<usize> = (0..answers.len()).filter(|i| answers[*i] == NOT_HERE).collect();
-        if !moved.is_empty() {
-            let again: Vec<_> = moved.iter().map(|i| requests[*i]).collect();
-            let got = slot_lane.call_round(&again, None).await?;
-            for (i, answer) in moved.into_iter().zip(got) {
-                answers[i] = answer;
-            }
-        }
-        Ok(answers)
-    }
-}

@@ -3,9 +3,15 @@
 //! grouping of many-key calls by slot (the keys of one lock share its
 //! bucket's hash tag, docs/design.md#keys).
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, PoisonError};
 
-use super::batch::{Batches, Primaries, Route};
+use fred::prelude::Value;
+
+use super::batch::{Batches, Route};
+use super::keys::slot_groups;
+use super::primaries::Primaries;
+use super::tickets::SLOT_LANE;
 use crate::redlock::buckets;
 use crate::redlock::node::NodeError;
 
@@ -65,44 +71,44 @@ pub fn fred_url(url: &str) -> Result<String, EmptySeed> {
 }
 
 /// The batches of a position: one for a standalone master; on a cluster
-/// one per slot, made when first used, which keep each slot's order (a
-/// release never overtakes its lock, wherever the slot moves), and whose
-/// batches leave through their primary's lane (`Primaries`) where every
-/// primary runs Redis 7 or later.
+/// one per primary while batches go by primary (Redis 7 and later,
+/// `Conn::by_primary`), else one per slot, made when first used. A slot's
+/// requests are on one lane at a time (`primaries::Tickets`), which keeps a
+/// lock and its release in order wherever the slot moves.
 pub(super) struct Lanes {
     pub(super) first: Arc<Batches>,
-    /// Indexed by slot: a lookup is a load (a map under a lock was 5% of
-    /// the daemon's time in (b) on one-primary clusters).
+    /// Indexed by slot: a lookup is a load.
     per_slot: Option<Box<[OnceLock<Arc<Batches>>]>>,
     primaries: Option<Arc<Primaries>>,
 }
 
 impl Lanes {
     pub(super) fn new(first: Arc<Batches>, clustered: bool) -> Lanes {
-        let primaries = clustered.then(|| {
-            Arc::new(Primaries {
-                conn: Arc::clone(&first.conn),
-                lanes: Mutex::default(),
-            })
-        });
         Lanes {
-            first,
             per_slot: clustered.then(|| (0..buckets::BUCKETS).map(|_| OnceLock::new()).collect()),
-            primaries,
+            primaries: clustered.then(|| Arc::new(Primaries::new(Arc::clone(&first.conn)))),
+            first,
         }
     }
 
-    /// The batches lock `key`'s requests go in.
-    pub(super) fn of(&self, key: &str) -> Arc<Batches> {
+    /// One request on lock `key` (`Batches::request`), in the lane of its
+    /// position, primary or slot.
+    pub(super) async fn request(&self, key: &str, args: [Value; 4]) -> Result<i64, NodeError> {
         let (Some(per_slot), Some(primaries)) = (&self.per_slot, &self.primaries) else {
-            return Arc::clone(&self.first);
+            return self.first.request(key, args, None).await;
         };
         let slot = buckets::slot(key);
-        let lane = per_slot[usize::from(slot)].get_or_init(|| {
-            let route = Route::Slot(Arc::clone(primaries), slot);
-            Arc::new(Batches::routed(Arc::clone(&self.first.conn), route))
-        });
-        Arc::clone(lane)
+        let by_primary = self.first.conn.by_primary.load(Ordering::Relaxed);
+        let (index, lane) = match by_primary.then(|| primaries.lane_of(slot)).flatten() {
+            Some(found) => found,
+            None => {
+                let lane = per_slot[usize::from(slot)]
+                    .get_or_init(|| Arc::new(Batches::routed(Arc::clone(&self.first.conn), Route::Direct)));
+                (SLOT_LANE, Arc::clone(lane))
+            }
+        };
+        let ticket = primaries.tickets.ticket(slot, index).await;
+        lane.request(key, args, Some(ticket)).await
     }
 
     /// Every batches made so far.
@@ -158,20 +164,6 @@ where
         .into_iter()
         .map(|a| a.expect("every item is in one group"))
         .collect())
-}
-
-/// The indices of `items` grouped by the slot of `key_of` each, in the
-/// order of each group's first item.
-pub(super) fn slot_groups<T>(items: &[T], key_of: impl Fn(&T) -> &str) -> Vec<(u16, Vec<usize>)> {
-    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let slot = buckets::slot(key_of(item));
-        match groups.iter_mut().find(|(s, _)| *s == slot) {
-            Some((_, at)) => at.push(i),
-            None => groups.push((slot, vec![i])),
-        }
-    }
-    groups
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub(super) async fn lock(
         Value::from(holder),
     ];
     let timing = conn.timing();
-    let locked = lanes.of(key).request(key, args).await.and_then(replies::locked);
+    let locked = lanes.request(key, args).await.and_then(replies::locked);
     timing.answered(matches!(locked, Ok(Locked::Granted(_) | Locked::Taken)));
     locked
 }
@@ -45,7 +45,7 @@ pub(super) async fn release(lanes: &Lanes, key: &str, value: &str, announce: Ann
         Value::from_static_str(""),
         Value::from_static_str(""),
     ];
-    lanes.of(key).request(key, args).await.and_then(replies::released)
+    lanes.request(key, args).await.and_then(replies::released)
 }
 
 /// `Node::hand_off`: HAND_OFF, proved by the script cache while it may be

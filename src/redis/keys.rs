@@ -2,7 +2,7 @@
 //! key is `<prefix>:{<tag>}:<name>`, and its waiting mark, readers and
 //! number of permits, and its bucket's fence counter and verified marker,
 //! are `<prefix>:{<tag>}:` followed by what they are, so one script on
-//! them touches one Redis Cluster slot.
+//! them touches one Redis Cluster slot; and keys grouped by slot.
 
 use crate::redlock::buckets;
 
@@ -52,6 +52,20 @@ fn joined(start: &str, what: &str, name: &str) -> String {
     key.push_str(what);
     key.push_str(name);
     key
+}
+
+/// The indices of `items` grouped by the slot of `key_of` each, in the
+/// order of each group's first item.
+pub(super) fn slot_groups<T>(items: &[T], key_of: impl Fn(&T) -> &str) -> Vec<(u16, Vec<usize>)> {
+    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let slot = buckets::slot(key_of(item));
+        match groups.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, at)) => at.push(i),
+            None => groups.push((slot, vec![i])),
+        }
+    }
+    groups
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 //!   `election` and `listing` (docs/design.md#the-lock-on-one-master), the
 //!   keys beside a lock key in `keys`. Round-1 requests and releases travel
 //!   in batches (`batch`, never cut short: `finish`;
-//!   docs/design.md#batching), on a Redis Cluster by slot and primary
-//!   (`cluster`, docs/design.md#cluster-positions).
+//!   docs/design.md#batching), on a Redis Cluster by primary, a slot's
+//!   requests on one primary's lane at a time (`cluster`, `primaries`,
+//!   `tickets`, docs/design.md#cluster-positions).
 //! - The scripts: every Lua script in one registry (`scripts`), their
 //!   replies read by pure functions (`replies`, `probe_replies`), the script
 //!   cache as proof of process (`proof`, docs/design.md#process-identity),
@@ -31,6 +32,7 @@ mod keys;
 mod listing;
 pub mod node;
 mod permits;
+mod primaries;
 mod probe;
 mod probe_replies;
 mod probing;
@@ -40,4 +42,5 @@ pub mod scripts;
 mod set;
 mod shared;
 pub(crate) mod subscriber;
+mod tickets;
 pub mod tls;

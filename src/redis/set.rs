@@ -27,7 +27,7 @@ pub(super) async fn lock(
         return in_one_call(conn, &members, value, ttl, holder).await;
     }
     let mut counters = vec![0; keys.len()];
-    for (_, at) in super::cluster::slot_groups(keys, |k| k.as_str()) {
+    for (_, at) in super::keys::slot_groups(keys, |k| k.as_str()) {
         let members: Vec<&String> = at.iter().map(|i| &keys[*i]).collect();
         match in_one_call(conn, &members, value, ttl, holder).await? {
             Ok(got) => {
