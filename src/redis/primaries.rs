@@ -51,8 +51,10 @@ impl Primaries {
             self.read_map();
         }
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let (_, _, index, lane) = map.iter().find(|(start, end, _, _)| *start <= slot && slot <= *end)?;
-        Some((*index, Arc::clone(lane)))
+        // The last range starting at or before `slot` (ranges in order).
+        let at = map.partition_point(|(start, _, _, _)| *start <= slot).checked_sub(1)?;
+        let (_, end, index, lane) = &map[at];
+        (slot <= *end).then(|| (*index, Arc::clone(lane)))
     }
 
     /// This module's map, from fred's: each range with its primary's lane.
@@ -75,6 +77,7 @@ impl Primaries {
             let lane_index = u16::try_from(index).unwrap_or(u16::MAX - 1);
             map.push((range.start, range.end, lane_index, Arc::clone(&lanes[index].2)));
         }
+        map.sort_unstable_by_key(|(start, _, _, _)| *start);
         *self.map.write().unwrap_or_else(PoisonError::into_inner) = map;
     }
 }

@@ -57,34 +57,30 @@ impl Tickets {
             }
         }
     }
-}
 
-impl Tickets {
     /// A ticket for a request of `slot` on lane `lane`: at once, or once
     /// the slot's requests on another lane are all answered.
     pub(super) async fn ticket(self: &Arc<Self>, slot: u16, lane: u16) -> Ticket {
-        let tickets = self;
-        if !tickets.try_take(slot, lane) {
-            tickets.waiting.fetch_add(1, Ordering::SeqCst);
+        if !self.try_take(slot, lane) {
+            // Counted while it waits, however the wait ends (a caller that
+            // gives up drops it).
+            let _waiting = Waiting::new(&self.waiting);
             loop {
-                let drained = tickets.drained.notified();
+                let drained = self.drained.notified();
                 let mut drained = std::pin::pin!(drained);
                 drained.as_mut().enable();
-                if tickets.try_take(slot, lane) {
+                if self.try_take(slot, lane) {
                     break;
                 }
                 drained.await;
             }
-            tickets.waiting.fetch_sub(1, Ordering::SeqCst);
         }
         Ticket {
             tickets: Arc::clone(self),
             slot,
         }
     }
-}
 
-impl Tickets {
     /// Gives back a place on `slot`'s lane, waking those waiting for a
     /// slot to drain when it was the last.
     fn give_back(&self, slot: u16) {
@@ -92,6 +88,22 @@ impl Tickets {
         if before & 0xffff_ffff == 1 && self.waiting.load(Ordering::SeqCst) > 0 {
             self.drained.notify_waiters();
         }
+    }
+}
+
+/// One request waiting for a slot to drain, counted until dropped.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(waiting: &'a AtomicUsize) -> Waiting<'a> {
+        waiting.fetch_add(1, Ordering::SeqCst);
+        Waiting(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -35,3 +35,17 @@ async fn a_request_for_another_lane_waits_until_the_slot_drains() {
     assert!(moved.is_ok(), "the slot drained and the request still waits");
     assert!(!tickets.try_take(7, 1), "the slot is on lane 2 now");
 }
+
+#[tokio::test]
+async fn a_request_that_stops_waiting_is_no_longer_counted() {
+    let tickets = Arc::new(Tickets::new());
+    let held = tickets.ticket(3, 1).await;
+    let gave_up = tokio::time::timeout(std::time::Duration::from_millis(20), tickets.ticket(3, 2)).await;
+    assert!(gave_up.is_err(), "took lane 2 with a request unanswered on lane 1");
+    assert_eq!(
+        tickets.waiting.load(Ordering::SeqCst),
+        0,
+        "the abandoned wait is still counted"
+    );
+    drop(held);
+}
