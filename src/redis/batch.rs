@@ -93,7 +93,7 @@ fn request_keys(key: &str) -> RequestKeys {
 }
 
 /// Whether a request's arguments are a release's, not a lock's (`L`).
-fn is_release(args: &[Value; 4]) -> bool {
+pub(super) fn is_release(args: &[Value; 4]) -> bool {
     !matches!(&args[0], Value::String(kind) if &**kind == "L")
 }
 

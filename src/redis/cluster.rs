@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock, PoisonError};
 
 use fred::prelude::Value;
 
-use super::batch::{Batches, Route};
+use super::batch::{Batches, Route, is_release};
+use super::finish::Finish;
 use super::keys::slot_groups;
 use super::primaries::Primaries;
 use super::tickets::SLOT_LANE;
@@ -73,7 +74,7 @@ pub fn fred_url(url: &str) -> Result<String, EmptySeed> {
 /// The batches of a position: one for a standalone master; on a cluster
 /// one per primary while batches go by primary (Redis 7 and later,
 /// `Conn::by_primary`), else one per slot, made when first used. A slot's
-/// requests are on one lane at a time (`primaries::Tickets`), which keeps a
+/// requests are on one lane at a time (`tickets::Tickets`), which keeps a
 /// lock and its release in order wherever the slot moves.
 pub(super) struct Lanes {
     pub(super) first: Arc<Batches>,
@@ -107,8 +108,23 @@ impl Lanes {
                 (SLOT_LANE, Arc::clone(lane))
             }
         };
-        let ticket = primaries.tickets.ticket(slot, index).await;
-        lane.request(key, args, Some(ticket)).await
+        if let Some(ticket) = primaries.tickets.ticket_now(slot, index) {
+            return lane.request(key, args, Some(ticket)).await;
+        }
+        // The slot's requests are on another lane: wait for them. A
+        // release waits to its end even if its caller stops waiting (the
+        // engine answers releases at quorum), as a queued one would.
+        let (tickets, key) = (Arc::clone(&primaries.tickets), key.to_owned());
+        let release = is_release(&args);
+        let waited = async move {
+            let ticket = tickets.ticket(slot, index).await;
+            lane.request(&key, args, Some(ticket)).await
+        };
+        if release {
+            Finish::new(waited).await
+        } else {
+            waited.await
+        }
     }
 
     /// Every batches made so far.

@@ -58,6 +58,14 @@ impl Tickets {
         }
     }
 
+    /// A ticket for a request of `slot` on lane `lane` if it need not wait.
+    pub(super) fn ticket_now(self: &Arc<Self>, slot: u16, lane: u16) -> Option<Ticket> {
+        self.try_take(slot, lane).then(|| Ticket {
+            tickets: Arc::clone(self),
+            slot,
+        })
+    }
+
     /// A ticket for a request of `slot` on lane `lane`: at once, or once
     /// the slot's requests on another lane are all answered.
     pub(super) async fn ticket(self: &Arc<Self>, slot: u16, lane: u16) -> Ticket {
