@@ -48,9 +48,10 @@ pub(super) struct Pending {
     sending: bool,
 }
 
-/// One request: its two keys (`RequestKeys`), and its four arguments: its kind (`L` a lock; a release, `U`, `W` or `A` as it is
-/// announced: `conn::release_kind`), the value, and a lock's TTL and
-/// holder tag (nothing for a release).
+/// One request: its two keys (`RequestKeys`), and its four arguments: its
+/// kind (`L` a lock; a release, `U`, `W` or `A` as it is announced:
+/// `conn::release_kind`), the value, and a lock's TTL and holder tag
+/// (nothing for a release).
 struct Queued {
     keys: RequestKeys,
     args: [Value; 4],
